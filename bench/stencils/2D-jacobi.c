@@ -1,0 +1,49 @@
+/* 2D-jacobi — PolyBench jacobi-2d, first statement (6 points).
+   One sweep, float arrays, offloaded with Tessera and checked bit for bit against
+   the same loop run sequentially on the CPU. Sizes: -DNI=<n> -DNJ=<n> (defaults: small).
+   Part of the paper's benchmark set (../../shared/design/benchmarks.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef NI
+#define NI 67
+#endif
+#ifndef NJ
+#define NJ 71
+#endif
+
+static unsigned rng = 2024u;
+static float next_float(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (float)(rng >> 8) / 16777216.0f - 0.5f;
+}
+
+static void sweep_cpu(const float (*A)[NJ], float (*B)[NJ]) {
+  for (int i = 1; i < NI - 1; i++)
+    for (int j = 1; j < NJ - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
+}
+
+int main(void) {
+  float (*A)[NJ] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ);
+  float (*B)[NJ] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ);
+  float (*R_B)[NJ] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ);
+  float *flat[] = {(float *)A, (float *)B};
+  for (int a = 0; a < 2; a++)
+    for (size_t e = 0; e < (size_t)NI * (size_t)NJ; e++) flat[a][e] = next_float();
+  memcpy(R_B, B, sizeof(float) * (size_t)NI * (size_t)NJ);
+  sweep_cpu(A, R_B);
+
+#pragma omp target teams distribute parallel for collapse(2) map(to: A[0:NI][0:NJ]) map(tofrom: B[0:NI][0:NJ])
+  for (int i = 1; i < NI - 1; i++)
+    for (int j = 1; j < NJ - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
+
+  int ok = 1;
+  ok &= memcmp(B, R_B, sizeof(float) * (size_t)NI * (size_t)NJ) == 0;
+  printf("2D-jacobi: %s\n", ok ? "bit-exact" : "MISMATCH");
+  free(A);
+  free(B);
+  free(R_B);
+  return ok ? 0 : 1;
+}

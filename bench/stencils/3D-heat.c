@@ -1,0 +1,54 @@
+/* 3D-heat — PolyBench heat-3d, first statement (11 points).
+   One sweep, float arrays, offloaded with Tessera and checked bit for bit against
+   the same loop run sequentially on the CPU. Sizes: -DNI=<n> -DNJ=<n> -DNK=<n> (defaults: small).
+   Part of the paper's benchmark set (../../shared/design/benchmarks.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef NI
+#define NI 19
+#endif
+#ifndef NJ
+#define NJ 21
+#endif
+#ifndef NK
+#define NK 23
+#endif
+
+static unsigned rng = 2024u;
+static float next_float(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (float)(rng >> 8) / 16777216.0f - 0.5f;
+}
+
+static void sweep_cpu(const float (*A)[NJ][NK], float (*B)[NJ][NK]) {
+  for (int i = 1; i < NI - 1; i++)
+    for (int j = 1; j < NJ - 1; j++)
+      for (int k = 1; k < NK - 1; k++)
+        B[i][j][k] = 0.125 * (A[i + 1][j][k] - 2.0 * A[i][j][k] + A[i - 1][j][k]) + 0.125 * (A[i][j + 1][k] - 2.0 * A[i][j][k] + A[i][j - 1][k]) + 0.125 * (A[i][j][k + 1] - 2.0 * A[i][j][k] + A[i][j][k - 1]) + A[i][j][k];
+}
+
+int main(void) {
+  float (*A)[NJ][NK] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ * (size_t)NK);
+  float (*B)[NJ][NK] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ * (size_t)NK);
+  float (*R_B)[NJ][NK] = malloc(sizeof(float) * (size_t)NI * (size_t)NJ * (size_t)NK);
+  float *flat[] = {(float *)A, (float *)B};
+  for (int a = 0; a < 2; a++)
+    for (size_t e = 0; e < (size_t)NI * (size_t)NJ * (size_t)NK; e++) flat[a][e] = next_float();
+  memcpy(R_B, B, sizeof(float) * (size_t)NI * (size_t)NJ * (size_t)NK);
+  sweep_cpu(A, R_B);
+
+#pragma omp target teams distribute parallel for collapse(3) map(to: A[0:NI][0:NJ][0:NK]) map(tofrom: B[0:NI][0:NJ][0:NK])
+  for (int i = 1; i < NI - 1; i++)
+    for (int j = 1; j < NJ - 1; j++)
+      for (int k = 1; k < NK - 1; k++)
+        B[i][j][k] = 0.125 * (A[i + 1][j][k] - 2.0 * A[i][j][k] + A[i - 1][j][k]) + 0.125 * (A[i][j + 1][k] - 2.0 * A[i][j][k] + A[i][j - 1][k]) + 0.125 * (A[i][j][k + 1] - 2.0 * A[i][j][k] + A[i][j][k - 1]) + A[i][j][k];
+
+  int ok = 1;
+  ok &= memcmp(B, R_B, sizeof(float) * (size_t)NI * (size_t)NJ * (size_t)NK) == 0;
+  printf("3D-heat: %s\n", ok ? "bit-exact" : "MISMATCH");
+  free(A);
+  free(B);
+  free(R_B);
+  return ok ? 0 : 1;
+}

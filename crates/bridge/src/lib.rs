@@ -1,0 +1,96 @@
+//! The cxx bridge between the clang plugin and the Rust pipeline.
+//!
+//! Built as a staticlib that the plugin links (see `cmake/TesseraRust.cmake` for the
+//! link recipe that keeps the bundled Rust/isl symbols away from libLLVM's). The one
+//! entry point takes the region IR as JSON and returns the decision, the manifest to
+//! embed in the rewritten call, and the files to write next to the output. The plugin
+//! does the I/O; everything here is a pure function of its inputs.
+
+#![warn(missing_docs)]
+
+#[cxx::bridge(namespace = "tessera")]
+mod ffi {
+    /// A file the plugin writes into the region's kernel directory.
+    struct OutputFile {
+        /// File name (no directory part).
+        name: String,
+        /// Contents.
+        contents: String,
+    }
+
+    /// What Tessera decided for one target region.
+    struct RegionDecision {
+        /// Non-empty when the input or an option is invalid: the plugin reports a
+        /// compile error with this text and leaves the region alone.
+        error: String,
+        /// True when a kernel was generated and the region is offloaded.
+        offload: bool,
+        /// Kernel name (empty when not offloaded).
+        kernel: String,
+        /// Manifest JSON embedded in the runtime call (also for regions that stay on
+        /// the host, so the runtime can report them).
+        manifest: String,
+        /// When not offloaded: the remark text, `target region not offloaded: <reason>`.
+        remark: String,
+        /// Location of the remark (file, line, column); line 0 means the directive.
+        remark_file: String,
+        /// Line of the remark.
+        remark_line: u32,
+        /// Column of the remark.
+        remark_col: u32,
+        /// Files to write into the kernel directory.
+        files: Vec<OutputFile>,
+    }
+
+    extern "Rust" {
+        /// Decides and generates for one region. `options` are the plugin's
+        /// `-fplugin-arg-tessera-<key>=<value>` arguments as `key=value` strings.
+        fn process_region(ir_json: &str, options: &[String]) -> RegionDecision;
+    }
+}
+
+use ffi::{OutputFile, RegionDecision};
+use tessera_compiler::{compile_region, Options};
+use tessera_ir::Region;
+
+fn error(text: String) -> RegionDecision {
+    RegionDecision {
+        error: text,
+        offload: false,
+        kernel: String::new(),
+        manifest: String::new(),
+        remark: String::new(),
+        remark_file: String::new(),
+        remark_line: 0,
+        remark_col: 0,
+        files: Vec::new(),
+    }
+}
+
+/// See the bridge declaration.
+pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
+    let opts = match Options::from_plugin_args(options) {
+        Ok(o) => o,
+        Err(e) => return error(e),
+    };
+    let region = match Region::from_json(ir_json) {
+        Ok(r) => r,
+        Err(e) => return error(format!("internal error: the plugin produced bad region IR: {e}")),
+    };
+    let out = compile_region(&region, &opts);
+    let (remark, loc) = match &out.rejection {
+        Some(r) => (format!("target region not offloaded: {}", r.message()), r.loc.clone()),
+        None => (String::new(), Default::default()),
+    };
+    RegionDecision {
+        error: String::new(),
+        offload: out.rejection.is_none(),
+        kernel: out.manifest.kernel.clone().unwrap_or_default(),
+        manifest: out.manifest.to_json(),
+        remark,
+        remark_file: loc.file,
+        remark_line: loc.line,
+        remark_col: loc.col,
+        files: out.files.into_iter().map(|(name, contents)| OutputFile { name, contents }).collect(),
+    }
+}

@@ -1,0 +1,106 @@
+//! `tessera`, the driver.
+//!
+//! - `tessera cc <clang arguments>` compiles and links like `clang-19 -fopenmp`, with
+//!   the Tessera plugin loaded and the runtime linked (rpath set, so the binary runs
+//!   from anywhere). Kernels land in `<output>.tessera/`.
+//! - `tessera c++ <clang++ arguments>`: the same for C++ (clang++-19).
+//! - `tessera kernel <region.ir.json>` runs the pipeline on a region the plugin dumped
+//!   (no clang needed): prints the remark, or writes/prints the kernel and manifest.
+//!
+//! Only this crate, the plugin glue and the runtime do I/O.
+
+mod cc;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tessera_compiler::{compile_region, Options};
+use tessera_ir::Region;
+
+#[derive(Parser)]
+#[command(name = "tessera", version, about = "OpenMP target regions offloaded to FPGAs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile and link like `clang-19 -fopenmp`, with Tessera (all arguments go to clang).
+    ///
+    /// Tessera options are clang plugin arguments: `-fplugin-arg-tessera-mode=baseline`,
+    /// `-fplugin-arg-tessera-verbose`, `-fplugin-arg-tessera-dump-ir=<dir>`,
+    /// `-fplugin-arg-tessera-out-dir=<dir>`.
+    #[command(disable_help_flag = true)]
+    Cc {
+        /// Arguments for clang.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Like `cc`, for C++: clang++-19 with Tessera.
+    #[command(name = "c++", alias = "cxx", disable_help_flag = true)]
+    Cxx {
+        /// Arguments for clang++.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run the pipeline on a dumped region IR file and show the result.
+    Kernel {
+        /// A `*.ir.json` file written by the plugin.
+        region: PathBuf,
+        /// Write the kernel files into this directory instead of printing the kernel.
+        #[arg(short = 'o', long)]
+        out_dir: Option<PathBuf>,
+        /// Kernel flavour.
+        #[arg(long, default_value = "baseline")]
+        mode: String,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Cc { args } => cc::run(&args, cc::Language::C),
+        Command::Cxx { args } => cc::run(&args, cc::Language::Cxx),
+        Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), &mode),
+    }
+}
+
+fn kernel(path: &std::path::Path, out_dir: Option<&std::path::Path>, mode: &str) -> ExitCode {
+    let fail = |msg: String| {
+        eprintln!("tessera: error: {msg}");
+        ExitCode::FAILURE
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("{}: {e}", path.display())),
+    };
+    let region = match Region::from_json(&text) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("{}: {e}", path.display())),
+    };
+    let opts = match Options::from_plugin_args(&[format!("mode={mode}")]) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let out = compile_region(&region, &opts);
+    if let Some(r) = &out.rejection {
+        println!("{}: remark: target region not offloaded: {} [{}]", r.loc, r.message(), r.reason.code());
+        return ExitCode::SUCCESS;
+    }
+    match out_dir {
+        Some(dir) => {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return fail(format!("{}: {e}", dir.display()));
+            }
+            for (name, contents) in &out.files {
+                let p = dir.join(name);
+                if let Err(e) = std::fs::write(&p, contents) {
+                    return fail(format!("{}: {e}", p.display()));
+                }
+                println!("wrote {}", p.display());
+            }
+        }
+        None => print!("{}", out.manifest.kernel_source),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,134 @@
+//! The closed set of reasons a region stays on the host.
+//!
+//! Each reason has a stable code (for scripts and tests) and a message in the user's
+//! terms, without polyhedral jargon beyond "affine". The plugin prints the message as
+//! `remark: target region not offloaded: <message>` at the rejection's location.
+
+use tessera_ir::Loc;
+
+/// Why a region is not offloaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RejectReason {
+    /// A clause Tessera does not implement (`nowait`, `depend`, `reduction`, …).
+    UnsupportedClause {
+        /// Clause name.
+        clause: String,
+    },
+    /// A statement outside the input class (`while`, `break`, a call statement, …).
+    UnsupportedStatement {
+        /// Category from the plugin.
+        what: String,
+        /// Source text.
+        text: String,
+    },
+    /// A function call inside the region (may have side effects; no HLS equivalent).
+    Call {
+        /// Source text of the call.
+        text: String,
+    },
+    /// An expression the IR cannot represent (pointer arithmetic, an unsupported type, …).
+    UnsupportedExpression {
+        /// Category from the plugin.
+        what: String,
+        /// Source text.
+        text: String,
+    },
+    /// An array subscript that is not an affine function of loop indices and
+    /// integer scalars.
+    NonAffineSubscript {
+        /// The array.
+        array: String,
+        /// The subscript.
+        subscript: String,
+    },
+    /// A loop bound that is not affine in the outer loop indices and integer scalars.
+    NonAffineBound {
+        /// Loop index.
+        var: String,
+        /// The bound.
+        bound: String,
+    },
+    /// An array whose size neither its type nor a map clause gives.
+    UnknownExtent {
+        /// The array.
+        array: String,
+    },
+    /// A pointer used in the region without a map clause (it would need a device
+    /// mapping created by an enclosing `target data`).
+    UnmappedPointer {
+        /// The pointer.
+        array: String,
+    },
+    /// The region assigns a scalar of the enclosing function (needs `reduction` or a
+    /// mapped scalar).
+    ScalarWrite {
+        /// The scalar.
+        name: String,
+    },
+    /// An array written in the region but mapped `to`: the device copy would be
+    /// discarded, while the host version would keep the writes.
+    WriteToInput {
+        /// The array.
+        array: String,
+    },
+}
+
+impl RejectReason {
+    /// Stable short code of the reason.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RejectReason::UnsupportedClause { .. } => "unsupported-clause",
+            RejectReason::UnsupportedStatement { .. } => "unsupported-statement",
+            RejectReason::Call { .. } => "call",
+            RejectReason::UnsupportedExpression { .. } => "unsupported-expression",
+            RejectReason::NonAffineSubscript { .. } => "non-affine-subscript",
+            RejectReason::NonAffineBound { .. } => "non-affine-bound",
+            RejectReason::UnknownExtent { .. } => "unknown-extent",
+            RejectReason::UnmappedPointer { .. } => "unmapped-pointer",
+            RejectReason::ScalarWrite { .. } => "scalar-write",
+            RejectReason::WriteToInput { .. } => "write-to-input",
+        }
+    }
+
+    /// The user-facing message.
+    pub fn message(&self) -> String {
+        match self {
+            RejectReason::UnsupportedClause { clause } => format!("clause '{clause}' is not supported"),
+            RejectReason::UnsupportedStatement { what, text } => format!("{what} '{text}' is not supported"),
+            RejectReason::Call { text } => format!("call '{text}' is not supported (it may have side effects)"),
+            RejectReason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
+            RejectReason::NonAffineSubscript { array, subscript } => {
+                format!("subscript '{subscript}' of '{array}' is not affine")
+            }
+            RejectReason::NonAffineBound { var, bound } => {
+                format!("bound '{bound}' of loop '{var}' is not affine")
+            }
+            RejectReason::UnknownExtent { array } => {
+                format!("the size of '{array}' is unknown (give it an array section in a map clause, e.g. '{array}[0:n]')")
+            }
+            RejectReason::UnmappedPointer { array } => {
+                format!("pointer '{array}' has no map clause (add e.g. 'map(tofrom: {array}[0:n])')")
+            }
+            RejectReason::ScalarWrite { name } => format!("the region assigns the scalar '{name}' of the enclosing function"),
+            RejectReason::WriteToInput { array } => {
+                format!("'{array}' is written but mapped 'to' (use 'tofrom' or 'from')")
+            }
+        }
+    }
+}
+
+/// A reason with the location it concerns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// The reason.
+    pub reason: RejectReason,
+    /// Where to point the remark.
+    pub loc: Loc,
+}
+
+impl Rejection {
+    /// `[code] message`-free user message (the code is for tools: see [`RejectReason::code`]).
+    pub fn message(&self) -> String {
+        self.reason.message()
+    }
+}

@@ -1,0 +1,23 @@
+//! Tessera's Vitis HLS C++ generator.
+//!
+//! [`baseline`] emits the region's original loop nest as an HLS top function (the
+//! paper's baseline: what Vitis builds from the plain code with default settings).
+//! [`cpp`] prints IR expressions as C++ that computes exactly what the host computes:
+//! every implicit conversion clang applied is an explicit cast in the output.
+
+#![warn(missing_docs)]
+
+pub mod baseline;
+pub mod cpp;
+
+/// A generated kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// Top function name.
+    pub name: String,
+    /// The HLS C++ source (`<name>.cpp`).
+    pub source: String,
+    /// Emulation entry: includes the kernel as `kernel.cpp` and defines
+    /// `extern "C" void tessera_emu_entry(void **args)`.
+    pub emu_entry: String,
+}

@@ -1,0 +1,644 @@
+//! The region IR: the one seam between the clang plugin and the Rust pipeline.
+//!
+//! The plugin walks a `#pragma omp target` region in clang's AST and writes what it
+//! finds as a [`Region`] in JSON (schema version [`IR_VERSION`]). Everything on the
+//! Rust side — checks, the polyhedral optimizer, the HLS code generator, the tests —
+//! starts from this structure, so every Rust test can load a region from a file
+//! without clang.
+//!
+//! Architecture invariants:
+//! - The plugin *extracts*, it never *decides*. Anything it cannot represent becomes
+//!   an [`Expr::Unsupported`] / [`Stmt::Unsupported`] node carrying the source text,
+//!   and the Rust side turns that into a located reject reason.
+//! - Every expression node carries its C type after clang's implicit conversions, and
+//!   every implicit conversion is an explicit [`Expr::Cast`]. Re-emitting the tree as
+//!   C++ with those casts therefore computes bit for bit what the host computes.
+//! - Compound assignments (`a[i] += x`) are lowered by the plugin into plain
+//!   assignments with the computation types clang reports, so the IR has one kind of
+//!   assignment.
+//! - Variables are listed in [`Region::vars`] in the order the rewritten call passes
+//!   their addresses to the runtime; that order is the runtime ABI of the region.
+
+#![warn(missing_docs)]
+
+pub mod eval;
+pub mod manifest;
+pub mod print;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON schema of [`Region`]. Bump on any incompatible change.
+pub const IR_VERSION: u32 = 1;
+
+/// A source location, as clang presents it (presumed location: after `#line`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Loc {
+    /// File name as given to the compiler.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+
+impl Loc {
+    /// `file:line`, the key the runtime report uses for a region.
+    pub fn file_line(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+impl std::fmt::Display for Loc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+/// One OpenMP target region as extracted by the plugin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    /// Schema version; must equal [`IR_VERSION`].
+    pub version: u32,
+    /// Location of the `#pragma omp target…` directive.
+    pub location: Loc,
+    /// Name of the enclosing function (qualified in C++).
+    pub function: String,
+    /// Index of this region among the target regions of its translation unit (0-based),
+    /// used to keep kernel names unique (templates instantiate one pragma many times).
+    pub index: u32,
+    /// Directive spelling, e.g. `target teams distribute parallel for`.
+    pub directive: String,
+    /// The `collapse(n)` argument of the directive that owns the loop nest (1 if absent).
+    pub collapse: u32,
+    /// Clauses the plugin saw but Tessera does not implement (e.g. `nowait`, `depend`,
+    /// `reduction`), with their locations. Any entry makes the region stay on the host.
+    pub unsupported_clauses: Vec<Named>,
+    /// Every variable the region (or a map clause) refers to, in runtime-argument order.
+    pub vars: Vec<Var>,
+    /// The body: the loop nest and whatever else the region contains.
+    pub body: Vec<Stmt>,
+}
+
+/// A name with a location (used for clauses and diagnostics).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Named {
+    /// The spelling, e.g. `nowait`.
+    pub name: String,
+    /// Where it is.
+    pub loc: Loc,
+}
+
+/// C scalar types Tessera represents. Everything else is unsupported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScalarType {
+    /// `_Bool` / `bool`.
+    Bool,
+    /// `signed char` / `char` (x86-64: signed).
+    I8,
+    /// `unsigned char`.
+    U8,
+    /// `short`.
+    I16,
+    /// `unsigned short`.
+    U16,
+    /// `int`.
+    I32,
+    /// `unsigned int`.
+    U32,
+    /// `long` / `long long` (LP64).
+    I64,
+    /// `unsigned long` / `size_t`.
+    U64,
+    /// `float`.
+    F32,
+    /// `double`.
+    F64,
+}
+
+impl ScalarType {
+    /// Size in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            ScalarType::Bool | ScalarType::I8 | ScalarType::U8 => 1,
+            ScalarType::I16 | ScalarType::U16 => 2,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
+            ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
+        }
+    }
+
+    /// The C/C++ spelling used in generated code.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::I8 => "signed char",
+            ScalarType::U8 => "unsigned char",
+            ScalarType::I16 => "short",
+            ScalarType::U16 => "unsigned short",
+            ScalarType::I32 => "int",
+            ScalarType::U32 => "unsigned int",
+            ScalarType::I64 => "long",
+            ScalarType::U64 => "unsigned long",
+            ScalarType::F32 => "float",
+            ScalarType::F64 => "double",
+        }
+    }
+
+    /// True for `float` and `double`.
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// True for integer types (including `bool`).
+    pub fn is_integer(self) -> bool {
+        !self.is_float()
+    }
+
+    /// True for signed integer types.
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64)
+    }
+}
+
+/// How the runtime finds a variable's data from the address the rewritten call passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VarKind {
+    /// A scalar: the address points at its value.
+    Scalar,
+    /// A pointer (also a pointer to a VLA, or an array parameter, which C adjusts to a
+    /// pointer): the address points at the pointer, which points at element 0.
+    Pointer,
+    /// An array object (fixed size or local VLA): the address is element 0's address.
+    Array,
+}
+
+/// OpenMP map types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MapKind {
+    /// `map(to: …)`: copied to the device before the region.
+    To,
+    /// `map(from: …)`: copied back after the region.
+    From,
+    /// `map(tofrom: …)` (also the implicit map of a whole array).
+    Tofrom,
+    /// `map(alloc: …)`: device storage only.
+    Alloc,
+}
+
+impl MapKind {
+    /// Whether the host data is copied to the device before the launch.
+    pub fn copies_in(self) -> bool {
+        matches!(self, MapKind::To | MapKind::Tofrom)
+    }
+    /// Whether the device data is copied back after the launch.
+    pub fn copies_out(self) -> bool {
+        matches!(self, MapKind::From | MapKind::Tofrom)
+    }
+}
+
+/// One subscript range of an OpenMP array section, `[lower : length]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Section {
+    /// First index.
+    pub lower: Expr,
+    /// Number of elements.
+    pub length: Expr,
+}
+
+/// A variable the region uses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Var {
+    /// Source name (unique within the region; the plugin disambiguates shadowed names).
+    pub name: String,
+    /// How to reach the data from its address.
+    pub kind: VarKind,
+    /// Element type for arrays and pointers, the type itself for scalars.
+    pub elem: ScalarType,
+    /// Array extents from the type, outermost first; `None` where the type does not
+    /// say (the pointee of a plain pointer). Empty for scalars. Extents are expressions
+    /// over scalar variables in [`Region::vars`].
+    pub dims: Vec<Option<Expr>>,
+    /// The map clause naming this variable, if any (scalars without one are
+    /// firstprivate).
+    pub map: Option<MapKind>,
+    /// The array section of that map clause, one entry per subscript given (may be
+    /// fewer than `dims`: the remaining dimensions are whole). Empty: the whole array.
+    pub section: Vec<Section>,
+    /// Whether the region writes this variable (for scalars: unsupported).
+    pub written: bool,
+    /// Declaration location.
+    pub loc: Loc,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Plus,
+    /// `!x`
+    Not,
+    /// `~x`
+    BitNot,
+}
+
+/// Binary operators (no assignment forms: the plugin lowers those).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `&&`
+    LAnd,
+    /// `||`
+    LOr,
+}
+
+impl BinOp {
+    /// C spelling.
+    pub fn c_op(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::LAnd => "&&",
+            BinOp::LOr => "||",
+        }
+    }
+}
+
+/// An expression tree. `ty` is the C type of the node's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Expr {
+    /// Integer literal (also character literals).
+    Int {
+        /// Value (unsigned 64-bit literals above `i64::MAX` are stored wrapped).
+        value: i64,
+        /// Type.
+        ty: ScalarType,
+    },
+    /// Floating literal, stored exactly as the bits of its value widened to `double`.
+    Float {
+        /// `f64::to_bits` of the value.
+        bits: u64,
+        /// `f32` or `f64`.
+        ty: ScalarType,
+    },
+    /// A scalar variable: a region variable, a loop index or a local.
+    Var {
+        /// Name.
+        name: String,
+        /// Type.
+        ty: ScalarType,
+    },
+    /// An array element read `a[i][j]`, one subscript per dimension, outermost first.
+    Read {
+        /// Array variable (a [`Var`] of kind pointer or array).
+        array: String,
+        /// Subscripts.
+        index: Vec<Expr>,
+        /// Element type.
+        ty: ScalarType,
+        /// Location of the subscript expression.
+        loc: Loc,
+    },
+    /// A unary operation.
+    Unary {
+        /// Operator.
+        op: UnOp,
+        /// Operand.
+        arg: Box<Expr>,
+        /// Result type.
+        ty: ScalarType,
+    },
+    /// A binary operation; operands already converted to the operation type.
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+        /// Result type.
+        ty: ScalarType,
+    },
+    /// A conversion (implicit or explicit in the source).
+    Cast {
+        /// Operand.
+        arg: Box<Expr>,
+        /// Target type.
+        ty: ScalarType,
+    },
+    /// `c ? a : b`.
+    Select {
+        /// Condition.
+        cond: Box<Expr>,
+        /// Value if true.
+        then: Box<Expr>,
+        /// Value if false.
+        #[serde(rename = "else")]
+        otherwise: Box<Expr>,
+        /// Type.
+        ty: ScalarType,
+    },
+    /// Something the IR cannot represent (a call, a pointer expression, …).
+    Unsupported {
+        /// Short category, e.g. `call`, `pointer arithmetic`, `increment`.
+        what: String,
+        /// Source text of the construct.
+        text: String,
+        /// Where it is.
+        loc: Loc,
+    },
+}
+
+impl Expr {
+    /// The C type of the value, `None` for unsupported nodes.
+    pub fn ty(&self) -> Option<ScalarType> {
+        match self {
+            Expr::Int { ty, .. }
+            | Expr::Float { ty, .. }
+            | Expr::Var { ty, .. }
+            | Expr::Read { ty, .. }
+            | Expr::Unary { ty, .. }
+            | Expr::Binary { ty, .. }
+            | Expr::Cast { ty, .. }
+            | Expr::Select { ty, .. } => Some(*ty),
+            Expr::Unsupported { .. } => None,
+        }
+    }
+
+    /// Calls `f` on this node and every sub-expression, pre-order.
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        match self {
+            Expr::Read { index, .. } => index.iter().for_each(|e| e.visit(f)),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.visit(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.visit(f);
+                rhs.visit(f);
+            }
+            Expr::Select { cond, then, otherwise, .. } => {
+                cond.visit(f);
+                then.visit(f);
+                otherwise.visit(f);
+            }
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        }
+    }
+
+    /// An `int` literal (convenience for tests and generated IR).
+    pub fn int(value: i64) -> Expr {
+        Expr::Int { value, ty: ScalarType::I32 }
+    }
+
+    /// A variable reference (convenience).
+    pub fn var(name: &str, ty: ScalarType) -> Expr {
+        Expr::Var { name: name.to_string(), ty }
+    }
+}
+
+/// The target of an assignment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum LValue {
+    /// An array element.
+    Element {
+        /// Array variable.
+        array: String,
+        /// Subscripts, outermost first.
+        index: Vec<Expr>,
+        /// Element type.
+        ty: ScalarType,
+        /// Location of the subscript expression.
+        loc: Loc,
+    },
+    /// A local scalar declared inside the region ([`Stmt::Let`]).
+    Local {
+        /// Name.
+        name: String,
+        /// Type.
+        ty: ScalarType,
+    },
+    /// A scalar variable of the enclosing function (written inside the region).
+    Scalar {
+        /// Name.
+        name: String,
+        /// Type.
+        ty: ScalarType,
+        /// Location.
+        loc: Loc,
+    },
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Stmt {
+    /// A canonical counted loop `for (ty var = lower; var < upper; var += step)`.
+    /// The plugin normalises `<=` into `< upper + 1` (in the comparison's type).
+    For {
+        /// Index variable.
+        var: String,
+        /// Index type.
+        ty: ScalarType,
+        /// Initial value.
+        lower: Expr,
+        /// Exclusive upper bound (the right-hand side of `var < …`).
+        upper: Expr,
+        /// Positive constant increment.
+        step: i64,
+        /// Loop body.
+        body: Vec<Stmt>,
+        /// Location of the `for`.
+        loc: Loc,
+    },
+    /// `target = value;` (value already converted to the target's type).
+    Assign {
+        /// Where to store.
+        target: LValue,
+        /// What to store.
+        value: Expr,
+        /// Location of the statement.
+        loc: Loc,
+    },
+    /// A local scalar declaration, `ty name = init;`.
+    Let {
+        /// Name (unique in the region).
+        name: String,
+        /// Type.
+        ty: ScalarType,
+        /// Initialiser.
+        init: Option<Expr>,
+        /// Location.
+        loc: Loc,
+    },
+    /// `if (cond) { then } else { otherwise }`.
+    If {
+        /// Condition (an `int`/`bool` valued expression).
+        cond: Expr,
+        /// Taken branch.
+        then: Vec<Stmt>,
+        /// Other branch (may be empty).
+        #[serde(rename = "else")]
+        otherwise: Vec<Stmt>,
+        /// Location.
+        loc: Loc,
+    },
+    /// A statement the IR cannot represent.
+    Unsupported {
+        /// Short category, e.g. `while loop`, `non-canonical loop`, `call`.
+        what: String,
+        /// Source text.
+        text: String,
+        /// Where it is.
+        loc: Loc,
+    },
+}
+
+impl Stmt {
+    /// The statement's location.
+    pub fn loc(&self) -> &Loc {
+        match self {
+            Stmt::For { loc, .. }
+            | Stmt::Assign { loc, .. }
+            | Stmt::Let { loc, .. }
+            | Stmt::If { loc, .. }
+            | Stmt::Unsupported { loc, .. } => loc,
+        }
+    }
+
+    /// Calls `f` on every expression directly or transitively inside this statement
+    /// (loop bounds, subscripts of written elements, values, conditions).
+    pub fn visit_exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match self {
+            Stmt::For { lower, upper, body, .. } => {
+                lower.visit(f);
+                upper.visit(f);
+                body.iter().for_each(|s| s.visit_exprs(f));
+            }
+            Stmt::Assign { target, value, .. } => {
+                if let LValue::Element { index, .. } = target {
+                    index.iter().for_each(|e| e.visit(f));
+                }
+                value.visit(f);
+            }
+            Stmt::Let { init, .. } => {
+                if let Some(e) = init {
+                    e.visit(f);
+                }
+            }
+            Stmt::If { cond, then, otherwise, .. } => {
+                cond.visit(f);
+                then.iter().chain(otherwise).for_each(|s| s.visit_exprs(f));
+            }
+            Stmt::Unsupported { .. } => {}
+        }
+    }
+
+    /// Calls `f` on this statement and every nested statement, pre-order.
+    pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Stmt)) {
+        f(self);
+        match self {
+            Stmt::For { body, .. } => body.iter().for_each(|s| s.visit(f)),
+            Stmt::If { then, otherwise, .. } => then.iter().chain(otherwise).for_each(|s| s.visit(f)),
+            Stmt::Assign { .. } | Stmt::Let { .. } | Stmt::Unsupported { .. } => {}
+        }
+    }
+}
+
+/// Errors reading a region file.
+#[derive(Debug)]
+pub enum IrError {
+    /// The JSON does not parse as a region.
+    Json(serde_json::Error),
+    /// The schema version is not [`IR_VERSION`].
+    Version(u32),
+}
+
+impl std::fmt::Display for IrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IrError::Json(e) => write!(f, "region IR does not parse: {e}"),
+            IrError::Version(v) => {
+                write!(f, "region IR has schema version {v}, this Tessera reads version {IR_VERSION}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for IrError {}
+
+impl Region {
+    /// Parses a region from the plugin's JSON.
+    pub fn from_json(text: &str) -> Result<Region, IrError> {
+        let r: Region = serde_json::from_str(text).map_err(IrError::Json)?;
+        if r.version != IR_VERSION {
+            return Err(IrError::Version(r.version));
+        }
+        Ok(r)
+    }
+
+    /// Pretty JSON, the format of `*.ir.json` files.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("region IR is always serialisable")
+    }
+
+    /// Looks a region variable up by name.
+    pub fn var(&self, name: &str) -> Option<&Var> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+
+    /// Calls `f` on every statement of the body, pre-order.
+    pub fn visit_stmts<'a>(&'a self, f: &mut dyn FnMut(&'a Stmt)) {
+        self.body.iter().for_each(|s| s.visit(f));
+    }
+}

@@ -1,0 +1,595 @@
+//! Region data: argument values, evaluated array shapes, section boxes, host memory
+//! checks, device buffers of host memory, and the copies between them.
+//!
+//! [`plan`] turns the addresses the rewritten call passes into a [`Plan`]: scalar
+//! values in aligned slots, and for every array its evaluated extents, its mapped
+//! section (a box in the index space) and the host address of element 0. Everything
+//! the launch relies on is checked here, before any device work: extents are
+//! non-negative, sections lie inside the extents, sizes fit the address space, and
+//! the mapped host ranges of arrays that are copied back do not overlap another
+//! mapped array.
+//!
+//! Layout convention: an array of extents `d0 × … × dk-1` is row-major (C order) both
+//! on the host and in its device buffer, so an element has the same byte offset in
+//! both, and a section box moves as a sequence of contiguous *runs* (the innermost
+//! rows, merged with the dimensions below them that the box covers whole).
+
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::ops::Range;
+use tessera_ir::eval::eval_int;
+use tessera_ir::manifest::Manifest;
+use tessera_ir::{MapKind, ScalarType, VarKind};
+
+/// A scalar argument's value, in an 8-byte aligned slot (the kernel reads it through
+/// a pointer of its C type).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(8))]
+pub struct ScalarSlot {
+    /// The value's bytes (native endianness), zero-padded to 8.
+    pub bytes: [u8; 8],
+    /// Its C type.
+    pub ty: ScalarType,
+}
+
+impl ScalarSlot {
+    /// Copies a value of type `ty` from `addr`.
+    ///
+    /// # Safety
+    /// `addr` must point at a readable value of type `ty` (any alignment).
+    pub unsafe fn read(ty: ScalarType, addr: *const c_void) -> ScalarSlot {
+        let mut bytes = [0u8; 8];
+        std::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), ty.size());
+        ScalarSlot { bytes, ty }
+    }
+
+    /// A slot holding `v` converted to `ty` (tests and tools).
+    pub fn from_i128(ty: ScalarType, v: i128) -> ScalarSlot {
+        let mut bytes = [0u8; 8];
+        let all = v.to_ne_bytes();
+        // Little-endian hosts only (x86-64, aarch64): the low bytes come first.
+        bytes[..ty.size()].copy_from_slice(&all[..ty.size()]);
+        ScalarSlot { bytes, ty }
+    }
+
+    /// The integer value (C's value of the type), `None` for floating types.
+    pub fn as_i128(&self) -> Option<i128> {
+        let b = self.bytes;
+        let v = match self.ty {
+            ScalarType::Bool => (b[0] != 0) as i128,
+            ScalarType::I8 => i8::from_ne_bytes([b[0]]) as i128,
+            ScalarType::U8 => b[0] as i128,
+            ScalarType::I16 => i16::from_ne_bytes([b[0], b[1]]) as i128,
+            ScalarType::U16 => u16::from_ne_bytes([b[0], b[1]]) as i128,
+            ScalarType::I32 => i32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as i128,
+            ScalarType::U32 => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as i128,
+            ScalarType::I64 => i64::from_ne_bytes(b) as i128,
+            ScalarType::U64 => u64::from_ne_bytes(b) as i128,
+            ScalarType::F32 | ScalarType::F64 => return None,
+        };
+        Some(v)
+    }
+
+    /// Pointer to the value, as passed to the kernel.
+    pub fn as_mut_ptr(&mut self) -> *mut c_void {
+        self.bytes.as_mut_ptr() as *mut c_void
+    }
+}
+
+/// An evaluated array shape and its mapped section box.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoxShape {
+    /// Element size in bytes.
+    pub elem_size: usize,
+    /// Extents, outermost first (at least one).
+    pub dims: Vec<usize>,
+    /// First index of the section in every dimension.
+    pub lower: Vec<usize>,
+    /// Section length in every dimension.
+    pub len: Vec<usize>,
+}
+
+impl BoxShape {
+    /// Bytes of the whole index space (`∏ dims × elem_size`): the device buffer size.
+    pub fn total_bytes(&self) -> usize {
+        self.dims.iter().product::<usize>() * self.elem_size
+    }
+
+    /// Bytes of the section box: what moves per direction.
+    pub fn box_bytes(&self) -> usize {
+        self.len.iter().product::<usize>() * self.elem_size
+    }
+
+    /// True when the section has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len.contains(&0)
+    }
+
+    /// Byte offset of an element given by its indices.
+    fn offset(&self, idx: &[usize]) -> usize {
+        idx.iter().zip(&self.dims).fold(0, |acc, (i, d)| acc * d + i) * self.elem_size
+    }
+
+    /// Byte range from the box's first element to the end of its last: every byte the
+    /// section touches lies inside (bytes between rows may be included).
+    pub fn span(&self) -> Option<Range<usize>> {
+        if self.is_empty() {
+            return None;
+        }
+        let last: Vec<usize> = self.lower.iter().zip(&self.len).map(|(l, n)| l + n - 1).collect();
+        Some(self.offset(&self.lower)..self.offset(&last) + self.elem_size)
+    }
+
+    /// Calls `f(byte_offset, byte_len)` for every contiguous run of the box, in
+    /// increasing offset order. A run is the box's extent in the innermost dimension
+    /// the box does not cover whole, times the whole dimensions inside it.
+    pub fn for_each_run(&self, mut f: impl FnMut(usize, usize)) {
+        if self.is_empty() {
+            return;
+        }
+        let k = self.dims.len();
+        // j: the outermost dimension such that every dimension inside it is whole.
+        let mut j = k - 1;
+        while j > 0 && self.lower[j] == 0 && self.len[j] == self.dims[j] {
+            j -= 1;
+        }
+        let inner: usize = self.dims[j + 1..].iter().product();
+        let run = self.len[j] * inner * self.elem_size;
+        // Odometer over the dimensions outside j.
+        let mut idx: Vec<usize> = self.lower.clone();
+        loop {
+            f(self.offset(&idx), run);
+            let mut d = j;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.lower[d] + self.len[d] {
+                    break;
+                }
+                idx[d] = self.lower[d];
+            }
+        }
+    }
+}
+
+/// One array argument, ready to move.
+#[derive(Debug)]
+pub struct ArrayPlan {
+    /// Variable name.
+    pub name: String,
+    /// Map type.
+    pub map: MapKind,
+    /// Shape and section.
+    pub shape: BoxShape,
+    /// Host address of element 0 (null only when the section is empty).
+    pub host: *mut u8,
+}
+
+impl ArrayPlan {
+    /// Whether the box is copied host → device before the launch. `from` counts: its
+    /// device buffer is pre-filled with the host values so elements the kernel does
+    /// not write come back unchanged (results identical to the host run).
+    pub fn copies_in(&self) -> bool {
+        self.map != MapKind::Alloc
+    }
+
+    /// Whether the box is copied device → host after the launch.
+    pub fn copies_out(&self) -> bool {
+        self.map.copies_out()
+    }
+
+    /// Host address range the section touches.
+    pub fn host_span(&self) -> Option<Range<usize>> {
+        self.shape.span().map(|r| self.host as usize + r.start..self.host as usize + r.end)
+    }
+
+    /// Copies the box from host memory into `dev` (the device buffer's view); returns
+    /// the bytes copied.
+    ///
+    /// # Safety
+    /// The host array must be valid for the box (as [`plan`] established from the
+    /// caller's promise), and `dev` must hold [`BoxShape::total_bytes`] bytes.
+    pub unsafe fn copy_in(&self, dev: &mut [u8]) -> u64 {
+        assert!(dev.len() >= self.shape.total_bytes());
+        let mut n = 0u64;
+        self.shape.for_each_run(|off, len| {
+            std::ptr::copy_nonoverlapping(self.host.add(off), dev.as_mut_ptr().add(off), len);
+            n += len as u64;
+        });
+        n
+    }
+
+    /// Copies the box from `dev` back into host memory; returns the bytes copied.
+    ///
+    /// # Safety
+    /// As for [`copy_in`](Self::copy_in), and the host array must be writable.
+    pub unsafe fn copy_out(&self, dev: &[u8]) -> u64 {
+        assert!(dev.len() >= self.shape.total_bytes());
+        let mut n = 0u64;
+        self.shape.for_each_run(|off, len| {
+            std::ptr::copy_nonoverlapping(dev.as_ptr().add(off), self.host.add(off), len);
+            n += len as u64;
+        });
+        n
+    }
+}
+
+/// One argument of a launch.
+#[derive(Debug)]
+pub enum ArgPlan {
+    /// A scalar, by value.
+    Scalar(ScalarSlot),
+    /// An array.
+    Array(ArrayPlan),
+}
+
+/// All arguments of one launch, in manifest order.
+#[derive(Debug)]
+pub struct Plan {
+    /// One entry per manifest argument.
+    pub args: Vec<ArgPlan>,
+}
+
+impl Plan {
+    /// The array arguments.
+    pub fn arrays(&self) -> impl Iterator<Item = &ArrayPlan> {
+        self.args.iter().filter_map(|a| match a {
+            ArgPlan::Array(a) => Some(a),
+            ArgPlan::Scalar(_) => None,
+        })
+    }
+}
+
+/// Reads the arguments of a region call and evaluates the array shapes.
+///
+/// # Safety
+/// `args[i]` must be the address the rewritten call passed for `manifest.args[i]`
+/// (see the ABI in `tessera_rt.h`), valid for the duration of the call.
+pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, String> {
+    if args.len() != manifest.args.len() {
+        return Err(format!(
+            "the call passes {} arguments but the manifest lists {}",
+            args.len(),
+            manifest.args.len()
+        ));
+    }
+    // Scalars first: the extents and sections are expressions over them.
+    let mut scalars: Vec<Option<ScalarSlot>> = Vec::with_capacity(args.len());
+    for (a, &addr) in manifest.args.iter().zip(args) {
+        if addr.is_null() {
+            return Err(format!("argument '{}' has a null address", a.name));
+        }
+        scalars.push(match (a.kind, &a.array) {
+            (VarKind::Scalar, None) => Some(ScalarSlot::read(a.elem, addr)),
+            (VarKind::Scalar, Some(_)) | (VarKind::Pointer | VarKind::Array, None) => {
+                return Err(format!("manifest argument '{}' has kind {:?} but array data does not match", a.name, a.kind))
+            }
+            _ => None,
+        });
+    }
+    let env = |name: &str| -> Option<i128> {
+        manifest.args.iter().zip(&scalars).find(|(a, _)| a.name == name).and_then(|(_, s)| s.as_ref()?.as_i128())
+    };
+
+    let mut out = Vec::with_capacity(args.len());
+    for ((a, &addr), slot) in manifest.args.iter().zip(args).zip(&scalars) {
+        let Some(arr) = &a.array else {
+            out.push(ArgPlan::Scalar(slot.expect("scalar slots were read above")));
+            continue;
+        };
+        let eval = |e, what: &str, d: usize| {
+            eval_int(e, &env).map_err(|err| format!("array '{}': cannot evaluate the {what} of dimension {d}: {err}", a.name))
+        };
+        let mut dims = Vec::new();
+        for (d, e) in arr.dims.iter().enumerate() {
+            let v = eval(e, "extent", d)?;
+            if v < 0 {
+                return Err(format!("array '{}': dimension {d} has negative extent {v}", a.name));
+            }
+            dims.push(usize::try_from(v).map_err(|_| format!("array '{}': extent {v} is too large", a.name))?);
+        }
+        if arr.section.len() > dims.len() {
+            return Err(format!(
+                "array '{}': the section has {} subscripts but the array {} dimensions",
+                a.name,
+                arr.section.len(),
+                dims.len()
+            ));
+        }
+        let (mut lower, mut len) = (Vec::new(), Vec::new());
+        for (d, &extent) in dims.iter().enumerate() {
+            let (l, n) = match arr.section.get(d) {
+                Some(s) => (eval(&s.lower, "section start", d)?, eval(&s.length, "section length", d)?),
+                None => (0, extent as i128),
+            };
+            if l < 0 || n < 0 || l + n > extent as i128 {
+                return Err(format!(
+                    "array '{}': section [{l}:{n}] of dimension {d} is outside the extent {extent}",
+                    a.name
+                ));
+            }
+            lower.push(l as usize);
+            len.push(n as usize);
+        }
+        if dims.is_empty() {
+            // An array argument without extents is one element.
+            (dims, lower, len) = (vec![1], vec![0], vec![1]);
+        }
+        let elem_size = a.elem.size();
+        let total = dims.iter().try_fold(elem_size, |acc, &d| acc.checked_mul(d));
+        if total.is_none_or(|t| t > isize::MAX as usize) {
+            return Err(format!("array '{}': {:?} elements of {elem_size} bytes do not fit in memory", a.name, dims));
+        }
+        let shape = BoxShape { elem_size, dims, lower, len };
+        let host = match a.kind {
+            VarKind::Pointer => *(addr as *const *mut u8),
+            _ => addr as *mut u8,
+        };
+        if host.is_null() && !shape.is_empty() {
+            return Err(format!("array '{}' is a null pointer", a.name));
+        }
+        if let Some(span) = shape.span() {
+            if (host as usize).checked_add(span.end).is_none() {
+                return Err(format!("array '{}': its section wraps around the address space", a.name));
+            }
+        }
+        out.push(ArgPlan::Array(ArrayPlan { name: a.name.clone(), map: arr.map, shape, host }));
+    }
+    let plan = Plan { args: out };
+    check_overlap(&plan)?;
+    Ok(plan)
+}
+
+/// Rejects plans where the mapped host range of an array that is copied back
+/// overlaps the mapped range of another array argument (the same array passed twice,
+/// or two pointers into one array). The device gives every argument its own buffer,
+/// so such aliasing would make the results differ from the host run. Ranges are the
+/// conservative [`BoxShape::span`]s. Arrays only read (`to`, `alloc`) may share
+/// memory: nothing is written back to it.
+pub fn check_overlap(plan: &Plan) -> Result<(), String> {
+    let arrays: Vec<&ArrayPlan> = plan.arrays().collect();
+    for (i, a) in arrays.iter().enumerate() {
+        for b in &arrays[i + 1..] {
+            if !(a.copies_out() || b.copies_out()) {
+                continue;
+            }
+            if let (Some(x), Some(y)) = (a.host_span(), b.host_span()) {
+                if x.start < y.end && y.start < x.end {
+                    return Err(format!("arrays '{}' and '{}' overlap in host memory", a.name, b.name));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Host memory used as device memory by the emulated device: zero-initialised,
+/// 4096-byte aligned (like an XRT buffer object), freed on drop.
+pub struct HostBuffer {
+    ptr: *mut u8,
+    len: usize,
+    layout: Layout,
+}
+
+// The buffer owns its allocation exclusively.
+unsafe impl Send for HostBuffer {}
+
+impl HostBuffer {
+    /// Alignment of every buffer.
+    pub const ALIGN: usize = 4096;
+
+    /// Allocates `len` zero bytes (at least one byte is reserved so the pointer is
+    /// always a real allocation).
+    pub fn new(len: usize) -> Result<HostBuffer, String> {
+        let layout = Layout::from_size_align(len.max(1), Self::ALIGN)
+            .map_err(|e| format!("cannot allocate a device buffer of {len} bytes: {e}"))?;
+        // SAFETY: the layout has non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(format!("out of memory allocating a device buffer of {len} bytes"));
+        }
+        Ok(HostBuffer { ptr, len, layout })
+    }
+
+    /// Base address (what the kernel receives).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+impl crate::device::DeviceBuffer for HostBuffer {
+    fn host_view(&mut self) -> &mut [u8] {
+        // SAFETY: `len` bytes were allocated and zero-initialised.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+    fn sync_to_device(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn sync_from_device(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceBuffer;
+    use tessera_ir::manifest::{Arg, ArrayArg};
+    use tessera_ir::{BinOp, Expr, Section};
+
+    fn shape(dims: &[usize], lower: &[usize], len: &[usize]) -> BoxShape {
+        BoxShape { elem_size: 4, dims: dims.into(), lower: lower.into(), len: len.into() }
+    }
+
+    fn runs(s: &BoxShape) -> Vec<(usize, usize)> {
+        let mut v = vec![];
+        s.for_each_run(|o, l| v.push((o, l)));
+        v
+    }
+
+    #[test]
+    fn runs_of_boxes() {
+        assert_eq!(runs(&shape(&[10], &[1], &[8])), vec![(4, 32)]);
+        // Whole 2D array: one run.
+        assert_eq!(runs(&shape(&[3, 4], &[0, 0], &[3, 4])), vec![(0, 48)]);
+        // Rows 1..3 whole: one run.
+        assert_eq!(runs(&shape(&[4, 5], &[1, 0], &[2, 5])), vec![(20, 40)]);
+        // Interior box of a 4×5 array: two rows of 3.
+        assert_eq!(runs(&shape(&[4, 5], &[1, 1], &[2, 3])), vec![(24, 12), (44, 12)]);
+        // 3D, inner two dimensions whole in the middle one only partly.
+        assert_eq!(
+            runs(&shape(&[2, 3, 2], &[0, 1, 0], &[2, 2, 2])),
+            vec![(2 * 4, 16), ((6 + 2) * 4, 16)]
+        );
+        assert_eq!(runs(&shape(&[4, 5], &[1, 1], &[0, 3])), vec![]);
+        let s = shape(&[4, 5], &[1, 1], &[2, 3]);
+        assert_eq!(s.span(), Some(24..56));
+        assert_eq!(s.box_bytes(), 24);
+        assert_eq!(s.total_bytes(), 80);
+    }
+
+    #[test]
+    fn scalar_slots() {
+        let v: i16 = -5;
+        let s = unsafe { ScalarSlot::read(ScalarType::I16, &v as *const i16 as *const c_void) };
+        assert_eq!(s.as_i128(), Some(-5));
+        assert_eq!(ScalarSlot::from_i128(ScalarType::U32, u32::MAX as i128).as_i128(), Some(u32::MAX as i128));
+        let f = 1.5f64;
+        let s = unsafe { ScalarSlot::read(ScalarType::F64, &f as *const f64 as *const c_void) };
+        assert_eq!(s.as_i128(), None);
+        assert_eq!(f64::from_ne_bytes(s.bytes), 1.5);
+        let mut s = s;
+        assert_eq!(s.as_mut_ptr() as usize % 8, 0);
+    }
+
+    fn arg(name: &str, kind: VarKind, map: MapKind, dims: Vec<Expr>, section: Vec<(Expr, Expr)>) -> Arg {
+        Arg {
+            name: name.into(),
+            kind,
+            elem: ScalarType::F32,
+            array: Some(ArrayArg {
+                map,
+                dims,
+                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(),
+            }),
+        }
+    }
+
+    fn scalar(name: &str) -> Arg {
+        Arg { name: name.into(), kind: VarKind::Scalar, elem: ScalarType::I32, array: None }
+    }
+
+    fn manifest(args: Vec<Arg>) -> Manifest {
+        Manifest {
+            version: tessera_ir::manifest::MANIFEST_VERSION,
+            region: "t.c:1".into(),
+            kernel: Some("k".into()),
+            rejected: None,
+            mode: "baseline".into(),
+            args,
+            kernel_source: String::new(),
+            emu_entry_source: String::new(),
+            xclbin: String::new(),
+        }
+    }
+
+    fn n() -> Expr {
+        Expr::var("n", ScalarType::I32)
+    }
+
+    fn minus(e: Expr, k: i64) -> Expr {
+        Expr::Binary { op: BinOp::Sub, lhs: Box::new(e), rhs: Box::new(Expr::int(k)), ty: ScalarType::I32 }
+    }
+
+    #[test]
+    fn plans_sections_and_rejects_bad_ones() {
+        let mut a = vec![0f32; 10];
+        let mut pa = a.as_mut_ptr();
+        let mut nv: i32 = 10;
+        let m = manifest(vec![
+            arg("a", VarKind::Pointer, MapKind::To, vec![n()], vec![(Expr::int(1), minus(n(), 2))]),
+            scalar("n"),
+        ]);
+        let args = [&mut pa as *mut *mut f32 as *mut c_void, &mut nv as *mut i32 as *mut c_void];
+        let p = unsafe { plan(&m, &args) }.unwrap();
+        let arr = p.arrays().next().unwrap();
+        assert_eq!(arr.shape, BoxShape { elem_size: 4, dims: vec![10], lower: vec![1], len: vec![8] });
+        assert_eq!(arr.host, a.as_mut_ptr() as *mut u8);
+
+        // Section past the extent.
+        let m2 = manifest(vec![
+            arg("a", VarKind::Pointer, MapKind::To, vec![n()], vec![(Expr::int(3), minus(n(), 2))]),
+            scalar("n"),
+        ]);
+        let e = unsafe { plan(&m2, &args) }.unwrap_err();
+        assert!(e.contains("array 'a'") && e.contains("outside the extent 10"), "{e}");
+
+        // Negative extent.
+        // Writes go through the passed addresses, as the caller's code would.
+        unsafe { *(args[1] as *mut i32) = -1 };
+        let e = unsafe { plan(&m, &args) }.unwrap_err();
+        assert!(e.contains("negative extent"), "{e}");
+        unsafe { *(args[1] as *mut i32) = 10 };
+
+        // Unbound variable in an extent.
+        let m3 = manifest(vec![arg("a", VarKind::Pointer, MapKind::To, vec![Expr::var("m", ScalarType::I32)], vec![])]);
+        let e = unsafe { plan(&m3, &args[..1]) }.unwrap_err();
+        assert!(e.contains("no value for 'm'"), "{e}");
+
+        // Wrong argument count.
+        let e = unsafe { plan(&m, &args[..1]) }.unwrap_err();
+        assert!(e.contains("passes 1 arguments but the manifest lists 2"), "{e}");
+
+        // Null pointer.
+        unsafe { *(args[0] as *mut *mut f32) = std::ptr::null_mut() };
+        let e = unsafe { plan(&m, &args) }.unwrap_err();
+        assert!(e.contains("null pointer"), "{e}");
+    }
+
+    #[test]
+    fn overlap_rules() {
+        let mut a = vec![0f32; 10];
+        let mut pa = a.as_mut_ptr();
+        let mut pb = unsafe { a.as_mut_ptr().add(5) };
+        let mut nv: i32 = 5;
+        let args = [
+            &mut pa as *mut *mut f32 as *mut c_void,
+            &mut pb as *mut *mut f32 as *mut c_void,
+            &mut nv as *mut i32 as *mut c_void,
+        ];
+        let mk = |ma, mb, len_a: i64| {
+            manifest(vec![
+                arg("a", VarKind::Pointer, ma, vec![Expr::int(10)], vec![(Expr::int(0), Expr::int(len_a))]),
+                arg("b", VarKind::Pointer, mb, vec![n()], vec![]),
+                scalar("n"),
+            ])
+        };
+        // a[0:5] and b = a+5 [0:5] are adjacent, not overlapping.
+        assert!(unsafe { plan(&mk(MapKind::Tofrom, MapKind::Tofrom, 5), &args) }.is_ok());
+        // a[0:6] reaches into b.
+        let e = unsafe { plan(&mk(MapKind::To, MapKind::From, 6), &args) }.unwrap_err();
+        assert_eq!(e, "arrays 'a' and 'b' overlap in host memory");
+        // Both only read: allowed.
+        assert!(unsafe { plan(&mk(MapKind::To, MapKind::To, 6), &args) }.is_ok());
+    }
+
+    #[test]
+    fn host_buffers_are_aligned_and_zeroed() {
+        let mut b = HostBuffer::new(10000).unwrap();
+        assert_eq!(b.as_mut_ptr() as usize % 4096, 0);
+        assert!(b.host_view().iter().all(|&x| x == 0));
+        assert_eq!(b.host_view().len(), 10000);
+        let mut z = HostBuffer::new(0).unwrap();
+        assert_eq!(z.host_view().len(), 0);
+    }
+}

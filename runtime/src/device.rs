@@ -1,0 +1,244 @@
+//! Devices: which one a region runs on, and the interface every device implements.
+//!
+//! The choice ([`choose`]) is a pure function of the configuration, the manifest and
+//! the XRT backend's status, so it is tested as a table. A device that can run
+//! kernels implements [`Device`]; the orchestration in `lib.rs` is generic over it,
+//! which is where the XRT backend (a later issue, cargo feature `xrt`) slots in next
+//! to the emulated device of `emu.rs`. The host is not a [`Device`]: running on the
+//! host means returning 0 so the original region code runs.
+
+use crate::config::{Config, DeviceRequest, OffloadPolicy};
+use crate::data::ScalarSlot;
+use serde::Serialize;
+use tessera_ir::manifest::Manifest;
+
+/// A device Tessera can run a region on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// The host CPU: the original region code runs (the runtime returns 0).
+    Host,
+    /// The emulated device: the HLS kernel compiled as C++ for the host (the Vitis
+    /// `sw_emu` analogue).
+    Emu,
+    /// A real FPGA through XRT (cargo feature `xrt`).
+    Xrt,
+}
+
+impl DeviceKind {
+    /// The spelling used by `TESSERA_DEVICE` and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Host => "host",
+            DeviceKind::Emu => "emu",
+            DeviceKind::Xrt => "xrt",
+        }
+    }
+
+    /// Parses a `TESSERA_DEVICE` value (case-insensitive, surrounding blanks ignored).
+    pub fn parse(s: &str) -> Option<DeviceKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "host" => Some(DeviceKind::Host),
+            "emu" => Some(DeviceKind::Emu),
+            "xrt" => Some(DeviceKind::Xrt),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the XRT backend could run a given kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum XrtStatus {
+    /// The runtime was built without cargo feature `xrt`.
+    NotBuilt,
+    /// Built with XRT, but no device or no bitstream for this kernel (why).
+    Unavailable(String),
+    /// A device is present and the kernel's bitstream was found.
+    Ready,
+}
+
+/// Reason given when no device was requested and no FPGA is usable.
+pub const NO_DEVICE: &str = "no FPGA device (set TESSERA_DEVICE=emu to use the emulated device)";
+
+/// Reason given when `TESSERA_DEVICE=xrt` but the runtime lacks the backend.
+pub const XRT_NOT_BUILT: &str = "this runtime was built without XRT support (cargo feature `xrt`)";
+
+/// The XRT backend's status for a manifest's kernel in this build.
+pub fn xrt_status(_manifest: &Manifest) -> XrtStatus {
+    if cfg!(feature = "xrt") {
+        // The XRT backend is a later issue; until it exists no device is ever usable.
+        XrtStatus::Unavailable("the XRT backend is not implemented in this version of the runtime".into())
+    } else {
+        XrtStatus::NotBuilt
+    }
+}
+
+/// Where a region runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Run the kernel on this device (never [`DeviceKind::Host`]).
+    Offload(DeviceKind),
+    /// Run the original code on the host, for this reason.
+    Host(String),
+}
+
+/// Chooses the device for one execution of a region. Rules, first match wins:
+///
+/// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
+/// 2. The manifest is `rejected` → host, with the compile-time remark as reason.
+/// 3. The manifest names no kernel → host.
+/// 4. `TESSERA_DEVICE=host|emu|xrt` → that device (`xrt` only when [`XrtStatus::Ready`],
+///    otherwise host with the backend's reason); any other value → host.
+/// 5. Unset → XRT when ready, else host ([`NO_DEVICE`]).
+///
+/// `OMP_TARGET_OFFLOAD=MANDATORY` does not change the choice: the caller turns a host
+/// choice into a fatal error (see `crate::mandatory_violation`).
+pub fn choose(config: &Config, manifest: &Manifest, xrt: &XrtStatus) -> Choice {
+    if config.offload == OffloadPolicy::Disabled {
+        return Choice::Host("OMP_TARGET_OFFLOAD=DISABLED".into());
+    }
+    if let Some(r) = &manifest.rejected {
+        return Choice::Host(r.clone());
+    }
+    if manifest.kernel.is_none() {
+        return Choice::Host("the region's manifest names no kernel".into());
+    }
+    let use_xrt = || match xrt {
+        XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+        XrtStatus::NotBuilt => Choice::Host(XRT_NOT_BUILT.into()),
+        XrtStatus::Unavailable(why) => Choice::Host(format!("TESSERA_DEVICE=xrt but {why}")),
+    };
+    match &config.device {
+        DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
+        DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
+        DeviceRequest::Device(DeviceKind::Xrt) => use_xrt(),
+        DeviceRequest::Unknown(v) => {
+            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu or xrt)"))
+        }
+        DeviceRequest::Auto => match xrt {
+            XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+            XrtStatus::NotBuilt => Choice::Host(NO_DEVICE.into()),
+            XrtStatus::Unavailable(why) => Choice::Host(format!("{NO_DEVICE}: {why}")),
+        },
+    }
+}
+
+/// Memory of one array argument on a device, with a host-visible view.
+///
+/// The orchestration copies the mapped section into [`host_view`](Self::host_view),
+/// calls [`sync_to_device`](Self::sync_to_device), launches, calls
+/// [`sync_from_device`](Self::sync_from_device) and copies the section back out of
+/// the view. On the emulated device the view *is* the device memory and the syncs do
+/// nothing; an XRT buffer object maps its host copy and syncs it over PCIe.
+pub trait DeviceBuffer {
+    /// The buffer's bytes as seen from the host (length: the whole index space).
+    fn host_view(&mut self) -> &mut [u8];
+    /// Makes the host view's contents visible to the kernel.
+    fn sync_to_device(&mut self) -> Result<(), String>;
+    /// Makes the kernel's writes visible in the host view.
+    fn sync_from_device(&mut self) -> Result<(), String>;
+}
+
+/// One kernel argument as a device sees it, in manifest order.
+pub enum KernelArg<'a, B> {
+    /// An array: its device buffer.
+    Buffer(&'a mut B),
+    /// A scalar: its value.
+    Scalar(&'a mut ScalarSlot),
+}
+
+/// What a device measured about one launch.
+///
+/// Later issues add the exact traffic counts of the emulated memory ports here (see
+/// `shared/design/perf-model.md`); the report copies them out.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchStats {
+    /// Wall-clock seconds of the kernel call alone (no transfers).
+    pub kernel_wall_s: f64,
+}
+
+/// A device that runs kernels.
+pub trait Device {
+    /// Device memory for one array.
+    type Buffer: DeviceBuffer;
+    /// A loaded kernel, ready to launch (cheap to clone; devices cache them).
+    type Kernel;
+
+    /// Which device this is.
+    fn kind(&self) -> DeviceKind;
+    /// Prepares the manifest's kernel (compiling or loading a bitstream as needed).
+    fn load(&self, manifest: &Manifest) -> Result<Self::Kernel, String>;
+    /// Allocates a zero-initialised buffer of `bytes` bytes.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buffer, String>;
+    /// Runs the kernel to completion on `args` (one per manifest argument).
+    fn launch(&self, kernel: &Self::Kernel, args: &mut [KernelArg<'_, Self::Buffer>]) -> Result<LaunchStats, String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn manifest(rejected: Option<&str>) -> Manifest {
+        Manifest {
+            version: tessera_ir::manifest::MANIFEST_VERSION,
+            region: "t.c:3".into(),
+            kernel: Some("k".into()),
+            rejected: rejected.map(String::from),
+            mode: "baseline".into(),
+            args: vec![],
+            kernel_source: String::new(),
+            emu_entry_source: String::new(),
+            xclbin: "k.xclbin".into(),
+        }
+    }
+
+    #[test]
+    fn choice_table() {
+        let base = Config::emu(Path::new("/nonexistent"));
+        let with = |offload, device| Config { offload, device, ..base.clone() };
+        let m = manifest(None);
+        let host = |s: &str| Choice::Host(s.into());
+        use DeviceRequest::*;
+        use OffloadPolicy::*;
+        let ready = XrtStatus::Ready;
+        let none = XrtStatus::NotBuilt;
+        let unavailable = XrtStatus::Unavailable("no device".into());
+
+        let cases: Vec<(Config, &Manifest, &XrtStatus, Choice)> = vec![
+            (with(Disabled, Device(DeviceKind::Emu)), &m, &ready, host("OMP_TARGET_OFFLOAD=DISABLED")),
+            (with(Default, Device(DeviceKind::Emu)), &m, &none, Choice::Offload(DeviceKind::Emu)),
+            (with(Mandatory, Device(DeviceKind::Emu)), &m, &none, Choice::Offload(DeviceKind::Emu)),
+            (with(Default, Device(DeviceKind::Host)), &m, &ready, host("TESSERA_DEVICE=host")),
+            (with(Default, Device(DeviceKind::Xrt)), &m, &none, host(XRT_NOT_BUILT)),
+            (with(Default, Device(DeviceKind::Xrt)), &m, &unavailable, host("TESSERA_DEVICE=xrt but no device")),
+            (with(Default, Device(DeviceKind::Xrt)), &m, &ready, Choice::Offload(DeviceKind::Xrt)),
+            (
+                with(Default, Unknown("gpu".into())),
+                &m,
+                &ready,
+                host("TESSERA_DEVICE=gpu names no device (expected host, emu or xrt)"),
+            ),
+            (with(Default, Auto), &m, &none, host(NO_DEVICE)),
+            (with(Default, Auto), &m, &unavailable, host(&format!("{NO_DEVICE}: no device"))),
+            (with(Default, Auto), &m, &ready, Choice::Offload(DeviceKind::Xrt)),
+        ];
+        for (i, (c, m, x, want)) in cases.iter().enumerate() {
+            assert_eq!(&choose(c, m, x), want, "case {i}");
+        }
+
+        let r = manifest(Some("t.c:3:1: loop bound is not affine"));
+        assert_eq!(choose(&base, &r, &ready), host("t.c:3:1: loop bound is not affine"));
+        let mut nk = manifest(None);
+        nk.kernel = None;
+        assert!(matches!(choose(&base, &nk, &ready), Choice::Host(_)));
+    }
+
+    #[test]
+    fn parses_device_names() {
+        assert_eq!(DeviceKind::parse(" Emu "), Some(DeviceKind::Emu));
+        assert_eq!(DeviceKind::parse("XRT"), Some(DeviceKind::Xrt));
+        assert_eq!(DeviceKind::parse("fpga"), None);
+        assert_eq!(serde_json::to_string(&DeviceKind::Emu).unwrap(), "\"emu\"");
+    }
+}

@@ -1,0 +1,305 @@
+//! The C ABI end to end: a C program includes `tessera_rt.h`, links
+//! `libtessera_rt.so` (which must export `__tessera_offload`), and calls the variadic
+//! entry point like a rewritten region. Each run is a subprocess with a cleared,
+//! explicit environment, so the runtime's one-per-process environment snapshot is
+//! exercised as in real programs.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tessera_ir::manifest::Manifest;
+use tessera_ir::{Expr, MapKind, VarKind};
+
+/// The cdylib cargo built next to this test binary.
+fn cdylib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    assert!(deps.join("libtessera_rt.so").is_file(), "no libtessera_rt.so in {}", deps.display());
+    deps
+}
+
+/// A C string literal holding `s`.
+fn c_literal(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '?' => out.push_str("\\?"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Compiles `source` into `dir/name` against the runtime.
+fn build_c(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let exe = dir.join(name);
+    let lib = cdylib_dir();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Werror", "-I"])
+        .arg(&include)
+        .arg(&src)
+        .arg("-L")
+        .arg(&lib)
+        .arg("-ltessera_rt")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// Runs `exe` with only PATH and `vars` in its environment.
+fn run(exe: &Path, vars: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The region of `common::scale1d` as the plugin would rewrite it.
+fn scale_program(m: &Manifest) -> String {
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const MANIFEST = {};
+
+int main(void) {{
+  int n = 100;
+  float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) {{ a[i] = i + 0.5f; b[i] = 7.0f; }}
+  int on_host = 0;
+  for (int rep = 0; rep < 2; rep++)
+    if (!__tessera_offload(MANIFEST, 3, &a, &b, &n)) {{
+      on_host = 1;
+      for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];
+    }}
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += b[i];
+  printf("on_host=%d sum=%.2f ends=%.1f,%.1f\n", on_host, sum, b[0], b[n - 1]);
+  return 0;
+}}
+"#,
+        c_literal(&m.to_json())
+    )
+}
+
+fn report_lines(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn c_program_offloads_through_the_variadic_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = build_c(tmp.path(), "scale", &scale_program(&scale1d()));
+    let cache = tmp.path().join("cache");
+    // sum of b: 7 + 7 + Σ_{i=1}^{98} 2(i + 0.5) = 14 + 2·4851 + 98 = 9814.
+    let want = "sum=9814.00 ends=7.0,7.0";
+
+    // Emulated device: no host code runs; two report lines; verbose lines.
+    let report = tmp.path().join("emu.jsonl");
+    let out = run(
+        &exe,
+        &[
+            ("TESSERA_DEVICE", Path::new("emu")),
+            ("TESSERA_CACHE_DIR", &cache),
+            ("TESSERA_REPORT", &report),
+            ("TESSERA_VERBOSE", Path::new("1")),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), format!("on_host=0 {want}"), "{stderr}");
+    assert_eq!(stderr.matches("tessera: scale.c:10: kernel scale1d ran on emu\n").count(), 2, "{stderr}");
+    let lines = report_lines(&report);
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|v| v["device"] == "emu" && v["bytes_from_device"] == 98 * 4));
+
+    // No device requested: host fallback with the documented reason, same result.
+    let report = tmp.path().join("auto.jsonl");
+    let out = run(&exe, &[("TESSERA_REPORT", &report)]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
+    assert!(out.stderr.is_empty());
+    let lines = report_lines(&report);
+    assert_eq!(lines[0]["device"], "host");
+    assert!(lines[0]["reason"].as_str().unwrap().starts_with(tessera_rt::device::NO_DEVICE));
+
+    // TESSERA_DEVICE=xrt in a build without the feature.
+    if !cfg!(feature = "xrt") {
+        let report = tmp.path().join("xrt.jsonl");
+        let out = run(&exe, &[("TESSERA_DEVICE", Path::new("xrt")), ("TESSERA_REPORT", &report)]);
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
+        assert_eq!(report_lines(&report)[0]["reason"], tessera_rt::device::XRT_NOT_BUILT);
+    }
+
+    // MANDATORY with the host requested: fatal, after the report line.
+    let report = tmp.path().join("mandatory.jsonl");
+    let out = run(
+        &exe,
+        &[
+            ("OMP_TARGET_OFFLOAD", Path::new("mandatory")),
+            ("TESSERA_DEVICE", Path::new("host")),
+            ("TESSERA_REPORT", &report),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tessera: fatal: scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: TESSERA_DEVICE=host\n"
+    );
+    assert_eq!(report_lines(&report).len(), 1);
+
+    // MANDATORY with the emulated device: fine.
+    let out = run(
+        &exe,
+        &[
+            ("OMP_TARGET_OFFLOAD", Path::new("MANDATORY")),
+            ("TESSERA_DEVICE", Path::new("emu")),
+            ("TESSERA_CACHE_DIR", &cache),
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 {want}"));
+
+    // DISABLED wins over TESSERA_DEVICE.
+    let out = run(
+        &exe,
+        &[
+            ("OMP_TARGET_OFFLOAD", Path::new("disabled")),
+            ("TESSERA_DEVICE", Path::new("emu")),
+            ("TESSERA_CACHE_DIR", &cache),
+            ("TESSERA_VERBOSE", Path::new("1")),
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("tessera: scale.c:10: running on the host: OMP_TARGET_OFFLOAD=DISABLED"));
+}
+
+#[test]
+fn manifest_errors_fall_back_to_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = r#"#include <stdio.h>
+#include "tessera_rt.h"
+int main(void) {
+  int x = 1;
+  int r1 = __tessera_offload("{\"region\": \"bad.c:3\", \"version\": 1}", 1, &x);
+  int r2 = __tessera_offload("not json", 1, &x);
+  printf("%d %d\n", r1, r2);
+  return 0;
+}
+"#;
+    let exe = build_c(tmp.path(), "bad", program);
+    let report = tmp.path().join("r.jsonl");
+    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_REPORT", &report)]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0 0");
+    let lines = report_lines(&report);
+    assert_eq!(lines[0]["region"], "bad.c:3");
+    assert!(lines[0]["reason"].as_str().unwrap().starts_with("manifest does not parse"));
+    assert_eq!(lines[1]["region"], "<unknown region>");
+}
+
+#[test]
+fn more_arguments_than_the_stack_vector_holds() {
+    // One output pointer and 69 int scalars: out[0] = Σ (i + 1) · s_i.
+    const K: usize = 69;
+    let params: Vec<String> = (0..K).map(|i| format!("int s{i}")).collect();
+    let body: Vec<String> = (0..K).map(|i| format!("{} * s{i}", i + 1)).collect();
+    let kernel = format!(
+        "extern \"C\" void many(long *out, {}) {{ out[0] = {}; }}\n",
+        params.join(", "),
+        body.join(" + ")
+    );
+    let unpack: Vec<String> = (0..K).map(|i| format!("*(const int *)args[{}]", i + 1)).collect();
+    let entry = format!(
+        "#include \"kernel.cpp\"\nextern \"C\" void tessera_emu_entry(void **args) {{ many((long *)args[0], {}); }}\n",
+        unpack.join(", ")
+    );
+    let mut args = vec![tessera_ir::manifest::Arg {
+        name: "out".into(),
+        kind: VarKind::Array,
+        elem: tessera_ir::ScalarType::I64,
+        array: Some(tessera_ir::manifest::ArrayArg { map: MapKind::From, dims: vec![Expr::int(1)], section: vec![] }),
+    }];
+    args.extend((0..K).map(|i| int_scalar(&format!("s{i}"))));
+    let m = manifest("many.c:1", "many", args, &kernel, &entry);
+
+    let decls: Vec<String> = (0..K).map(|i| format!("int s{i} = {};", 1000 + i)).collect();
+    let addrs: Vec<String> = (0..K).map(|i| format!("&s{i}")).collect();
+    let program = format!(
+        r#"#include <stdio.h>
+#include "tessera_rt.h"
+int main(void) {{
+  long out[1] = {{0}};
+  {}
+  int r = __tessera_offload({}, {}, out, {});
+  printf("%d %ld\n", r, out[0]);
+  return 0;
+}}
+"#,
+        decls.join(" "),
+        c_literal(&m.to_json()),
+        K + 1,
+        addrs.join(", ")
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = build_c(tmp.path(), "many", &program);
+    let cache = tmp.path().join("cache");
+    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache)]);
+    let want: i64 = (0..K as i64).map(|i| (i + 1) * (1000 + i)).sum();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("1 {want}"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn concurrent_processes_share_one_cache_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = build_c(tmp.path(), "scale", &scale_program(&scale1d()));
+    let cache = tmp.path().join("cache");
+    let report = tmp.path().join("r.jsonl");
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(&exe)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("TESSERA_DEVICE", "emu")
+                .env("TESSERA_CACHE_DIR", &cache)
+                .env("TESSERA_REPORT", &report)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "on_host=0 sum=9814.00 ends=7.0,7.0");
+    }
+    assert_eq!(report_lines(&report).len(), 8);
+    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    // No temporary files left behind.
+    let dir = cache.join(&entries[0]);
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["entry.cpp", "kernel.cpp", "kernel.so"]);
+}

@@ -1,0 +1,195 @@
+//! The differential end-to-end harness.
+//!
+//! Each program in `tests/programs/` is built twice — with plain `clang-19 -fopenmp`
+//! (the reference: the CPU run) and with `tessera cc` — and both binaries run with
+//! `TESSERA_DEVICE=emu`. Their stdout must be byte-identical (the programs print their
+//! results as hexadecimal floats). Expectations live next to the code they describe:
+//!
+//! - `// expect: emu` (or `host`) on a `#pragma omp target` line: every execution of
+//!   that region in the runtime report ran on that device (host ones with a reason),
+//!   and the region ran at least once.
+//! - `// expect-remark: <text>` (optionally `expect-remark@-1:` to point at another
+//!   line): `tessera cc` printed `file:line:col: remark: target region not offloaded:
+//!   <text>` for that line. No other "not offloaded" remark may appear.
+//!
+//! The harness needs `make build` (it runs `target/release/tessera`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// One expectation parsed from a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// The region whose pragma is on `line` runs on `device`.
+    Device {
+        /// Pragma line.
+        line: usize,
+        /// `emu` or `host`.
+        device: String,
+    },
+    /// A "not offloaded" remark at `line` with `text`.
+    Remark {
+        /// Line the remark points at.
+        line: usize,
+        /// Message after `target region not offloaded: `.
+        text: String,
+    },
+}
+
+/// Parses the `expect` comments of a program.
+pub fn expectations(source: &str) -> Vec<Expect> {
+    let mut out = Vec::new();
+    for (i, l) in source.lines().enumerate() {
+        let line = i + 1;
+        let Some(c) = l.find("// expect") else { continue };
+        let c = &l[c + 3..];
+        if let Some(d) = c.strip_prefix("expect: ") {
+            out.push(Expect::Device { line, device: d.trim().to_string() });
+        } else if let Some(rest) = c.strip_prefix("expect-remark") {
+            let (delta, text) = match rest.strip_prefix('@') {
+                Some(r) => {
+                    let (d, t) = r.split_once(':').expect("expect-remark@N: text");
+                    (d.parse::<i64>().expect("expect-remark@N with an integer N"), t)
+                }
+                None => (0, rest.strip_prefix(':').expect("expect-remark: text")),
+            };
+            out.push(Expect::Remark { line: (line as i64 + delta) as usize, text: text.trim().to_string() });
+        }
+    }
+    out
+}
+
+fn run(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
+
+/// Runs the differential test of `tests/programs/<name>` and checks its expectations.
+pub fn differential(name: &str) {
+    let root = repo_root();
+    let src = root.join("tests/programs").join(name);
+    let source = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    let tessera = root.join("target/release/tessera");
+    assert!(tessera.is_file(), "{} is missing: run `make build` first", tessera.display());
+    let cxx = name.ends_with(".cpp");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (ref_bin, tes_bin) = (work.path().join("ref"), work.path().join("tessera"));
+
+    let clang = if cxx { "clang++-19" } else { "clang-19" };
+    run(
+        Command::new(clang).args(["-fopenmp", "-O2", "-o"]).arg(&ref_bin).arg(&src).arg("-lm"),
+        "reference build",
+    );
+    let built = run(
+        Command::new(&tessera)
+            .arg(if cxx { "c++" } else { "cc" })
+            .args(["-O2", "-o"])
+            .arg(&tes_bin)
+            .arg(&src)
+            .arg("-lm"),
+        "tessera build",
+    );
+    let remarks = String::from_utf8_lossy(&built.stderr).to_string();
+
+    let report = work.path().join("report.jsonl");
+    let cache = root.join("target/tessera-test-cache");
+    let exec = |bin: &Path| {
+        run(
+            Command::new(bin)
+                .env("TESSERA_DEVICE", "emu")
+                .env("TESSERA_REPORT", &report)
+                .env("TESSERA_CACHE_DIR", &cache)
+                .env_remove("OMP_TARGET_OFFLOAD"),
+            &format!("running {}", bin.display()),
+        )
+    };
+    let reference = exec(&ref_bin);
+    assert!(!report.exists(), "the reference binary must not call the Tessera runtime");
+    let tessera_out = exec(&tes_bin);
+    if reference.stdout != tessera_out.stdout {
+        let (r, t) = (String::from_utf8_lossy(&reference.stdout), String::from_utf8_lossy(&tessera_out.stdout));
+        let diff = r.lines().zip(t.lines()).position(|(a, b)| a != b);
+        panic!(
+            "{name}: output differs from the CPU run (first differing line: {diff:?})\n--- reference\n{r}\n--- tessera\n{t}\n--- tessera stderr\n{}",
+            String::from_utf8_lossy(&tessera_out.stderr)
+        );
+    }
+
+    let entries: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad report line {l}: {e}")))
+        .collect();
+    let line_of = |e: &serde_json::Value| -> usize {
+        let region = e["region"].as_str().expect("report entry has a region");
+        let (file, line) = region.rsplit_once(':').expect("region is file:line");
+        assert!(file.ends_with(name), "region {region} is not in {name}");
+        line.parse().expect("line number")
+    };
+    let exps = expectations(&source);
+    for e in &entries {
+        let l = line_of(e);
+        assert!(
+            exps.iter().any(|x| matches!(x, Expect::Device { line, .. } if *line == l)),
+            "{name}: region at line {l} ran but has no `// expect:` comment: {e}"
+        );
+    }
+    let mut expected_remarks = 0;
+    for x in &exps {
+        match x {
+            Expect::Device { line, device } => {
+                let runs: Vec<_> = entries.iter().filter(|e| line_of(e) == *line).collect();
+                assert!(!runs.is_empty(), "{name}:{line}: the region never reached the Tessera runtime");
+                for r in runs {
+                    assert_eq!(r["device"].as_str(), Some(device.as_str()), "{name}:{line}: ran elsewhere: {r}");
+                    if device == "host" {
+                        assert!(r["reason"].is_string(), "{name}:{line}: host run without a reason: {r}");
+                    } else {
+                        assert!(r["reason"].is_null(), "{name}:{line}: {r}");
+                    }
+                }
+            }
+            Expect::Remark { line, text } => {
+                expected_remarks += 1;
+                let want = format!("remark: target region not offloaded: {text}");
+                let found = remarks.lines().any(|l| {
+                    l.contains(&want) && l.contains(&format!("{name}:{line}:"))
+                });
+                assert!(found, "{name}:{line}: missing remark '{want}'; tessera cc printed:\n{remarks}");
+            }
+        }
+    }
+    let actual_remarks = remarks.matches("remark: target region not offloaded").count();
+    assert_eq!(actual_remarks, expected_remarks, "{name}: unexpected remarks:\n{remarks}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_expectations() {
+        let src = "#pragma omp target // expect: emu\n  x; // expect-remark: why\n y; // expect-remark@-2: other\n";
+        assert_eq!(
+            expectations(src),
+            vec![
+                Expect::Device { line: 1, device: "emu".into() },
+                Expect::Remark { line: 2, text: "why".into() },
+                Expect::Remark { line: 1, text: "other".into() },
+            ]
+        );
+    }
+}

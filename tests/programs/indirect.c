@@ -1,0 +1,33 @@
+/* Regions Tessera keeps on the host, each with its remark: an indirect subscript,
+   a call, and a `reduction`. Results must still be exactly the CPU's. */
+#include <math.h>
+#include <stdlib.h>
+#include "common.h"
+
+static float scale(float x) { return 2.0f * x; }
+
+int main(void) {
+  int n = 61;
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+  int *idx = malloc(n * sizeof *idx);
+  for (int i = 0; i < n; i++) { a[i] = rng_float(); b[i] = 0.0f; c[i] = 0.0f; idx[i] = (int)(rng_next() % (unsigned)n); }
+
+#pragma omp target teams distribute parallel for map(to: a[0:n], idx[0:n]) map(tofrom: b[0:n]) // expect: host
+  for (int i = 0; i < n; i++)
+    b[i] = a[idx[i]] + 1.0f; // expect-remark: subscript 'idx[i]' of 'a' is not affine
+
+#pragma omp target teams distribute parallel for map(to: a[0:n]) map(tofrom: c[0:n]) // expect: host
+  for (int i = 0; i < n; i++)
+    c[i] = scale(a[i]) + sqrtf(fabsf(a[i])); // expect-remark: call 'scale(a[i])' is not supported (it may have side effects)
+
+  double sum = 0.0;
+#pragma omp target teams distribute parallel for map(to: c[0:n]) reduction(+: sum) // expect: host
+  for (int i = 0; i < n; i++) // expect-remark@-1: clause 'reduction' is not supported
+    sum += c[i];
+
+  print_floats("b", b, n);
+  print_floats("c", c, n);
+  printf("sum: %a\n", sum);
+  free(a); free(b); free(c); free(idx);
+  return 0;
+}
