@@ -1,0 +1,1188 @@
+//===- Extract.cpp - OpenMP target region -> Tessera region IR ----------===//
+//
+// Part of Tessera. Walks one `#pragma omp target…` directive in clang's AST and
+// builds the region IR (`tessera_ir::Region`, schema version 1, defined in
+// crates/ir/src/lib.rs) as an llvm::json value:
+//
+//  * clauses: map clauses give the variables' map kinds and array sections,
+//    collapse gives the loop depth, anything Tessera does not implement is
+//    listed in `unsupported_clauses`;
+//  * body: the loop nest (combined loop directives) or the statements of a
+//    plain `target`, with nested `parallel for`/`teams`/… directives unwrapped;
+//  * vars: every variable declared outside the region that it refers to, in
+//    order of first appearance (this order is the runtime-call ABI).
+//
+// The extractor records what it sees and never decides: constructs the IR
+// cannot express become `unsupported` nodes with source text and location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Extract.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/OpenMPClause.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/AST/StmtOpenMP.h"
+#include "clang/Basic/OpenMPKinds.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+using namespace clang;
+namespace json = llvm::json;
+
+namespace {
+
+/// One array dimension as the declared type gives it.
+struct Dim {
+  /// Constant extent (`float a[64]`).
+  std::optional<uint64_t> Extent;
+  /// Variable extent (`float a[n]`, VLA parameters, pointers to VLAs).
+  const Expr *Size = nullptr;
+  // Neither: unknown (the pointee of a plain pointer, `a[]`).
+};
+
+/// What the runtime needs to know about a variable's type.
+struct Shape {
+  llvm::StringRef Kind; ///< "scalar", "pointer" or "array".
+  llvm::StringRef Elem; ///< Element (or scalar) type name.
+  llvm::SmallVector<Dim, 4> Dims;
+};
+
+/// A region variable under construction (JSON is built once at the end, because
+/// `written`, `map` and `section` are discovered while walking).
+struct VarEntry {
+  const VarDecl *Decl;
+  std::string Name;
+  Shape S;
+  json::Array Dims;
+  json::Value Map = nullptr;
+  json::Array Section;
+  bool Written = false;
+};
+
+/// Lowercase IR spelling of a binary operator, or null when the IR has none.
+const char *binOpName(BinaryOperatorKind Op) {
+  switch (Op) {
+  case BO_Mul: return "mul";
+  case BO_Div: return "div";
+  case BO_Rem: return "rem";
+  case BO_Add: return "add";
+  case BO_Sub: return "sub";
+  case BO_Shl: return "shl";
+  case BO_Shr: return "shr";
+  case BO_LT: return "lt";
+  case BO_GT: return "gt";
+  case BO_LE: return "le";
+  case BO_GE: return "ge";
+  case BO_EQ: return "eq";
+  case BO_NE: return "ne";
+  case BO_And: return "bitand";
+  case BO_Xor: return "bitxor";
+  case BO_Or: return "bitor";
+  case BO_LAnd: return "land";
+  case BO_LOr: return "lor";
+  default: return nullptr;
+  }
+}
+
+/// The IR type name stored in a typed expression node, or empty.
+llvm::StringRef tyOf(const json::Value &V) {
+  if (const json::Object *O = V.getAsObject())
+    if (std::optional<llvm::StringRef> T = O->getString("ty"))
+      return *T;
+  return {};
+}
+
+/// Strips nodes that carry no semantics for the IR: parentheses,
+/// `__extension__`, constant-expression wrappers, template argument
+/// substitutions and cleanups.
+const Expr *skipTransparent(const Expr *E) {
+  while (true) {
+    const Expr *Prev = E;
+    E = E->IgnoreParens();
+    if (const auto *CE = dyn_cast<FullExpr>(E))
+      E = CE->getSubExpr();
+    if (const auto *ST = dyn_cast<SubstNonTypeTemplateParmExpr>(E))
+      E = ST->getReplacement();
+    if (E == Prev)
+      return E;
+  }
+}
+
+/// Strips the implicit conversions between an array variable and its subscript
+/// (`a` decays, pointer values are loaded) plus transparent nodes.
+const Expr *skipDecay(const Expr *E) {
+  while (true) {
+    E = skipTransparent(E);
+    const auto *IC = dyn_cast<ImplicitCastExpr>(E);
+    if (!IC || (IC->getCastKind() != CK_ArrayToPointerDecay &&
+                IC->getCastKind() != CK_LValueToRValue &&
+                IC->getCastKind() != CK_NoOp))
+      return E;
+    E = IC->getSubExpr();
+  }
+}
+
+/// The variable a (possibly cast) expression names directly, if any.
+const VarDecl *namedVar(const Expr *E) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+/// Builds the IR of one region; see extractRegion().
+class RegionExtractor {
+public:
+  RegionExtractor(ASTContext &Ctx)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()) {}
+
+  tessera::ExtractedRegion run(const OMPExecutableDirective &D,
+                               llvm::StringRef Function, unsigned Index);
+
+private:
+  ASTContext &Ctx;
+  SourceManager &SM;
+  const LangOptions &LO;
+
+  std::vector<VarEntry> Vars;
+  /// Index into Vars, or ~0u for variables whose type the IR cannot express.
+  llvm::DenseMap<const VarDecl *, unsigned> VarIndex;
+  /// Unique IR names of all variables seen (region vars, loop indices, locals).
+  llvm::DenseMap<const VarDecl *, std::string> Names;
+  llvm::StringSet<> UsedNames;
+  /// Variables declared inside the region (locals and loop indices).
+  llvm::DenseSet<const VarDecl *> Inner;
+  /// Variables declared outside but used as the index of a canonical loop
+  /// (`int i; … for (i = 0; …)`): private to the region, not region vars.
+  llvm::DenseSet<const VarDecl *> LoopIndices;
+  json::Array UnsupportedClauses;
+  unsigned Collapse = 1;
+
+  // Helpers -----------------------------------------------------------------
+  json::Object loc(SourceLocation L) const;
+  std::string text(SourceRange R, const Stmt *S = nullptr) const;
+  std::string text(const Stmt *S) const {
+    return text(S->getSourceRange(), S);
+  }
+  std::optional<llvm::StringRef> scalar(QualType T) const;
+  std::string typeText(QualType T) const {
+    return "type '" + T.getAsString(Ctx.getPrintingPolicy()) + "'";
+  }
+  std::string nameOf(const VarDecl *VD);
+  json::Value unsupported(llvm::StringRef What, const Stmt *S) const;
+  json::Value unsupportedType(QualType T, const Stmt *S) const {
+    return unsupported(typeText(T), S);
+  }
+  static json::Value castTo(json::Value V, llvm::StringRef Ty);
+  static json::Value intLit(int64_t V, llvm::StringRef Ty) {
+    return json::Object{{"kind", "int"}, {"value", V}, {"ty", Ty.str()}};
+  }
+  std::optional<int64_t> evalInt(const Expr *E) const;
+
+  // Variables ---------------------------------------------------------------
+  std::optional<Shape> shapeOf(const VarDecl *VD) const;
+  Dim dimOf(const ArrayType *AT) const;
+  std::optional<unsigned> regionVar(const VarDecl *VD);
+  json::Value extent(const Dim &D, const Stmt *Where);
+
+  // Clauses -----------------------------------------------------------------
+  void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
+  void unsupportedClause(const OMPClause *C);
+  void mapClause(const OMPMapClause *MC);
+
+  // Expressions -------------------------------------------------------------
+  json::Value expr(const Expr *E);
+  json::Value folded(const Expr *E);
+  json::Value access(const ArraySubscriptExpr *E, const VarDecl *&Array,
+                     json::Array &Index);
+  json::Value read(const ArraySubscriptExpr *E);
+
+  // Statements --------------------------------------------------------------
+  void stmts(const Stmt *S, json::Array &Out);
+  void nestedDirective(const OMPExecutableDirective &D, json::Array &Out);
+  void declStmt(const DeclStmt *DS, json::Array &Out);
+  json::Value forStmt(const ForStmt *F);
+  json::Value ifStmt(const IfStmt *If);
+  json::Value exprStmt(const Expr *E);
+  json::Value lvalue(const Expr *E, const Stmt *Whole, bool &Ok);
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+json::Object RegionExtractor::loc(SourceLocation L) const {
+  PresumedLoc P = SM.getPresumedLoc(L);
+  if (P.isInvalid())
+    return json::Object{{"file", ""}, {"line", 0}, {"col", 0}};
+  return json::Object{
+      {"file", std::string(P.getFilename())},
+      {"line", P.getLine()},
+      {"col", P.getColumn()}};
+}
+
+std::string RegionExtractor::text(SourceRange R, const Stmt *S) const {
+  CharSourceRange CR = SM.getExpansionRange(R);
+  llvm::StringRef T = Lexer::getSourceText(CR, SM, LO);
+  if (!T.empty() || !S)
+    return T.str();
+  // Not in a file buffer (or a broken range): print the node instead.
+  std::string Buf;
+  llvm::raw_string_ostream OS(Buf);
+  S->printPretty(OS, nullptr, Ctx.getPrintingPolicy());
+  return OS.str();
+}
+
+std::optional<llvm::StringRef> RegionExtractor::scalar(QualType T) const {
+  if (T.isNull())
+    return std::nullopt;
+  T = T.getCanonicalType().getUnqualifiedType();
+  if (T->isBooleanType())
+    return llvm::StringRef("bool");
+  if (const auto *BT = T->getAs<BuiltinType>()) {
+    if (BT->getKind() == BuiltinType::Float)
+      return llvm::StringRef("f32");
+    if (BT->getKind() == BuiltinType::Double)
+      return llvm::StringRef("f64");
+  }
+  if (!T->isIntegerType() || T->isBitIntType())
+    return std::nullopt;
+  if (const auto *ET = T->getAs<EnumType>())
+    T = ET->getDecl()->getIntegerType();
+  bool Signed = T->isSignedIntegerType();
+  switch (Ctx.getTypeSize(T)) {
+  case 8: return llvm::StringRef(Signed ? "i8" : "u8");
+  case 16: return llvm::StringRef(Signed ? "i16" : "u16");
+  case 32: return llvm::StringRef(Signed ? "i32" : "u32");
+  case 64: return llvm::StringRef(Signed ? "i64" : "u64");
+  default: return std::nullopt;
+  }
+}
+
+std::string RegionExtractor::nameOf(const VarDecl *VD) {
+  auto It = Names.find(VD);
+  if (It != Names.end())
+    return It->second;
+  std::string Base = VD->getName().str();
+  if (Base.empty())
+    Base = "v";
+  std::string Name = Base;
+  for (unsigned K = 1; UsedNames.contains(Name); ++K)
+    Name = Base + "_" + std::to_string(K);
+  UsedNames.insert(Name);
+  return Names[VD] = Name;
+}
+
+json::Value RegionExtractor::unsupported(llvm::StringRef What,
+                                         const Stmt *S) const {
+  return json::Object{{"kind", "unsupported"},
+                      {"what", What.str()},
+                      {"text", text(S)},
+                      {"loc", loc(S->getBeginLoc())}};
+}
+
+json::Value RegionExtractor::castTo(json::Value V, llvm::StringRef Ty) {
+  if (tyOf(V) == Ty)
+    return V; // identity conversion: nothing to record
+  return json::Object{
+      {"kind", "cast"}, {"arg", std::move(V)}, {"ty", Ty.str()}};
+}
+
+std::optional<int64_t> RegionExtractor::evalInt(const Expr *E) const {
+  Expr::EvalResult R;
+  if (E->isValueDependent() || !E->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  const llvm::APSInt &V = R.Val.getInt();
+  if (V.getBitWidth() > 64)
+    return std::nullopt;
+  return V.isSigned() ? V.getSExtValue() : int64_t(V.getZExtValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Variables
+//===----------------------------------------------------------------------===//
+
+Dim RegionExtractor::dimOf(const ArrayType *AT) const {
+  Dim D;
+  if (const auto *CAT = dyn_cast<ConstantArrayType>(AT))
+    D.Extent = CAT->getSize().getZExtValue();
+  else if (const auto *VAT = dyn_cast<VariableArrayType>(AT))
+    D.Size = VAT->getSizeExpr(); // null for `[*]`
+  return D;
+}
+
+std::optional<Shape> RegionExtractor::shapeOf(const VarDecl *VD) const {
+  QualType T = VD->getType().getNonReferenceType();
+  Shape S;
+  if (std::optional<llvm::StringRef> Ty = scalar(T)) {
+    S.Kind = "scalar";
+    S.Elem = *Ty;
+    return S;
+  }
+  if (T->isPointerType()) {
+    S.Kind = "pointer";
+    S.Dims.push_back(Dim());
+    // `float A[n][m]` as a parameter is adjusted to `float (*A)[m]`; the
+    // written type still knows the outer extent.
+    if (const auto *PVD = dyn_cast<ParmVarDecl>(VD))
+      if (const ArrayType *AT = Ctx.getAsArrayType(PVD->getOriginalType()))
+        S.Dims[0] = dimOf(AT);
+    T = T->getPointeeType();
+  } else if (T->isArrayType()) {
+    S.Kind = "array";
+  } else {
+    return std::nullopt;
+  }
+  while (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+    S.Dims.push_back(dimOf(AT));
+    T = AT->getElementType();
+  }
+  std::optional<llvm::StringRef> Elem = scalar(T);
+  if (!Elem)
+    return std::nullopt;
+  S.Elem = *Elem;
+  return S;
+}
+
+/// Extent of one dimension as an IR expression (constant extents are `i64`).
+json::Value RegionExtractor::extent(const Dim &D, const Stmt *Where) {
+  if (D.Extent)
+    return intLit(int64_t(*D.Extent), "i64");
+  if (D.Size)
+    return expr(D.Size);
+  return unsupported("array section without length", Where);
+}
+
+std::optional<unsigned> RegionExtractor::regionVar(const VarDecl *VD) {
+  auto It = VarIndex.find(VD);
+  if (It != VarIndex.end()) {
+    if (It->second == ~0u)
+      return std::nullopt;
+    return It->second;
+  }
+  std::optional<Shape> S = shapeOf(VD);
+  if (!S) {
+    VarIndex[VD] = ~0u;
+    return std::nullopt;
+  }
+  unsigned I = Vars.size();
+  VarIndex[VD] = I;
+  VarEntry E;
+  E.Decl = VD;
+  E.Name = nameOf(VD);
+  E.S = *S;
+  Vars.push_back(std::move(E));
+  // Extents may name further scalars (`float (*A)[m]`): they are appended
+  // after this variable. Vars may grow meanwhile, so index, don't hold on.
+  json::Array Dims;
+  Shape Sh = *S;
+  for (const Dim &D : Sh.Dims) {
+    if (D.Extent)
+      Dims.push_back(intLit(int64_t(*D.Extent), "i64"));
+    else if (D.Size)
+      Dims.push_back(expr(D.Size));
+    else
+      Dims.push_back(nullptr);
+  }
+  Vars[I].Dims = std::move(Dims);
+  return I;
+}
+
+//===----------------------------------------------------------------------===//
+// Clauses
+//===----------------------------------------------------------------------===//
+
+void RegionExtractor::unsupportedClause(const OMPClause *C) {
+  UnsupportedClauses.push_back(json::Object{
+      {"name", llvm::omp::getOpenMPClauseName(C->getClauseKind())},
+      {"loc", loc(C->getBeginLoc())}});
+}
+
+/// Records the clauses of \p D. \p OwnsLoop: \p D is the loop directive whose
+/// associated loop nest is the one Tessera compiles (so its `collapse` counts).
+void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
+  for (const OMPClause *C : D.clauses()) {
+    // Clauses Sema added (implicit maps, firstprivates) are not the user's.
+    if (!C || C->isImplicit())
+      continue;
+    switch (C->getClauseKind()) {
+    case llvm::omp::OMPC_map:
+      mapClause(cast<OMPMapClause>(C));
+      break;
+    case llvm::omp::OMPC_collapse:
+      if (OwnsLoop)
+        if (std::optional<int64_t> N =
+                evalInt(cast<OMPCollapseClause>(C)->getNumForLoops()))
+          Collapse = unsigned(*N);
+      break;
+    case llvm::omp::OMPC_private:
+    case llvm::omp::OMPC_firstprivate: {
+      // Harmless for scalars (loop indices, temporaries: a write to one is
+      // still reported by the Rust side); private copies of arrays are not.
+      bool AllScalar = true;
+      for (const Stmt *Child : C->children())
+        if (const auto *E = dyn_cast_or_null<Expr>(Child))
+          if (!scalar(E->getType()))
+            AllScalar = false;
+      if (!AllScalar)
+        unsupportedClause(C);
+      break;
+    }
+    // Scheduling, parallelism and vectorisation hints: no effect on results.
+    case llvm::omp::OMPC_schedule:
+    case llvm::omp::OMPC_dist_schedule:
+    case llvm::omp::OMPC_shared:
+    case llvm::omp::OMPC_default:
+    case llvm::omp::OMPC_num_teams:
+    case llvm::omp::OMPC_thread_limit:
+    case llvm::omp::OMPC_num_threads:
+    case llvm::omp::OMPC_proc_bind:
+    case llvm::omp::OMPC_safelen:
+    case llvm::omp::OMPC_simdlen:
+    case llvm::omp::OMPC_aligned:
+    case llvm::omp::OMPC_nontemporal:
+    case llvm::omp::OMPC_order:
+    case llvm::omp::OMPC_bind:
+      break;
+    // Everything else changes semantics or synchronisation (if, device,
+    // nowait, depend, reduction, lastprivate, in_reduction, is_device_ptr,
+    // has_device_addr, defaultmap, allocate, uses_allocators, ordered, …).
+    default:
+      unsupportedClause(C);
+      break;
+    }
+  }
+}
+
+void RegionExtractor::mapClause(const OMPMapClause *MC) {
+  llvm::StringRef Kind;
+  switch (MC->getMapType()) {
+  case OMPC_MAP_to: Kind = "to"; break;
+  case OMPC_MAP_from: Kind = "from"; break;
+  case OMPC_MAP_tofrom:
+  case OMPC_MAP_unknown: Kind = "tofrom"; break;
+  case OMPC_MAP_alloc: Kind = "alloc"; break;
+  default:
+    unsupportedClause(MC);
+    return;
+  }
+  for (const Expr *Item : MC->varlists()) {
+    // `A[l0:n0][l1:n1]` nests innermost-outermost; collect, then reverse.
+    llvm::SmallVector<const Expr *, 4> Chain;
+    const Expr *Cur = Item;
+    while (true) {
+      Cur = skipTransparent(Cur)->IgnoreParenImpCasts();
+      if (const auto *AS = dyn_cast<ArraySectionExpr>(Cur)) {
+        Chain.push_back(AS);
+        Cur = AS->getBase();
+      } else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+        Chain.push_back(ASE);
+        Cur = ASE->getBase();
+      } else {
+        break;
+      }
+    }
+    std::reverse(Chain.begin(), Chain.end());
+    const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
+    const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    // Members, derefs and the like: the body's uses report them.
+    if (!VD)
+      continue;
+    std::optional<unsigned> I = regionVar(VD);
+    if (!I || Vars[*I].Map.kind() != json::Value::Null)
+      continue; // unrepresentable type (reported at its uses), or mapped twice
+    Vars[*I].Map = Kind.str();
+    json::Array Section;
+    for (unsigned K = 0; K < Chain.size(); ++K) {
+      const Expr *Sub = Chain[K];
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub)) {
+        Section.push_back(json::Object{{"lower", expr(ASE->getIdx())},
+                                       {"length", intLit(1, "i64")}});
+        continue;
+      }
+      const auto *AS = cast<ArraySectionExpr>(Sub);
+      if (const Expr *Stride = AS->getStride()) {
+        std::optional<int64_t> S = evalInt(Stride);
+        if (!S || *S != 1) {
+          json::Value Bad = unsupported("strided array section", AS);
+          Section.push_back(json::Object{{"lower", Bad}, {"length", Bad}});
+          continue;
+        }
+      }
+      const Expr *Lower = AS->getLowerBound();
+      json::Value LowerV = Lower ? expr(Lower) : intLit(0, "i64");
+      json::Value LengthV = nullptr;
+      if (const Expr *Len = AS->getLength()) {
+        LengthV = expr(Len);
+      } else {
+        // `a[l:]` / `a[:]`: up to the end of the dimension.
+        const Shape &S = Vars[*I].S;
+        Dim D = K < S.Dims.size() ? S.Dims[K] : Dim();
+        std::optional<int64_t> LowerC =
+            Lower ? evalInt(Lower) : std::optional<int64_t>(0);
+        if (D.Extent && LowerC)
+          LengthV = intLit(int64_t(*D.Extent) - *LowerC, "i64");
+        else if ((D.Extent || D.Size) && LowerC && *LowerC == 0)
+          LengthV = extent(D, AS);
+        else if (D.Extent || D.Size)
+          LengthV = json::Object{{"kind", "binary"},
+                                 {"op", "sub"},
+                                 {"lhs", castTo(extent(D, AS), "i64")},
+                                 {"rhs", castTo(expr(Lower), "i64")},
+                                 {"ty", "i64"}};
+        else
+          LengthV = unsupported("array section without length", AS);
+      }
+      Section.push_back(json::Object{{"lower", std::move(LowerV)},
+                                     {"length", std::move(LengthV)}});
+    }
+    Vars[*I].Section = std::move(Section);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+/// Folds a constant (a C++ constant that is not odr-used, an enumerator) into a
+/// literal; null when it does not fold.
+json::Value RegionExtractor::folded(const Expr *E) {
+  std::optional<llvm::StringRef> Ty = scalar(E->getType());
+  Expr::EvalResult R;
+  if (!Ty || E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx))
+    return nullptr;
+  if (R.Val.isInt()) {
+    const llvm::APSInt &V = R.Val.getInt();
+    if (V.getBitWidth() > 64)
+      return nullptr;
+    return intLit(V.isSigned() ? V.getSExtValue() : int64_t(V.getZExtValue()),
+                  *Ty);
+  }
+  if (R.Val.isFloat()) {
+    llvm::APFloat F = R.Val.getFloat();
+    bool LosesInfo;
+    F.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &LosesInfo);
+    return json::Object{{"kind", "float"},
+                        {"bits", F.bitcastToAPInt().getZExtValue()},
+                        {"ty", *Ty}};
+  }
+  return nullptr;
+}
+
+json::Value RegionExtractor::expr(const Expr *E) {
+  E = skipTransparent(E);
+
+  if (const auto *CE = dyn_cast<CastExpr>(E)) {
+    switch (CE->getCastKind()) {
+    case CK_LValueToRValue:
+    case CK_NoOp:
+      return expr(CE->getSubExpr());
+    case CK_IntegralCast:
+    case CK_IntegralToBoolean:
+    case CK_IntegralToFloating:
+    case CK_FloatingToIntegral:
+    case CK_FloatingCast:
+    case CK_FloatingToBoolean:
+    case CK_BooleanToSignedIntegral: {
+      std::optional<llvm::StringRef> To = scalar(CE->getType());
+      if (!To)
+        return unsupportedType(CE->getType(), E);
+      return castTo(expr(CE->getSubExpr()), *To);
+    }
+    case CK_ArrayToPointerDecay:
+    case CK_FunctionToPointerDecay:
+      return unsupported("pointer value", E);
+    default:
+      return unsupported("cast", E);
+    }
+  }
+
+  if (const auto *IL = dyn_cast<IntegerLiteral>(E)) {
+    std::optional<llvm::StringRef> Ty = scalar(IL->getType());
+    if (!Ty || IL->getValue().getBitWidth() > 64)
+      return unsupportedType(IL->getType(), E);
+    bool Signed = IL->getType()->isSignedIntegerType();
+    const llvm::APInt &V = IL->getValue();
+    return intLit(Signed ? V.getSExtValue() : int64_t(V.getZExtValue()), *Ty);
+  }
+  if (isa<CharacterLiteral>(E) || isa<CXXBoolLiteralExpr>(E)) {
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    std::optional<int64_t> V = evalInt(E);
+    if (!Ty || !V)
+      return unsupportedType(E->getType(), E);
+    return intLit(*V, *Ty);
+  }
+  if (const auto *FL = dyn_cast<FloatingLiteral>(E)) {
+    std::optional<llvm::StringRef> Ty = scalar(FL->getType());
+    if (!Ty)
+      return unsupportedType(FL->getType(), E);
+    llvm::APFloat V = FL->getValue();
+    bool LosesInfo;
+    V.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &LosesInfo);
+    return json::Object{{"kind", "float"},
+                        {"bits", V.bitcastToAPInt().getZExtValue()},
+                        {"ty", *Ty}};
+  }
+
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // Enumerators and C++ constants that are not odr-used (`constexpr int N`)
+    // are values, not variables: there may be nothing to take the address of.
+    if (isa<EnumConstantDecl>(DRE->getDecl()) ||
+        DRE->isNonOdrUse() != NOUR_None) {
+      json::Value F = folded(E);
+      if (F.kind() != json::Value::Null)
+        return F;
+    }
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!VD)
+      return unsupported("reference to '" + DRE->getDecl()->getNameAsString() +
+                             "'",
+                         E);
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!Inner.count(VD) && !LoopIndices.count(VD))
+      regionVar(VD);
+    if (!Ty)
+      return unsupported(shapeOf(VD) ? llvm::StringRef("pointer value")
+                                     : llvm::StringRef(typeText(E->getType())),
+                         E);
+    return json::Object{{"kind", "var"}, {"name", nameOf(VD)}, {"ty", *Ty}};
+  }
+
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    return read(ASE);
+
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    const char *Op = nullptr;
+    switch (UO->getOpcode()) {
+    case UO_Minus: Op = "neg"; break;
+    case UO_Plus: Op = "plus"; break;
+    case UO_LNot: Op = "not"; break;
+    case UO_Not: Op = "bitnot"; break;
+    case UO_PreInc:
+    case UO_PreDec:
+    case UO_PostInc:
+    case UO_PostDec:
+      return unsupported("increment", E);
+    case UO_Deref:
+      return unsupported("pointer arithmetic", E);
+    case UO_AddrOf:
+      return unsupported("address-of", E);
+    default:
+      return unsupported(
+          ("operator '" + UnaryOperator::getOpcodeStr(UO->getOpcode()) + "'")
+              .str(),
+          E);
+    }
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!Ty)
+      return unsupportedType(E->getType(), E);
+    return json::Object{{"kind", "unary"},
+                        {"op", Op},
+                        {"arg", expr(UO->getSubExpr())},
+                        {"ty", *Ty}};
+  }
+
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->isAssignmentOp())
+      return unsupported("assignment in expression", E);
+    if (BO->getOpcode() == BO_Comma)
+      return unsupported("comma operator", E);
+    if (BO->getLHS()->getType()->isPointerType() ||
+        BO->getRHS()->getType()->isPointerType())
+      return unsupported("pointer arithmetic", E);
+    const char *Op = binOpName(BO->getOpcode());
+    if (!Op)
+      return unsupported("operator '" + BO->getOpcodeStr().str() + "'", E);
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!Ty)
+      return unsupportedType(E->getType(), E);
+    return json::Object{{"kind", "binary"},
+                        {"op", Op},
+                        {"lhs", expr(BO->getLHS())},
+                        {"rhs", expr(BO->getRHS())},
+                        {"ty", *Ty}};
+  }
+
+  if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!Ty)
+      return unsupportedType(E->getType(), E);
+    return json::Object{{"kind", "select"},
+                        {"cond", expr(CO->getCond())},
+                        {"then", expr(CO->getTrueExpr())},
+                        {"else", expr(CO->getFalseExpr())},
+                        {"ty", *Ty}};
+  }
+
+  if (isa<CallExpr>(E))
+    return unsupported("call", E);
+
+  if (const auto *UE = dyn_cast<UnaryExprOrTypeTraitExpr>(E)) {
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (std::optional<int64_t> V = evalInt(E); V && Ty)
+      return intLit(*V, *Ty);
+    return unsupported(getTraitSpelling(UE->getKind()), E);
+  }
+
+  if (isa<MemberExpr>(E))
+    return unsupported("member access", E);
+  if (isa<BinaryConditionalOperator>(E))
+    return unsupported("operator '?:'", E);
+  if (isa<StmtExpr>(E))
+    return unsupported("statement expression", E);
+  if (isa<LambdaExpr>(E))
+    return unsupported("lambda", E);
+  return unsupported("expression", E);
+}
+
+/// Resolves `a[i][j]` to its array variable and subscripts (outermost first).
+/// Returns null on success, else the unsupported node describing why not.
+json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
+                                    const VarDecl *&Array, json::Array &Index) {
+  llvm::SmallVector<const Expr *, 4> Subscripts; // innermost first
+  const Expr *Cur = E;
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+    Subscripts.push_back(ASE->getIdx());
+    Cur = skipDecay(ASE->getBase());
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
+  const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD) {
+    if (isa<MemberExpr>(Cur))
+      return unsupported("member access", E);
+    return unsupported("pointer arithmetic", E);
+  }
+  if (Inner.count(VD))
+    return unsupported("local array", E);
+  std::optional<unsigned> I = regionVar(VD);
+  if (!I)
+    return unsupported(typeText(VD->getType()), E);
+  if (Subscripts.size() != Vars[*I].S.Dims.size())
+    return unsupported("partial array subscript", E);
+  Array = VD;
+  for (auto It = Subscripts.rbegin(); It != Subscripts.rend(); ++It)
+    Index.push_back(expr(*It));
+  return nullptr;
+}
+
+json::Value RegionExtractor::read(const ArraySubscriptExpr *E) {
+  const VarDecl *Array = nullptr;
+  json::Array Index;
+  json::Value Bad = access(E, Array, Index);
+  if (Bad.kind() != json::Value::Null)
+    return Bad;
+  std::optional<llvm::StringRef> Ty = scalar(E->getType());
+  if (!Ty)
+    return unsupportedType(E->getType(), E);
+  return json::Object{{"kind", "read"},
+                      {"array", nameOf(Array)},
+                      {"index", std::move(Index)},
+                      {"ty", *Ty},
+                      {"loc", loc(E->getBeginLoc())}};
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void RegionExtractor::stmts(const Stmt *S, json::Array &Out) {
+  if (!S || isa<NullStmt>(S))
+    return;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *Child : CS->body())
+      stmts(Child, Out);
+    return;
+  }
+  if (const auto *AS = dyn_cast<AttributedStmt>(S))
+    return stmts(AS->getSubStmt(), Out);
+  if (const auto *LS = dyn_cast<LabelStmt>(S))
+    return stmts(LS->getSubStmt(), Out); // a goto to it is reported itself
+  if (const auto *CL = dyn_cast<OMPCanonicalLoop>(S))
+    return stmts(CL->getLoopStmt(), Out); // -fopenmp-enable-irbuilder wrapper
+  if (const auto *D = dyn_cast<OMPExecutableDirective>(S))
+    return nestedDirective(*D, Out);
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    return declStmt(DS, Out);
+  if (const auto *F = dyn_cast<ForStmt>(S)) {
+    Out.push_back(forStmt(F));
+    return;
+  }
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    Out.push_back(ifStmt(If));
+    return;
+  }
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    Out.push_back(exprStmt(E));
+    return;
+  }
+  llvm::StringRef What = "statement";
+  if (isa<WhileStmt>(S))
+    What = "while loop";
+  else if (isa<DoStmt>(S))
+    What = "do loop";
+  else if (isa<CXXForRangeStmt>(S))
+    What = "range-based for loop";
+  else if (isa<GotoStmt>(S) || isa<IndirectGotoStmt>(S))
+    What = "goto";
+  else if (isa<BreakStmt>(S))
+    What = "break";
+  else if (isa<ContinueStmt>(S))
+    What = "continue";
+  else if (isa<ReturnStmt>(S))
+    What = "return";
+  else if (isa<SwitchStmt>(S))
+    What = "switch";
+  else if (isa<AsmStmt>(S))
+    What = "asm";
+  else if (isa<CXXTryStmt>(S))
+    What = "try";
+  // Compound statements are quoted by their header, not their whole body.
+  SourceRange Header = S->getSourceRange();
+  if (const auto *W = dyn_cast<WhileStmt>(S))
+    Header = SourceRange(W->getWhileLoc(), W->getRParenLoc());
+  else if (const auto *Do = dyn_cast<DoStmt>(S))
+    Header = SourceRange(Do->getWhileLoc(), Do->getRParenLoc());
+  else if (const auto *RF = dyn_cast<CXXForRangeStmt>(S))
+    Header = SourceRange(RF->getForLoc(), RF->getRParenLoc());
+  else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
+    Header = SourceRange(Sw->getSwitchLoc(), Sw->getRParenLoc());
+  std::string Text = text(Header, S);
+  if (isa<DoStmt>(S))
+    Text = "do ... " + Text;
+  Out.push_back(json::Object{{"kind", "unsupported"},
+                             {"what", What.str()},
+                             {"text", std::move(Text)},
+                             {"loc", loc(S->getBeginLoc())}});
+}
+
+/// A directive nested in a plain `target` (`parallel for`, `teams distribute
+/// parallel for`, `parallel`, `simd`, …): its body becomes part of the region.
+void RegionExtractor::nestedDirective(const OMPExecutableDirective &D,
+                                      json::Array &Out) {
+  OpenMPDirectiveKind K = D.getDirectiveKind();
+  bool Loop = isa<OMPLoopDirective>(D) && !isOpenMPTaskLoopDirective(K);
+  if ((!Loop && K != llvm::omp::OMPD_parallel &&
+       K != llvm::omp::OMPD_teams) ||
+      !D.hasAssociatedStmt()) {
+    Out.push_back(
+        unsupported(("omp " + llvm::omp::getOpenMPDirectiveName(K)).str(), &D));
+    return;
+  }
+  clauses(D, /*OwnsLoop=*/Loop);
+  stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Out);
+}
+
+void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
+  for (const Decl *D : DS->decls()) {
+    const auto *VD = dyn_cast<VarDecl>(D);
+    if (!VD)
+      continue; // typedefs, local tags: no code
+    if (!VD->hasLocalStorage()) {
+      Out.push_back(unsupported("static local", DS));
+      continue;
+    }
+    std::optional<llvm::StringRef> Ty = scalar(VD->getType());
+    if (!Ty) {
+      Out.push_back(unsupported(VD->getType()->isArrayType()
+                                    ? std::string("local array")
+                                    : "local of " + typeText(VD->getType()),
+                                DS));
+      continue;
+    }
+    Inner.insert(VD);
+    json::Value Init = nullptr;
+    if (const Expr *I = VD->getInit())
+      Init = expr(I);
+    Out.push_back(json::Object{{"kind", "let"},
+                               {"name", nameOf(VD)},
+                               {"ty", *Ty},
+                               {"init", std::move(Init)},
+                               {"loc", loc(VD->getLocation())}});
+  }
+}
+
+json::Value RegionExtractor::forStmt(const ForStmt *F) {
+  auto NonCanonical = [&] {
+    return json::Object{
+        {"kind", "unsupported"},
+        {"what", "non-canonical loop"},
+        {"text", text(SourceRange(F->getForLoc(), F->getRParenLoc()), F)},
+        {"loc", loc(F->getForLoc())}};
+  };
+
+  // Init: `T i = e` or `i = e`.
+  const VarDecl *IV = nullptr;
+  const Expr *LowerE = nullptr;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit())) {
+    if (DS->isSingleDecl())
+      if (const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl()))
+        if (VD->getInit() && VD->hasLocalStorage()) {
+          IV = VD;
+          LowerE = VD->getInit();
+        }
+  } else if (const auto *BO = dyn_cast_or_null<BinaryOperator>(
+                 F->getInit() ? skipTransparent(cast<Expr>(F->getInit()))
+                              : nullptr)) {
+    if (BO->getOpcode() == BO_Assign)
+      if (const auto *DRE =
+              dyn_cast<DeclRefExpr>(skipTransparent(BO->getLHS())))
+        if ((IV = dyn_cast<VarDecl>(DRE->getDecl())))
+          LowerE = BO->getRHS();
+  }
+  std::optional<llvm::StringRef> Ty = IV ? scalar(IV->getType()) : std::nullopt;
+  if (!IV || !Ty || !IV->getType()->isIntegerType() ||
+      F->getConditionVariable())
+    return NonCanonical();
+
+  // Condition: `i < e`, `i <= e`, `e > i`, `e >= i`.
+  const auto *Cond = dyn_cast_or_null<BinaryOperator>(
+      F->getCond() ? skipTransparent(F->getCond()) : nullptr);
+  if (!Cond)
+    return NonCanonical();
+  BinaryOperatorKind Op = Cond->getOpcode();
+  const Expr *UpperE = nullptr;
+  if (namedVar(Cond->getLHS()) == IV && (Op == BO_LT || Op == BO_LE)) {
+    UpperE = Cond->getRHS();
+  } else if (namedVar(Cond->getRHS()) == IV && (Op == BO_GT || Op == BO_GE)) {
+    UpperE = Cond->getLHS();
+    Op = Op == BO_GT ? BO_LT : BO_LE;
+  } else {
+    return NonCanonical();
+  }
+
+  // Increment: `i++`, `++i`, `i += c`, `i = i + c`, `i = c + i` (c > 0).
+  std::optional<int64_t> Step;
+  const Expr *Inc = F->getInc() ? skipTransparent(F->getInc()) : nullptr;
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Inc)) {
+    if (UO->isIncrementOp() && namedVar(UO->getSubExpr()) == IV)
+      Step = 1;
+  } else if (const auto *CA = dyn_cast_or_null<CompoundAssignOperator>(Inc)) {
+    if (CA->getOpcode() == BO_AddAssign && namedVar(CA->getLHS()) == IV)
+      Step = evalInt(CA->getRHS());
+  } else if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Inc)) {
+    if (BO->getOpcode() == BO_Assign && namedVar(BO->getLHS()) == IV)
+      if (const auto *Add = dyn_cast<BinaryOperator>(
+              BO->getRHS()->IgnoreParenImpCasts()))
+        if (Add->getOpcode() == BO_Add) {
+          if (namedVar(Add->getLHS()) == IV)
+            Step = evalInt(Add->getRHS());
+          else if (namedVar(Add->getRHS()) == IV)
+            Step = evalInt(Add->getLHS());
+        }
+  }
+  if (!Step || *Step <= 0)
+    return NonCanonical();
+
+  // The index is private to the region whether declared here or outside.
+  if (isa<DeclStmt>(F->getInit()))
+    Inner.insert(IV);
+  else if (!Inner.count(IV))
+    LoopIndices.insert(IV);
+  std::string Name = nameOf(IV);
+
+  json::Value Lower = expr(LowerE);
+  // The bound as converted for the comparison, so C semantics hold.
+  json::Value Upper = expr(UpperE);
+  if (Op == BO_LE) {
+    // (Copied: tyOf() points into Upper, which is moved below.)
+    std::string UTy = tyOf(Upper).str();
+    if (UTy.empty())
+      UTy = scalar(UpperE->getType()).value_or("i32").str();
+    Upper = json::Object{{"kind", "binary"},
+                         {"op", "add"},
+                         {"lhs", std::move(Upper)},
+                         {"rhs", intLit(1, UTy)},
+                         {"ty", UTy}};
+  }
+  json::Array Body;
+  stmts(F->getBody(), Body);
+  return json::Object{{"kind", "for"},
+                      {"var", Name},
+                      {"ty", *Ty},
+                      {"lower", std::move(Lower)},
+                      {"upper", std::move(Upper)},
+                      {"step", *Step},
+                      {"body", std::move(Body)},
+                      {"loc", loc(F->getForLoc())}};
+}
+
+json::Value RegionExtractor::ifStmt(const IfStmt *If) {
+  if (If->getInit() || If->getConditionVariable())
+    return json::Object{
+        {"kind", "unsupported"},
+        {"what", "if with initializer"},
+        {"text", text(SourceRange(If->getIfLoc(), If->getRParenLoc()), If)},
+        {"loc", loc(If->getIfLoc())}};
+  if (If->isConsteval())
+    return unsupported("consteval if", If);
+  json::Array Then, Else;
+  stmts(If->getThen(), Then);
+  stmts(If->getElse(), Else);
+  return json::Object{{"kind", "if"},
+                      {"cond", expr(If->getCond())},
+                      {"then", std::move(Then)},
+                      {"else", std::move(Else)},
+                      {"loc", loc(If->getIfLoc())}};
+}
+
+/// The target of an assignment. On failure \p Ok is false and the result is the
+/// unsupported statement that replaces the whole assignment \p Whole.
+json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
+                                    bool &Ok) {
+  Ok = false;
+  E = skipTransparent(E);
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    const VarDecl *Array = nullptr;
+    json::Array Index;
+    json::Value Bad = access(ASE, Array, Index);
+    if (Bad.kind() != json::Value::Null)
+      return Bad; // the reason for the access is the statement's reason
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!Ty)
+      return unsupportedType(E->getType(), Whole);
+    Vars[VarIndex[Array]].Written = true;
+    Ok = true;
+    return json::Object{{"kind", "element"},
+                        {"array", nameOf(Array)},
+                        {"index", std::move(Index)},
+                        {"ty", *Ty},
+                        {"loc", loc(E->getBeginLoc())}};
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    std::optional<llvm::StringRef> Ty = scalar(E->getType());
+    if (!VD || !Ty)
+      return unsupported("assignment", Whole);
+    Ok = true;
+    if (Inner.count(VD) || LoopIndices.count(VD))
+      return json::Object{
+          {"kind", "local"}, {"name", nameOf(VD)}, {"ty", *Ty}};
+    std::optional<unsigned> I = regionVar(VD);
+    Vars[*I].Written = true;
+    return json::Object{{"kind", "scalar"},
+                        {"name", nameOf(VD)},
+                        {"ty", *Ty},
+                        {"loc", loc(E->getBeginLoc())}};
+  }
+  if (isa<MemberExpr>(E))
+    return unsupported("member access", Whole);
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    return unsupported("pointer arithmetic", Whole);
+  return unsupported("assignment", Whole);
+}
+
+json::Value RegionExtractor::exprStmt(const Expr *E) {
+  const Expr *S = E;
+  E = skipTransparent(E);
+  if (const auto *CA = dyn_cast<CompoundAssignOperator>(E)) {
+    const char *Op = binOpName(BinaryOperator::getOpForCompoundAssignment(
+        CA->getOpcode()));
+    if (CA->getLHS()->getType()->isPointerType())
+      return unsupported("pointer arithmetic", S);
+    std::optional<llvm::StringRef> TargetTy = scalar(CA->getLHS()->getType());
+    std::optional<llvm::StringRef> LhsTy =
+        scalar(CA->getComputationLHSType());
+    std::optional<llvm::StringRef> ResTy =
+        scalar(CA->getComputationResultType());
+    if (!Op || !TargetTy || !LhsTy || !ResTy)
+      return unsupported("compound assignment", S);
+    bool Ok;
+    json::Value Target = lvalue(CA->getLHS(), S, Ok);
+    if (!Ok)
+      return Target;
+    // a op= b  ==>  a = (T)((CL)a op b), in the types clang computed.
+    json::Value Value = castTo(
+        json::Object{{"kind", "binary"},
+                     {"op", Op},
+                     {"lhs", castTo(expr(CA->getLHS()), *LhsTy)},
+                     {"rhs", expr(CA->getRHS())},
+                     {"ty", *ResTy}},
+        *TargetTy);
+    return json::Object{{"kind", "assign"},
+                        {"target", std::move(Target)},
+                        {"value", std::move(Value)},
+                        {"loc", loc(S->getBeginLoc())}};
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->getOpcode() == BO_Assign) {
+      bool Ok;
+      json::Value Target = lvalue(BO->getLHS(), S, Ok);
+      if (!Ok)
+        return Target;
+      return json::Object{{"kind", "assign"},
+                          {"target", std::move(Target)},
+                          {"value", expr(BO->getRHS())},
+                          {"loc", loc(S->getBeginLoc())}};
+    }
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->isIncrementDecrementOp())
+    return unsupported("increment", S);
+  if (isa<CallExpr>(E))
+    return unsupported("call", S);
+  return unsupported("expression statement", S);
+}
+
+//===----------------------------------------------------------------------===//
+// Region
+//===----------------------------------------------------------------------===//
+
+tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
+                                              llvm::StringRef Function,
+                                              unsigned Index) {
+  bool Loop = isa<OMPLoopDirective>(D);
+  clauses(D, /*OwnsLoop=*/Loop);
+  json::Array Body;
+  if (D.hasAssociatedStmt()) {
+    // Combined loop directives: the associated loop nest. Plain `target`,
+    // `target teams`, `target parallel`: the body, nested directives unwrapped.
+    stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Body);
+  }
+
+  tessera::ExtractedRegion R;
+  json::Array VarsJ;
+  for (VarEntry &V : Vars) {
+    R.Vars.push_back(V.Decl);
+    VarsJ.push_back(json::Object{{"name", V.Name},
+                                 {"kind", V.S.Kind},
+                                 {"elem", V.S.Elem},
+                                 {"dims", std::move(V.Dims)},
+                                 {"map", std::move(V.Map)},
+                                 {"section", std::move(V.Section)},
+                                 {"written", V.Written},
+                                 {"loc", loc(V.Decl->getLocation())}});
+  }
+  R.IR = json::Object{
+      {"version", 1},
+      {"location", loc(D.getBeginLoc())},
+      {"function", Function.str()},
+      {"index", Index},
+      {"directive", llvm::omp::getOpenMPDirectiveName(D.getDirectiveKind())},
+      {"collapse", Collapse},
+      {"unsupported_clauses", std::move(UnsupportedClauses)},
+      {"vars", std::move(VarsJ)},
+      {"body", std::move(Body)}};
+  return R;
+}
+
+} // namespace
+
+tessera::ExtractedRegion tessera::extractRegion(ASTContext &Ctx,
+                                                const OMPExecutableDirective &D,
+                                                llvm::StringRef Function,
+                                                unsigned Index) {
+  return RegionExtractor(Ctx).run(D, Function, Index);
+}

@@ -1,0 +1,47 @@
+//===- Extract.h - OpenMP target region -> Tessera region IR ------------===//
+//
+// Part of Tessera. Declares the AST-to-IR extraction used by the clang plugin:
+// one `#pragma omp target…` directive in, one `tessera_ir::Region` (schema
+// version 1, see crates/ir/src/lib.rs) out as a JSON value, together with the
+// variables whose addresses the rewritten runtime call passes.
+//
+// The extractor never decides whether a region can be offloaded: whatever it
+// cannot represent becomes an `unsupported` node (with source text and location)
+// and the Rust side turns that into a located reason.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_PLUGIN_EXTRACT_H
+#define TESSERA_PLUGIN_EXTRACT_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class OMPExecutableDirective;
+class VarDecl;
+} // namespace clang
+
+namespace tessera {
+
+/// The IR of one target region plus what the rewrite needs to call the runtime.
+struct ExtractedRegion {
+  /// The `Region` object (serialises to the JSON the Rust side reads).
+  llvm::json::Value IR = nullptr;
+  /// `Region::vars` as declarations, in the same (runtime-argument) order.
+  std::vector<const clang::VarDecl *> Vars;
+};
+
+/// Extracts the region IR of the target execution directive \p D.
+///
+/// \p Function is the (qualified) name of the enclosing function and \p Index
+/// the 0-based number of the region in its translation unit.
+ExtractedRegion extractRegion(clang::ASTContext &Ctx,
+                              const clang::OMPExecutableDirective &D,
+                              llvm::StringRef Function, unsigned Index);
+
+} // namespace tessera
+
+#endif // TESSERA_PLUGIN_EXTRACT_H

@@ -1,0 +1,563 @@
+//===- TesseraPlugin.cpp - Tessera clang plugin: action and rewrite -----===//
+//
+// Part of Tessera. The clang-19 plugin `tessera` (load with
+// `-fplugin=tessera_plugin.so`, options `-fplugin-arg-tessera-<key>=<value>`).
+//
+// For every OpenMP target execution directive of the translation unit it
+//  1. extracts the region IR (Extract.cpp),
+//  2. hands it to the Rust pipeline (`tessera::process_region`, a cxx bridge
+//     linked in-process), which decides whether to offload and generates the
+//     kernel files,
+//  3. writes those files into the kernel directory and reports the decision
+//     (remark when a region stays on the host),
+//  4. rewrites the directive into
+//        if (!__tessera_offload("<manifest>", nargs, &v0, &v1, …)) { <directive> }
+//     so that the original OpenMP code remains the host fallback.
+//
+// The AST is mutated in HandleTopLevelDecl, before CodeGen sees the function
+// (see design/toolchain.md §2 for why, and for the pitfalls handled here).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Extract.h"
+
+#include "tessera-bridge/src/lib.rs.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTLambda.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtOpenMP.h"
+#include "clang/Basic/OpenMPKinds.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendPluginRegistry.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace clang;
+
+namespace {
+
+/// Name of the runtime entry the rewritten regions call.
+constexpr llvm::StringLiteral OffloadFnName = "__tessera_offload";
+
+/// The plugin's command-line options.
+struct PluginOptions {
+  /// All arguments as given (`key=value` or `key`); passed on to Rust, which
+  /// validates them.
+  std::vector<std::string> Args;
+  /// `out-dir=`: where kernel files go (empty: default, see defaultOutDir()).
+  std::string OutDir;
+  /// `dump-ir=`: where to write each region's raw IR JSON (empty: nowhere).
+  std::string DumpDir;
+  /// `verbose`: also remark on offloaded regions.
+  bool Verbose = false;
+};
+
+std::string toStd(const rust::String &S) {
+  return std::string(S.data(), S.size());
+}
+
+/// The kernel directory when `out-dir` is not given: `<output>.tessera`, or
+/// `./<main file>.tessera` when the output is stdout, absent (-fsyntax-only)
+/// or a temporary file (the driver compiling and linking in one step).
+std::string defaultOutDir(const CompilerInstance &CI, llvm::StringRef InFile) {
+  llvm::StringRef Out = CI.getFrontendOpts().OutputFile;
+  bool UseCwd = Out.empty() || Out == "-";
+  if (!UseCwd) {
+    llvm::SmallString<256> Tmp, Abs(Out);
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, Tmp);
+    llvm::sys::fs::make_absolute(Abs);
+    llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+    llvm::sys::path::remove_dots(Tmp, /*remove_dot_dot=*/true);
+    llvm::StringRef Parent = llvm::sys::path::parent_path(Abs);
+    // The driver's temporaries sit directly in the temp dir; a project that
+    // merely lives below /tmp keeps its kernels next to its objects.
+    UseCwd = Parent == Tmp;
+  }
+  if (UseCwd)
+    return ("./" + llvm::sys::path::filename(InFile) + ".tessera").str();
+  return (Out + ".tessera").str();
+}
+
+/// Writes \p Contents to \p Dir/\p Name (creating \p Dir, replacing the file).
+/// Returns an error message, empty on success.
+std::string writeFile(llvm::StringRef Dir, llvm::StringRef Name,
+                      llvm::StringRef Contents) {
+  if (std::error_code EC = llvm::sys::fs::create_directories(Dir))
+    return ("cannot create directory '" + Dir + "': " + EC.message()).str();
+  llvm::SmallString<256> Path(Dir);
+  llvm::sys::path::append(Path, Name);
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
+  if (EC)
+    return ("cannot write '" + Path + "': " + EC.message()).str();
+  OS << Contents;
+  OS.close();
+  if (OS.has_error())
+    return ("cannot write '" + Path + "': " + OS.error().message()).str();
+  return {};
+}
+
+/// Name of the function that contains \p DC for the IR (`ns::f`, `f<float>`;
+/// a lambda inside `f` is `f::lambda`).
+std::string enclosingFunctionName(const DeclContext *DC,
+                                   const PrintingPolicy &Policy) {
+  std::string Suffix;
+  while (DC) {
+    if (isa<CapturedDecl>(DC) || isa<BlockDecl>(DC)) {
+      DC = DC->getParent();
+      continue;
+    }
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(DC);
+        MD && isLambdaCallOperator(MD)) {
+      Suffix = "::lambda" + Suffix;
+      DC = MD->getParent()->getParent();
+      continue;
+    }
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
+      std::string Name;
+      llvm::raw_string_ostream OS(Name);
+      FD->getNameForDiagnostic(OS, Policy, /*Qualified=*/true);
+      return OS.str() + Suffix;
+    }
+    break;
+  }
+  return Suffix.empty() ? std::string("<global>") : Suffix.substr(2);
+}
+
+/// How to name each of \p Vars in a DeclRefExpr placed where directive \p D
+/// is: the `refersToEnclosingVariableOrCapture` flag, cloned from the capture
+/// inits of the outermost captured region \p Outer and from the clause
+/// expressions (both live in the directive's context \p Context). A wrong flag
+/// silently yields a wrong address inside lambdas (design/toolchain.md §2.6).
+/// Returns the first variable that cannot be named there (a local of an
+/// enclosing function or region that the directive does not capture), or null.
+const VarDecl *referenceFlags(const OMPExecutableDirective &D,
+                              const CapturedStmt &Outer,
+                              const DeclContext *Context,
+                              llvm::ArrayRef<const VarDecl *> Vars,
+                              llvm::DenseMap<const VarDecl *, bool> &Flags) {
+  auto Record = [&](const Expr *E) {
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreImplicit()))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+        Flags.try_emplace(VD, DRE->refersToEnclosingVariableOrCapture());
+  };
+  for (const Expr *Init : Outer.capture_inits())
+    if (Init)
+      Record(Init);
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *E = dyn_cast<Expr>(S))
+      Record(E);
+    for (const Stmt *Child : S->children())
+      Walk(Child);
+  };
+  for (const OMPClause *C : D.clauses())
+    if (C && !C->isImplicit())
+      for (const Stmt *Child : C->children())
+        Walk(Child);
+  for (const VarDecl *VD : Vars) {
+    if (Flags.count(VD))
+      continue;
+    // Globals and statics, and locals of the directive's own function when no
+    // captured region lies in between, are named without the flag.
+    if (!VD->hasLocalStorage() || VD->getDeclContext() == Context)
+      Flags[VD] = false;
+    else
+      return VD;
+  }
+  return nullptr;
+}
+
+/// Finds the target directives of a declaration, in source order, together
+/// with the slot that holds each one, so that it can be replaced later.
+/// Slots are the `Stmt *&` that `children()` yields; a directive that is the
+/// whole body of a CapturedStmt (`#pragma omp parallel` directly followed by
+/// `#pragma omp target`) sits in the CapturedStmt and in its CapturedDecl.
+class RegionFinder : public RecursiveASTVisitor<RegionFinder> {
+public:
+  struct Site {
+    OMPExecutableDirective *Directive;
+    Stmt **Slot;
+    CapturedStmt *Captured; ///< Non-null when Slot is a CapturedStmt's body.
+  };
+  /// Target directives in the order encountered, with their slots.
+  std::vector<Site> Sites;
+
+  // Template patterns are skipped: each instantiation reaches
+  // HandleTopLevelDecl on its own, and rewriting the pattern would make every
+  // instantiation inherit the rewrite (and be rewritten again).
+  bool TraverseDecl(Decl *D) {
+    if (const auto *DC = dyn_cast_or_null<DeclContext>(D);
+        DC && DC->isDependentContext())
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+
+  // Parents are visited before children: remember where each directive sits.
+  bool VisitStmt(Stmt *S) {
+    if (auto *CS = dyn_cast<CapturedStmt>(S)) {
+      // children() of a CapturedStmt are only its capture inits; the body is
+      // stored right after them (layout [inits…][captured stmt]), and
+      // setCapturedStmt is private.
+      auto **Slot = reinterpret_cast<Stmt **>(CS->capture_init_end());
+      if (OMPExecutableDirective *D = asTarget(CS->getCapturedStmt()))
+        if (*Slot == D)
+          Slots[D] = {D, Slot, CS};
+      return true;
+    }
+    for (Stmt *&Child : S->children())
+      if (OMPExecutableDirective *D = asTarget(Child))
+        Slots[D] = {D, &Child, nullptr};
+    return true;
+  }
+
+  bool VisitOMPExecutableDirective(OMPExecutableDirective *D) {
+    if (asTarget(D)) {
+      auto It = Slots.find(D);
+      if (It != Slots.end())
+        Sites.push_back(It->second);
+    }
+    return true;
+  }
+
+private:
+  llvm::DenseMap<const Stmt *, Site> Slots;
+
+  static OMPExecutableDirective *asTarget(Stmt *S) {
+    auto *D = dyn_cast_or_null<OMPExecutableDirective>(S);
+    if (D && isOpenMPTargetExecutionDirective(D->getDirectiveKind()))
+      return D;
+    return nullptr;
+  }
+};
+
+/// Does the work per top-level declaration.
+class TesseraConsumer : public ASTConsumer {
+public:
+  TesseraConsumer(CompilerInstance &CI, PluginOptions Opts, std::string OutDir,
+                  std::string MainStem)
+      : CI(CI), Ctx(CI.getASTContext()), Opts(std::move(Opts)),
+        OutDir(std::move(OutDir)), MainStem(std::move(MainStem)) {
+    DiagnosticsEngine &DE = CI.getDiagnostics();
+    ErrorID = DE.getCustomDiagID(DiagnosticsEngine::Error, "%0");
+    RemarkID = DE.getCustomDiagID(DiagnosticsEngine::Remark, "%0");
+    for (const std::string &A : this->Opts.Args)
+      RustArgs.emplace_back(A);
+  }
+
+  bool HandleTopLevelDecl(DeclGroupRef DG) override {
+    // After an error the AST may contain recovery nodes; CodeGen will not run.
+    if (CI.getDiagnostics().hasErrorOccurred())
+      return true;
+    RegionFinder Finder;
+    for (Decl *D : DG)
+      Finder.TraverseDecl(D);
+    for (const RegionFinder::Site &Site : Finder.Sites)
+      if (Stmt *New = process(Site.Directive)) {
+        *Site.Slot = New;
+        if (Site.Captured)
+          Site.Captured->getCapturedDecl()->setBody(New);
+      }
+    return true;
+  }
+
+  /// Processes the target directive \p D once; returns the statement to put in
+  /// its place, or null to leave it alone.
+  Stmt *process(OMPExecutableDirective *D);
+
+private:
+  CompilerInstance &CI;
+  ASTContext &Ctx;
+  PluginOptions Opts;
+  std::vector<rust::String> RustArgs;
+  std::string OutDir;
+  std::string MainStem;
+  unsigned ErrorID, RemarkID;
+  /// Next region index of the translation unit.
+  unsigned NextIndex = 0;
+  /// Directives already processed (a declaration can be traversed twice, e.g.
+  /// an inline method both inside its class and on its own).
+  llvm::DenseSet<const Stmt *> Done;
+  /// Errors already reported (an option error would repeat for every region).
+  llvm::StringSet<> Reported;
+  FunctionDecl *OffloadFn = nullptr;
+
+  void error(SourceLocation L, llvm::StringRef Msg) {
+    if (Reported.insert(Msg).second)
+      CI.getDiagnostics().Report(L, ErrorID) << Msg;
+  }
+  void remark(SourceLocation L, llvm::StringRef Msg) {
+    CI.getDiagnostics().Report(L, RemarkID) << Msg;
+  }
+  SourceLocation remarkLoc(const tessera::RegionDecision &Dec,
+                           SourceLocation Fallback);
+  FunctionDecl *offloadDecl(SourceLocation L);
+  Stmt *rewrite(OMPExecutableDirective *D, llvm::StringRef Manifest,
+                llvm::ArrayRef<const VarDecl *> Vars,
+                const llvm::DenseMap<const VarDecl *, bool> &RefFlags);
+};
+
+Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
+  if (!Done.insert(D).second || !D->hasAssociatedStmt())
+    return nullptr;
+  // The outermost captured region: its capture inits are expressions in the
+  // directive's own context.
+  auto *Outer = dyn_cast<CapturedStmt>(D->getAssociatedStmt());
+  if (!Outer)
+    return nullptr;
+  const DeclContext *Context = Outer->getCapturedDecl()->getParent();
+  if (Context->isDependentContext())
+    return nullptr;
+
+  SourceLocation L = D->getBeginLoc();
+  unsigned Index = NextIndex++;
+  std::string Function =
+      enclosingFunctionName(Context, Ctx.getPrintingPolicy());
+  tessera::ExtractedRegion R = tessera::extractRegion(Ctx, *D, Function, Index);
+
+  llvm::DenseMap<const VarDecl *, bool> RefFlags;
+  if (const VarDecl *Unreachable =
+          referenceFlags(*D, *Outer, Context, R.Vars, RefFlags)) {
+    remark(L, ("target region not offloaded: cannot pass '" +
+               Unreachable->getName() +
+               "' to the Tessera runtime from this context")
+                  .str());
+    return nullptr;
+  }
+
+  std::string Json;
+  {
+    llvm::raw_string_ostream OS(Json);
+    OS << R.IR;
+  }
+  if (!Opts.DumpDir.empty()) {
+    std::string Name = llvm::formatv("{0}.{1}.ir.json", MainStem, Index);
+    std::string Err =
+        writeFile(Opts.DumpDir, Name, llvm::formatv("{0:2}\n", R.IR).str());
+    if (!Err.empty())
+      error(L, "tessera: " + Err);
+  }
+
+  tessera::RegionDecision Dec = tessera::process_region(
+      rust::Str(Json.data(), Json.size()),
+      rust::Slice<const rust::String>(RustArgs.data(), RustArgs.size()));
+  if (!Dec.error.empty()) {
+    std::string Msg = toStd(Dec.error);
+    error(L, llvm::StringRef(Msg).starts_with("tessera") ? Msg
+                                                         : "tessera: " + Msg);
+    return nullptr;
+  }
+
+  for (const tessera::OutputFile &F : Dec.files) {
+    std::string Name = toStd(F.name);
+    if (Name.empty() || Name == "." || Name == ".." ||
+        Name.find_first_of("/\\") != std::string::npos) {
+      error(L, "tessera: internal error: bad kernel file name '" + Name + "'");
+      return nullptr;
+    }
+    std::string Err = writeFile(
+        OutDir, Name, llvm::StringRef(F.contents.data(), F.contents.size()));
+    if (!Err.empty()) {
+      error(L, "tessera: " + Err);
+      return nullptr;
+    }
+  }
+
+  if (!Dec.offload && !Dec.remark.empty())
+    remark(remarkLoc(Dec, L), toStd(Dec.remark));
+  else if (Dec.offload && Opts.Verbose)
+    remark(L, "target region offloaded as kernel '" + toStd(Dec.kernel) + "'");
+
+  // Offloaded or not, the runtime hears about the region (it reports host
+  // runs too).
+  return rewrite(D, toStd(Dec.manifest), R.Vars, RefFlags);
+}
+
+/// Where to put the remark the Rust side located (file, line, column of the
+/// region IR, i.e. presumed locations); the directive if it cannot be found.
+SourceLocation TesseraConsumer::remarkLoc(const tessera::RegionDecision &Dec,
+                                          SourceLocation Fallback) {
+  if (Dec.remark_line == 0)
+    return Fallback;
+  SourceManager &SM = Ctx.getSourceManager();
+  std::string File = toStd(Dec.remark_file);
+  // Usually the directive's own file: resolve through its FileID (cheap, and
+  // right even when the file was named differently on the command line).
+  PresumedLoc P = SM.getPresumedLoc(Fallback);
+  if (P.isValid() && File == P.getFilename() && P.getLine() ==
+      SM.getExpansionLineNumber(Fallback)) {
+    SourceLocation Loc = SM.translateLineCol(
+        SM.getFileID(SM.getExpansionLoc(Fallback)), Dec.remark_line,
+        std::max(1u, unsigned(Dec.remark_col)));
+    if (Loc.isValid())
+      return Loc;
+  }
+  if (OptionalFileEntryRef FE = SM.getFileManager().getOptionalFileRef(File)) {
+    SourceLocation Loc = SM.translateFileLineCol(
+        &FE->getFileEntry(), Dec.remark_line,
+        std::max(1u, unsigned(Dec.remark_col)));
+    if (Loc.isValid())
+      return Loc;
+  }
+  return Fallback;
+}
+
+/// `extern "C" int __tessera_offload(const char *manifest, int nargs, ...);`
+/// The existing declaration if the translation unit has one.
+FunctionDecl *TesseraConsumer::offloadDecl(SourceLocation L) {
+  if (OffloadFn)
+    return OffloadFn;
+  TranslationUnitDecl *TU = Ctx.getTranslationUnitDecl();
+  IdentifierInfo &II = Ctx.Idents.get(OffloadFnName);
+  for (NamedDecl *ND : TU->lookup(&II))
+    if (auto *FD = dyn_cast<FunctionDecl>(ND))
+      return OffloadFn = FD;
+
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  FunctionProtoType::ExtProtoInfo EPI;
+  EPI.Variadic = true;
+  QualType FnTy = Ctx.getFunctionType(Ctx.IntTy, {CharPtr, Ctx.IntTy}, EPI);
+  DeclContext *DC = TU;
+  if (Ctx.getLangOpts().CPlusPlus) {
+    auto *LSD = LinkageSpecDecl::Create(Ctx, TU, L, L,
+                                        LinkageSpecLanguageIDs::C,
+                                        /*HasBraces=*/false);
+    TU->addDecl(LSD);
+    DC = LSD;
+  }
+  auto *FD =
+      FunctionDecl::Create(Ctx, DC, L, L, DeclarationName(&II), FnTy,
+                           Ctx.getTrivialTypeSourceInfo(FnTy), SC_Extern);
+  auto Param = [&](llvm::StringRef Name, QualType T) {
+    return ParmVarDecl::Create(Ctx, FD, L, L, &Ctx.Idents.get(Name), T,
+                               Ctx.getTrivialTypeSourceInfo(T), SC_None,
+                               nullptr);
+  };
+  FD->setParams({Param("manifest", CharPtr), Param("nargs", Ctx.IntTy)});
+  DC->addDecl(FD);
+  return OffloadFn = FD;
+}
+
+/// Builds `if (!__tessera_offload("<manifest>", n, &v…)) { D }`.
+Stmt *TesseraConsumer::rewrite(
+    OMPExecutableDirective *D, llvm::StringRef Manifest,
+    llvm::ArrayRef<const VarDecl *> Vars,
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+  const bool CXX = Ctx.getLangOpts().CPlusPlus;
+  SourceLocation L = D->getBeginLoc();
+  FunctionDecl *FD = offloadDecl(L);
+
+  // A function designator is a prvalue in C and an lvalue in C++.
+  Expr *Callee = DeclRefExpr::Create(Ctx, NestedNameSpecifierLoc(),
+                                     SourceLocation(), FD, false, L,
+                                     FD->getType(),
+                                     CXX ? VK_LValue : VK_PRValue);
+  Callee = ImplicitCastExpr::Create(Ctx, Ctx.getPointerType(FD->getType()),
+                                    CK_FunctionToPointerDecay, Callee, nullptr,
+                                    VK_PRValue, FPOptionsOverride());
+
+  llvm::SmallVector<Expr *, 8> Args;
+  // The manifest: char[N] in C, const char[N] in C++, decayed to const char*.
+  QualType StrTy = Ctx.getStringLiteralArrayType(Ctx.CharTy, Manifest.size());
+  Expr *Str = StringLiteral::Create(Ctx, Manifest, StringLiteralKind::Ordinary,
+                                    /*Pascal=*/false, StrTy, L);
+  Str = ImplicitCastExpr::Create(Ctx, Ctx.getArrayDecayedType(StrTy),
+                                 CK_ArrayToPointerDecay, Str, nullptr,
+                                 VK_PRValue, FPOptionsOverride());
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  if (!Ctx.hasSameType(Str->getType(), CharPtr))
+    Str = ImplicitCastExpr::Create(Ctx, CharPtr, CK_NoOp, Str, nullptr,
+                                   VK_PRValue, FPOptionsOverride());
+  Args.push_back(Str);
+  Args.push_back(IntegerLiteral::Create(
+      Ctx, llvm::APInt(Ctx.getIntWidth(Ctx.IntTy), Vars.size()), Ctx.IntTy, L));
+  for (const VarDecl *VD : Vars) {
+    auto *V = const_cast<VarDecl *>(VD);
+    QualType T = V->getType().getNonReferenceType();
+    Expr *Ref = DeclRefExpr::Create(Ctx, NestedNameSpecifierLoc(),
+                                    SourceLocation(), V, RefFlags.lookup(VD), L,
+                                    T, VK_LValue);
+    V->setReferenced();
+    Args.push_back(UnaryOperator::Create(Ctx, Ref, UO_AddrOf,
+                                         Ctx.getPointerType(T), VK_PRValue,
+                                         OK_Ordinary, L, false,
+                                         FPOptionsOverride()));
+  }
+  Expr *Call = CallExpr::Create(Ctx, Callee, Args, Ctx.IntTy, VK_PRValue, L,
+                                FPOptionsOverride());
+
+  // `!call`: int in C; in C++ the operand is converted to bool first.
+  QualType CondTy = Ctx.IntTy;
+  if (CXX) {
+    Call = ImplicitCastExpr::Create(Ctx, Ctx.BoolTy, CK_IntegralToBoolean, Call,
+                                    nullptr, VK_PRValue, FPOptionsOverride());
+    CondTy = Ctx.BoolTy;
+  }
+  Expr *Cond =
+      UnaryOperator::Create(Ctx, Call, UO_LNot, CondTy, VK_PRValue,
+                            OK_Ordinary, L, false, FPOptionsOverride());
+  Stmt *Then = CompoundStmt::Create(Ctx, {D}, FPOptionsOverride(), L,
+                                    D->getEndLoc());
+  return IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr, nullptr,
+                        Cond, L, L, Then);
+}
+
+/// The plugin action: parses the options and installs the consumer.
+class TesseraAction : public PluginASTAction {
+protected:
+  std::unique_ptr<ASTConsumer>
+  CreateASTConsumer(CompilerInstance &CI, llvm::StringRef InFile) override {
+    const LangOptions &LO = CI.getLangOpts();
+    // Nothing to do without OpenMP, nor in the device compilation of an
+    // offloading build (the host pass rewrites).
+    if (!LO.OpenMP || LO.OpenMPIsTargetDevice)
+      return std::make_unique<ASTConsumer>();
+    std::string OutDir =
+        Opts.OutDir.empty() ? defaultOutDir(CI, InFile) : Opts.OutDir;
+    return std::make_unique<TesseraConsumer>(
+        CI, Opts, OutDir, llvm::sys::path::stem(InFile).str());
+  }
+
+  bool ParseArgs(const CompilerInstance &CI,
+                 const std::vector<std::string> &Args) override {
+    for (const std::string &A : Args) {
+      Opts.Args.push_back(A);
+      auto [Key, Value] = llvm::StringRef(A).split('=');
+      if (Key == "out-dir")
+        Opts.OutDir = Value.str();
+      else if (Key == "dump-ir")
+        Opts.DumpDir = Value.str();
+      else if (Key == "verbose")
+        Opts.Verbose = true;
+      // Unknown keys are reported by the Rust side (with the first region).
+    }
+    return true;
+  }
+
+  ActionType getActionType() override { return AddBeforeMainAction; }
+
+private:
+  PluginOptions Opts;
+};
+
+} // namespace
+
+static FrontendPluginRegistry::Add<TesseraAction>
+    X("tessera", "Tessera: offload OpenMP target regions to FPGAs");
