@@ -72,6 +72,7 @@ pub fn linear_index(array: &str, index: &[Expr], shapes: &dyn Shapes) -> String 
 const PREC_ADD: u8 = 10;
 const PREC_MUL: u8 = 11;
 const PREC_UNARY: u8 = 12;
+const PREC_ATOM: u8 = 13;
 
 fn precedence(e: &Expr) -> u8 {
     match e {
@@ -91,7 +92,7 @@ fn precedence(e: &Expr) -> u8 {
         Expr::Unary { .. } | Expr::Cast { .. } => PREC_UNARY,
         Expr::Int { value, .. } if *value < 0 => PREC_UNARY,
         Expr::Float { bits, .. } if f64::from_bits(*bits).is_sign_negative() => PREC_UNARY,
-        _ => 13,
+        _ => PREC_ATOM,
     }
 }
 
@@ -158,11 +159,16 @@ fn write(s: &mut String, e: &Expr, outer: u8, shapes: &dyn Shapes) {
             }
         }
         Expr::Binary { op, lhs, rhs, .. } => {
-            write(s, lhs, p, shapes);
+            // Operands of bitwise and shift operators that are themselves binary
+            // operations get parentheses: precedence there surprises readers (and
+            // `-Wparentheses`).
+            let bitwise = matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr);
+            let operand = |e: &Expr, min: u8| if bitwise && matches!(e, Expr::Binary { .. }) { PREC_ATOM } else { min };
+            write(s, lhs, operand(lhs, p), shapes);
             s.push(' ');
             s.push_str(op.c_op());
             s.push(' ');
-            write(s, rhs, p + 1, shapes);
+            write(s, rhs, operand(rhs, p + 1), shapes);
         }
         Expr::Cast { arg, ty } => {
             s.push('(');

@@ -1,0 +1,95 @@
+//! The pipeline on region IR files the plugin dumped from `tests/programs/` (no clang
+//! needed): every file parses, the decision is the expected one, and the generated
+//! kernels match their snapshots in `tests/snapshots/`.
+//!
+//! Bless new snapshots after an intended change of the generator with
+//! `TESSERA_BLESS=1 cargo test --release -p tessera-compiler --test fixtures`, then
+//! review the diff. Refresh the IR files with `scripts/dump-test-ir.sh`.
+
+use std::path::{Path, PathBuf};
+use tessera_compiler::{compile_region, Options};
+use tessera_ir::Region;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn load(name: &str) -> Region {
+    let p = repo().join("tests/ir/programs").join(name);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    Region::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Expected decision per IR file: `Ok(kernel name)` or `Err(reject code)`.
+const EXPECTED: &[(&str, Result<&str, &str>)] = &[
+    ("indirect.0.ir.json", Err("non-affine-subscript")),
+    ("indirect.1.ir.json", Err("call")),
+    ("indirect.2.ir.json", Err("unsupported-clause")),
+    ("inplace.0.ir.json", Ok("tessera_inplace_l14_r0")),
+    ("inplace.1.ir.json", Ok("tessera_inplace_l19_r1")),
+    ("stencil1d.0.ir.json", Ok("tessera_stencil1d_l11_r0")),
+    ("stencil2d.0.ir.json", Ok("tessera_stencil2d_l14_r0")),
+    ("stencil3d.0.ir.json", Ok("tessera_stencil3d_l16_r0")),
+    ("templates.0.ir.json", Ok("tessera_templates_l29_r0")),
+    ("templates.1.ir.json", Ok("tessera_templates_l9_r1")),
+    ("templates.2.ir.json", Ok("tessera_templates_l9_r2")),
+    ("types.0.ir.json", Ok("tessera_types_l21_r0")),
+    ("types.1.ir.json", Ok("tessera_types_l31_r1")),
+    ("types.2.ir.json", Ok("tessera_types_l35_r2")),
+    ("vla_params.0.ir.json", Ok("tessera_vla_params_l7_r0")),
+];
+
+#[test]
+fn every_fixture_is_listed() {
+    for e in std::fs::read_dir(repo().join("tests/ir/programs")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(EXPECTED.iter().any(|(n, _)| *n == name), "{name} has no expectation in EXPECTED");
+    }
+}
+
+#[test]
+fn decisions_and_snapshots() {
+    let bless = std::env::var_os("TESSERA_BLESS").is_some();
+    let snapshots = repo().join("crates/compiler/tests/snapshots");
+    let mut stale = Vec::new();
+    for (file, expected) in EXPECTED {
+        let region = load(file);
+        let out = compile_region(&region, &Options::default());
+        match (expected, &out.rejection) {
+            (Err(code), Some(r)) => {
+                assert_eq!(r.reason.code(), *code, "{file}: {}", r.message());
+                assert_eq!(out.manifest.rejected.as_deref(), Some(r.message().as_str()));
+                assert!(out.manifest.kernel.is_none());
+            }
+            (Ok(kernel), None) => {
+                assert_eq!(out.manifest.kernel.as_deref(), Some(*kernel), "{file}");
+                assert_eq!(out.manifest.args.len(), region.vars.len(), "{file}: one argument per variable");
+                let snap = snapshots.join(format!("{kernel}.cpp"));
+                if bless {
+                    std::fs::create_dir_all(&snapshots).unwrap();
+                    std::fs::write(&snap, &out.manifest.kernel_source).unwrap();
+                } else {
+                    let want = std::fs::read_to_string(&snap).unwrap_or_default();
+                    if want != out.manifest.kernel_source {
+                        stale.push(format!("{file} -> {}", snap.display()));
+                    }
+                }
+            }
+            (e, r) => panic!("{file}: expected {e:?}, got rejection {r:?}"),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "generated kernels differ from their snapshots:\n  {}\nreview the change and bless it with \
+         `TESSERA_BLESS=1 cargo test --release -p tessera-compiler --test fixtures`",
+        stale.join("\n  ")
+    );
+}
+
+/// A dumped region survives a JSON round trip unchanged.
+#[test]
+fn ir_round_trips() {
+    let r = load("stencil3d.0.ir.json");
+    assert_eq!(Region::from_json(&r.to_json()).unwrap(), r);
+    assert_eq!(r.vars.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["B", "A"]);
+}

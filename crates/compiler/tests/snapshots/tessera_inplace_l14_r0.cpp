@@ -1,0 +1,19 @@
+// Tessera kernel tessera_inplace_l14_r0
+// Region: tests/programs/inplace.c:14:1 in main(), `#pragma omp target teams distribute parallel for`.
+// Mode: baseline — the original loop nest as a Vitis HLS top function with
+// default settings (one m_axi bundle per array, no on-chip buffers).
+// Multi-dimensional arrays are flat, row-major; every implicit conversion of the
+// source is an explicit cast, so results match the host bit for bit.
+
+extern "C" void tessera_inplace_l14_r0(float *ey, int ny, int nx, const float *hz) {
+#pragma HLS INTERFACE mode=m_axi port=ey offset=slave bundle=gmem0
+#pragma HLS INTERFACE mode=m_axi port=hz offset=slave bundle=gmem1
+#pragma HLS INTERFACE mode=s_axilite port=ny
+#pragma HLS INTERFACE mode=s_axilite port=nx
+#pragma HLS INTERFACE mode=s_axilite port=return
+  for (int i = 1; i < nx; i += 1) {
+    for (int j = 0; j < ny; j += 1) {
+      ey[(long)i * ny + j] = (float)((double)ey[(long)i * ny + j] - 0.5 * (double)(hz[(long)i * ny + j] - hz[(long)(i - 1) * ny + j]));
+    }
+  }
+}

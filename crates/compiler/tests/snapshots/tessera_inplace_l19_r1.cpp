@@ -1,0 +1,20 @@
+// Tessera kernel tessera_inplace_l19_r1
+// Region: tests/programs/inplace.c:19:1 in main(), `#pragma omp target teams distribute parallel for`.
+// Mode: baseline — the original loop nest as a Vitis HLS top function with
+// default settings (one m_axi bundle per array, no on-chip buffers).
+// Multi-dimensional arrays are flat, row-major; every implicit conversion of the
+// source is an explicit cast, so results match the host bit for bit.
+
+extern "C" void tessera_inplace_l19_r1(const float *ex, int ny, int nx, const float *ey, float *hz) {
+#pragma HLS INTERFACE mode=m_axi port=ex offset=slave bundle=gmem0
+#pragma HLS INTERFACE mode=m_axi port=ey offset=slave bundle=gmem1
+#pragma HLS INTERFACE mode=m_axi port=hz offset=slave bundle=gmem2
+#pragma HLS INTERFACE mode=s_axilite port=ny
+#pragma HLS INTERFACE mode=s_axilite port=nx
+#pragma HLS INTERFACE mode=s_axilite port=return
+  for (int i = 0; i < nx - 1; i += 1) {
+    for (int j = 0; j < ny - 1; j += 1) {
+      hz[(long)i * ny + j] = (float)((double)hz[(long)i * ny + j] - 0.7 * (double)(ex[(long)i * ny + (j + 1)] - ex[(long)i * ny + j] + ey[(long)(i + 1) * ny + j] - ey[(long)i * ny + j]));
+    }
+  }
+}

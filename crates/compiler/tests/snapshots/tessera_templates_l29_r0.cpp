@@ -1,0 +1,16 @@
+// Tessera kernel tessera_templates_l29_r0
+// Region: tests/programs/templates.cpp:29:1 in main::lambda(), `#pragma omp target teams distribute parallel for`.
+// Mode: baseline — the original loop nest as a Vitis HLS top function with
+// default settings (one m_axi bundle per array, no on-chip buffers).
+// Multi-dimensional arrays are flat, row-major; every implicit conversion of the
+// source is an explicit cast, so results match the host bit for bit.
+
+extern "C" void tessera_templates_l29_r0(const float *p, int m, float *q) {
+#pragma HLS INTERFACE mode=m_axi port=p offset=slave bundle=gmem0
+#pragma HLS INTERFACE mode=m_axi port=q offset=slave bundle=gmem1
+#pragma HLS INTERFACE mode=s_axilite port=m
+#pragma HLS INTERFACE mode=s_axilite port=return
+  for (int i = 0; i < m; i += 1) {
+    q[i] = q[i] - 2.0f * p[i];
+  }
+}
