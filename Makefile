@@ -12,14 +12,19 @@ TARGET := $(CURDIR)/target
 RELEASE := $(TARGET)/release
 PLUGIN_BUILD := $(CURDIR)/build/plugin
 
-.PHONY: all setup build test bench clean
+.PHONY: all setup hls-headers build test bench clean
 
 all: build
 
 setup:
 	@scripts/setup.sh $(DEB_PACKAGES)
 
-build: setup
+# Xilinx's ap_int/ap_fixed/hls_stream headers from the PyPI package hls4ml (never
+# committed): generated wide-port kernels compile against the vendor's own types.
+hls-headers:
+	scripts/fetch-hls-headers.sh
+
+build: setup hls-headers
 	$(CARGO) build --release --workspace
 	cmake -S plugin -B $(PLUGIN_BUILD) -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_C_COMPILER=clang-19 \

@@ -68,6 +68,13 @@ pub struct Config {
     pub cxx: CompilerChoice,
     /// `PATH`, for finding the compiler.
     pub path: Option<OsString>,
+    /// `TESSERA_HLS_HEADERS`: directory holding Xilinx's `ap_int.h` (hls4ml's
+    /// `ap_types`), for emulation kernels that include `tessera_wide.h`. Unset: the
+    /// runtime looks next to itself and in the build tree (`emu::hls_header_dirs`).
+    pub hls_headers: Option<PathBuf>,
+    /// `TESSERA_EMU_TRACE`: file to append every memory transaction of emulated
+    /// kernels to (one text line each).
+    pub emu_trace: Option<PathBuf>,
 }
 
 impl Config {
@@ -110,6 +117,8 @@ impl Config {
             cache_dir,
             cxx: get("TESSERA_CXX").map_or(CompilerChoice::Default, CompilerChoice::Explicit),
             path: get("PATH"),
+            hls_headers: get("TESSERA_HLS_HEADERS").map(PathBuf::from),
+            emu_trace: get("TESSERA_EMU_TRACE").map(PathBuf::from),
         }
     }
 
@@ -125,6 +134,8 @@ impl Config {
             cache_dir: Some(cache_dir.to_path_buf()),
             cxx: CompilerChoice::Default,
             path: std::env::var_os("PATH"),
+            hls_headers: None,
+            emu_trace: None,
         }
     }
 
@@ -177,6 +188,7 @@ mod tests {
         assert_eq!(c.offload, OffloadPolicy::Default);
         assert_eq!(c.device, DeviceRequest::Auto);
         assert!(!c.verbose && c.report.is_none() && c.cache_dir.is_none());
+        assert!(c.hls_headers.is_none() && c.emu_trace.is_none());
         assert_eq!(c.cxx, CompilerChoice::Default);
 
         let c = config(&[
@@ -185,7 +197,11 @@ mod tests {
             ("TESSERA_VERBOSE", "1"),
             ("TESSERA_REPORT", "/tmp/r.jsonl"),
             ("TESSERA_CXX", "g++"),
+            ("TESSERA_HLS_HEADERS", "/opt/ap_types"),
+            ("TESSERA_EMU_TRACE", "/tmp/t.txt"),
         ]);
+        assert_eq!(c.hls_headers.as_deref(), Some(Path::new("/opt/ap_types")));
+        assert_eq!(c.emu_trace.as_deref(), Some(Path::new("/tmp/t.txt")));
         assert_eq!(c.offload, OffloadPolicy::Disabled);
         assert_eq!(c.device, DeviceRequest::Device(DeviceKind::Emu));
         assert!(c.verbose);

@@ -367,7 +367,10 @@ pub fn check_overlap(plan: &Plan) -> Result<(), String> {
 }
 
 /// Host memory used as device memory by the emulated device: zero-initialised,
-/// 4096-byte aligned (like an XRT buffer object), freed on drop.
+/// 4096-byte aligned and allocated in whole 4 KiB pages (like an XRT buffer object),
+/// freed on drop. The view is the array's `len` bytes; the padding up to
+/// [`capacity`](HostBuffer::capacity) lets a wide memory beat cover the array's last
+/// elements (its bytes beyond the array are zero and never copied back).
 pub struct HostBuffer {
     ptr: *mut u8,
     len: usize,
@@ -381,10 +384,14 @@ impl HostBuffer {
     /// Alignment of every buffer.
     pub const ALIGN: usize = 4096;
 
-    /// Allocates `len` zero bytes (at least one byte is reserved so the pointer is
-    /// always a real allocation).
+    /// Allocates `len` zero bytes, rounded up to whole 4 KiB pages (at least one, so
+    /// the pointer is always a real allocation).
     pub fn new(len: usize) -> Result<HostBuffer, String> {
-        let layout = Layout::from_size_align(len.max(1), Self::ALIGN)
+        let capacity = len
+            .max(1)
+            .checked_next_multiple_of(Self::ALIGN)
+            .ok_or_else(|| format!("cannot allocate a device buffer of {len} bytes"))?;
+        let layout = Layout::from_size_align(capacity, Self::ALIGN)
             .map_err(|e| format!("cannot allocate a device buffer of {len} bytes: {e}"))?;
         // SAFETY: the layout has non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -397,6 +404,11 @@ impl HostBuffer {
     /// Base address (what the kernel receives).
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr
+    }
+
+    /// Bytes allocated at the base: `len` rounded up to whole 4 KiB pages.
+    pub fn capacity(&self) -> usize {
+        self.layout.size()
     }
 }
 
@@ -589,7 +601,11 @@ mod tests {
         assert_eq!(b.as_mut_ptr() as usize % 4096, 0);
         assert!(b.host_view().iter().all(|&x| x == 0));
         assert_eq!(b.host_view().len(), 10000);
+        assert_eq!(b.capacity(), 12288);
+        // The padding is zeroed too (a wide beat may read it).
+        assert!(unsafe { std::slice::from_raw_parts(b.as_mut_ptr(), 12288) }.iter().all(|&x| x == 0));
         let mut z = HostBuffer::new(0).unwrap();
         assert_eq!(z.host_view().len(), 0);
+        assert_eq!(z.capacity(), 4096);
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
 use crate::data::ScalarSlot;
+use crate::report::Arrays;
 use serde::Serialize;
 use tessera_ir::manifest::Manifest;
 
@@ -141,20 +142,30 @@ pub trait DeviceBuffer {
 
 /// One kernel argument as a device sees it, in manifest order.
 pub enum KernelArg<'a, B> {
-    /// An array: its device buffer.
-    Buffer(&'a mut B),
+    /// An array: its device buffer (the whole index space, row-major).
+    Array {
+        /// The buffer.
+        buffer: &'a mut B,
+        /// The array's name (report, trace, error messages).
+        name: &'a str,
+        /// Elements in the buffer.
+        elems: usize,
+        /// Bytes per element.
+        elem_size: usize,
+    },
     /// A scalar: its value.
     Scalar(&'a mut ScalarSlot),
 }
 
 /// What a device measured about one launch.
-///
-/// Later issues add the exact traffic counts of the emulated memory ports here (see
-/// `shared/design/perf-model.md`); the report copies them out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LaunchStats {
     /// Wall-clock seconds of the kernel call alone (no transfers).
     pub kernel_wall_s: f64,
+    /// Exact traffic of every array argument through the kernel's memory ports, in
+    /// manifest order (`None` for an array the kernel did not access through a port
+    /// object, so nothing was counted). See `shared/design/perf-model.md`.
+    pub arrays: Arrays,
 }
 
 /// A device that runs kernels.

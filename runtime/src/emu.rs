@@ -10,13 +10,27 @@
 //! place, so concurrent processes compiling the same kernel never see a partial file;
 //! within one process a kernel is compiled and loaded once (a per-directory
 //! `OnceLock`), and the library stays loaded for the process lifetime.
+//!
+//! Headers. Every compile gets the HLS emulation shim ([`SHIM_HEADERS`], embedded from
+//! `host/include/`) on its include path. A kernel that mentions [`WIDE_HEADER`] also
+//! gets Xilinx's `ap_int.h` and friends (hls4ml's `ap_types`, see
+//! [`hls_header_dirs`]), copied into the cache and passed with `-isystem`; their
+//! contents are part of the kernel hash.
+//!
+//! Launch. The entry is `tessera_emu_entry(void **args, const tessera_port_desc
+//! *ports)` ([`crate::abi`]): every array gets a descriptor with its shape and a
+//! zeroed `tessera_port_stats` that the kernel's memory ports count into; after the
+//! call the counters become [`LaunchStats::arrays`]. With `TESSERA_EMU_TRACE` set, the
+//! descriptors also carry a callback that appends every transaction to that file.
 
+use crate::abi::{self, PortDesc, PortStats};
 use crate::config::Config;
 use crate::data::HostBuffer;
-use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
+use crate::device::{Device, DeviceKind, KernelArg, LaunchStats};
+use crate::report::{ArrayTraffic, Arrays};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::ffi::c_void;
+use std::ffi::{c_void, CString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -39,10 +53,16 @@ pub const CXX_FLAGS: &[&str] = &[
 ];
 
 /// Headers the runtime materialises into an include directory of every emulation
-/// compile: `(file name, contents)`. Embed them at build time, e.g.
-/// `("tessera_hls.h", include_str!("../../host/include/tessera_hls.h"))`; their
-/// contents are part of the kernel hash. None exist yet.
-pub const SHIM_HEADERS: &[(&str, &str)] = &[];
+/// compile: `(file name, contents)`, embedded from `host/include/` at build time;
+/// their contents are part of the kernel hash.
+pub const SHIM_HEADERS: &[(&str, &str)] = &[
+    ("tessera_emu_abi.h", abi::HEADER),
+    ("tessera_hls.h", include_str!("../../host/include/tessera_hls.h")),
+    ("tessera_wide.h", include_str!("../../host/include/tessera_wide.h")),
+];
+
+/// A kernel whose sources mention this header gets the vendor headers (`ap_int.h`).
+pub const WIDE_HEADER: &str = "tessera_wide.h";
 
 /// Name of the entry point every emulation library defines.
 pub const ENTRY_SYMBOL: &str = "tessera_emu_entry";
@@ -50,14 +70,13 @@ pub const ENTRY_SYMBOL: &str = "tessera_emu_entry";
 /// Lines of compiler output quoted in a fallback reason.
 const QUOTED_LINES: usize = 8;
 
-/// `extern "C" void tessera_emu_entry(void **args)`.
-type EntryFn = unsafe extern "C" fn(*mut *mut c_void);
-
 /// A compiled, loaded emulation kernel.
 pub struct EmuKernel {
     /// Keeps the library mapped (never dropped: the process cache owns it).
     _lib: libloading::os::unix::Library,
-    entry: EntryFn,
+    entry: abi::EntryFn,
+    /// The kernel's name (trace header).
+    pub name: String,
     /// The shared library.
     pub so_path: PathBuf,
 }
@@ -70,6 +89,8 @@ type KernelCell = OnceLock<Result<Arc<EmuKernel>, String>>;
 pub struct EmuDevice {
     root: PathBuf,
     compiler: PathBuf,
+    hls_headers: Option<PathBuf>,
+    trace: Option<PathBuf>,
 }
 
 impl EmuDevice {
@@ -78,14 +99,41 @@ impl EmuDevice {
         let root = config.cache_dir.clone().ok_or_else(|| {
             "no cache directory for emulation kernels (set TESSERA_CACHE_DIR, XDG_CACHE_HOME or HOME)".to_string()
         })?;
-        Ok(EmuDevice { root, compiler: config.compiler()? })
+        Ok(EmuDevice {
+            root,
+            compiler: config.compiler()?,
+            hls_headers: config.hls_headers.clone(),
+            trace: config.emu_trace.clone(),
+        })
+    }
+
+    /// The vendor headers a manifest's kernel needs: `None` unless it mentions
+    /// [`WIDE_HEADER`]; an error (the fallback reason) when it does and none are found.
+    fn vendor(&self, manifest: &Manifest) -> Result<Option<Arc<VendorHeaders>>, String> {
+        if !needs_vendor_headers(manifest) {
+            return Ok(None);
+        }
+        vendor_headers(self.hls_headers.as_deref()).map(Some).map_err(|why| {
+            format!(
+                "kernel {} includes {WIDE_HEADER}, which needs Xilinx's ap_int.h: {why}. Run \
+                 scripts/fetch-hls-headers.sh (it unpacks the headers of the PyPI package hls4ml into \
+                 target/hls-headers) or set TESSERA_HLS_HEADERS to a directory holding ap_int.h",
+                manifest.kernel.as_deref().unwrap_or("?")
+            )
+        })
     }
 
     /// The cache directory a manifest's kernel compiles into (computes the hash; runs
     /// the compiler's `--version` once per process).
     pub fn kernel_dir(&self, manifest: &Manifest) -> Result<PathBuf, String> {
+        let vendor = self.vendor(manifest)?;
+        self.kernel_dir_with(manifest, vendor.as_deref())
+    }
+
+    fn kernel_dir_with(&self, manifest: &Manifest, vendor: Option<&VendorHeaders>) -> Result<PathBuf, String> {
         let version = compiler_version(&self.compiler)?;
-        Ok(self.root.join(kernel_hash(manifest, &self.compiler, &version, SHIM_HEADERS)))
+        let vendor_hash = vendor.map(|v| v.hash.as_str());
+        Ok(self.root.join(kernel_hash(manifest, &self.compiler, &version, SHIM_HEADERS, vendor_hash)))
     }
 }
 
@@ -99,13 +147,17 @@ impl Device for EmuDevice {
 
     fn load(&self, manifest: &Manifest) -> Result<Arc<EmuKernel>, String> {
         static KERNELS: Mutex<BTreeMap<PathBuf, Arc<KernelCell>>> = Mutex::new(BTreeMap::new());
-        let dir = self.kernel_dir(manifest)?;
+        let vendor = self.vendor(manifest)?;
+        let dir = self.kernel_dir_with(manifest, vendor.as_deref())?;
         let cell = {
             let mut map = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(dir.clone()).or_default().clone()
         };
         // Other kernels compile in parallel; threads wanting this one wait here.
-        cell.get_or_init(|| build_and_load(&self.root, &dir, &self.compiler, manifest).map(Arc::new)).clone()
+        cell.get_or_init(|| {
+            build_and_load(&self.root, &dir, &self.compiler, manifest, vendor.as_deref()).map(Arc::new)
+        })
+        .clone()
     }
 
     fn alloc(&self, bytes: usize) -> Result<HostBuffer, String> {
@@ -113,24 +165,256 @@ impl Device for EmuDevice {
     }
 
     fn launch(&self, kernel: &Arc<EmuKernel>, args: &mut [KernelArg<'_, HostBuffer>]) -> Result<LaunchStats, String> {
-        let mut ptrs: Vec<*mut c_void> = args
-            .iter_mut()
-            .map(|a| match a {
-                KernelArg::Buffer(b) => b.host_view().as_mut_ptr() as *mut c_void,
-                KernelArg::Scalar(s) => s.as_mut_ptr(),
+        let n = args.len();
+        let names: Vec<CString> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let name = match a {
+                    KernelArg::Array { name, .. } => name.to_string(),
+                    KernelArg::Scalar(_) => format!("arg{i}"),
+                };
+                CString::new(name.replace('\0', "?")).unwrap_or_default()
             })
             .collect();
+        // Counters for every argument (scalars' stay unused); not moved while the
+        // kernel holds pointers into them.
+        let mut stats: Vec<PortStats> = vec![PortStats::default(); n];
+        let stats_ptr = stats.as_mut_ptr();
+        let mut sink = self.trace.as_deref().and_then(|p| {
+            TraceSink::open(p, &kernel.name, names.iter().map(|c| c.to_string_lossy().into_owned()).collect())
+        });
+        let (trace, trace_ctx): (Option<abi::TraceFn>, *mut c_void) = match sink.as_mut() {
+            Some(s) => (Some(trace_line), &mut **s as *mut TraceSink as *mut c_void),
+            None => (None, std::ptr::null_mut()),
+        };
+        let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(n);
+        let mut descs: Vec<PortDesc> = Vec::with_capacity(n);
+        for (i, a) in args.iter_mut().enumerate() {
+            let mut d = PortDesc {
+                abi_version: abi::ABI_VERSION,
+                index: i as u32,
+                base: std::ptr::null_mut(),
+                elems: 0,
+                elem_size: 0,
+                capacity: 0,
+                name: names[i].as_ptr(),
+                stats: std::ptr::null_mut(),
+                trace,
+                trace_ctx,
+            };
+            match a {
+                KernelArg::Array { buffer, elems, elem_size, .. } => {
+                    let base = buffer.as_mut_ptr() as *mut c_void;
+                    ptrs.push(base);
+                    d.base = base;
+                    d.elems = *elems as u64;
+                    d.elem_size = *elem_size as u64;
+                    d.capacity = buffer.capacity() as u64;
+                    // SAFETY: i < n = stats.len().
+                    d.stats = unsafe { stats_ptr.add(i) };
+                }
+                KernelArg::Scalar(s) => ptrs.push(s.as_mut_ptr()),
+            }
+            descs.push(d);
+        }
         let start = Instant::now();
-        // SAFETY: the entry unpacks exactly the manifest's arguments, which `ptrs`
-        // holds in order; buffers cover each array's whole index space.
-        unsafe { (kernel.entry)(ptrs.as_mut_ptr()) };
-        Ok(LaunchStats { kernel_wall_s: start.elapsed().as_secs_f64() })
+        // SAFETY: the entry unpacks exactly the manifest's arguments, which `ptrs` and
+        // `descs` hold in order; buffers cover each array's whole index space and the
+        // descriptors' counters and names outlive the call.
+        unsafe { (kernel.entry)(ptrs.as_mut_ptr(), descs.as_ptr()) };
+        let kernel_wall_s = start.elapsed().as_secs_f64();
+        drop(descs);
+        if let Some(s) = sink.as_mut() {
+            s.flush();
+        }
+        let arrays = args
+            .iter()
+            .zip(&stats)
+            .filter_map(|(a, st)| match a {
+                KernelArg::Array { name, .. } => {
+                    Some((name.to_string(), (st.bound != 0).then(|| ArrayTraffic::from_stats(st))))
+                }
+                KernelArg::Scalar(_) => None,
+            })
+            .collect();
+        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays) })
+    }
+}
+
+/// Whether a manifest's kernel needs the vendor headers: its sources mention
+/// [`WIDE_HEADER`].
+pub fn needs_vendor_headers(manifest: &Manifest) -> bool {
+    manifest.kernel_source.contains(WIDE_HEADER) || manifest.emu_entry_source.contains(WIDE_HEADER)
+}
+
+/// Where the runtime looks for the vendor headers (a directory holding `ap_int.h`),
+/// in order: `TESSERA_HLS_HEADERS` alone when set; otherwise `hls-headers/` one and
+/// two levels above the directory of the object the runtime lives in
+/// (`target/release/libtessera_rt.so` → `target/hls-headers`; a test executable in
+/// `target/release/deps/` → the same), then the build tree's `target/hls-headers`.
+pub fn hls_header_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(d) = explicit {
+        return vec![d.to_path_buf()];
+    }
+    let mut dirs = Vec::new();
+    if let Some(obj) = own_object_path() {
+        let mut up = obj.parent();
+        for _ in 0..2 {
+            match up.and_then(Path::parent) {
+                Some(p) => {
+                    dirs.push(p.join("hls-headers"));
+                    up = Some(p);
+                }
+                None => break,
+            }
+        }
+    }
+    let build_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/hls-headers");
+    if !dirs.contains(&build_tree) {
+        dirs.push(build_tree);
+    }
+    dirs
+}
+
+/// The file the runtime's code was loaded from (`libtessera_rt.so`, or the executable
+/// it is linked into).
+fn own_object_path() -> Option<PathBuf> {
+    // SAFETY: dladdr only reads the loader's tables; `info` is plain data.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let found = unsafe { libc::dladdr(own_object_path as *const c_void, &mut info) } != 0;
+    if found && !info.dli_fname.is_null() {
+        // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+        let p = PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()));
+        if let Ok(c) = p.canonicalize() {
+            return Some(c);
+        }
+    }
+    std::env::current_exe().ok().and_then(|p| p.canonicalize().ok())
+}
+
+/// Vendor headers found on disk: their files and the hash of their contents.
+pub struct VendorHeaders {
+    /// Where they were found.
+    pub dir: PathBuf,
+    /// Hex SHA-256 (64 bits) over every file name and content.
+    pub hash: String,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+/// Finds and reads the vendor headers (once per directory per process).
+fn vendor_headers(explicit: Option<&Path>) -> Result<Arc<VendorHeaders>, String> {
+    static FOUND: Mutex<BTreeMap<PathBuf, Arc<VendorHeaders>>> = Mutex::new(BTreeMap::new());
+    let dirs = hls_header_dirs(explicit);
+    let Some(dir) = dirs.iter().find(|d| d.join("ap_int.h").is_file()) else {
+        let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(format!("no ap_int.h in {}", list.join(", ")));
+    };
+    let mut map = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(v) = map.get(dir) {
+        return Ok(v.clone());
+    }
+    let mut files = Vec::new();
+    read_tree(dir, "", &mut files)?;
+    files.sort();
+    let mut h = Sha256::new();
+    for (name, bytes) in &files {
+        h.update((name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    let v = Arc::new(VendorHeaders { dir: dir.clone(), hash: hex(&h.finalize()[..8]), files });
+    map.insert(dir.clone(), v.clone());
+    Ok(v)
+}
+
+/// Every regular file under `dir` as (relative path with `/`, contents); hidden
+/// entries are skipped.
+fn read_tree(dir: &Path, prefix: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for e in entries {
+        let e = e.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = e.path();
+        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        if path.is_dir() {
+            read_tree(&path, &rel, out)?;
+        } else if path.is_file() {
+            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            out.push((rel, bytes));
+        }
+    }
+    Ok(())
+}
+
+/// One launch's transaction trace: whole lines buffered, appended to the file in
+/// chunks (each one `write(2)` on an `O_APPEND` file, so concurrent launches never
+/// split a line). Line: `<launch> <array> R|W <byte offset> <bytes>`.
+struct TraceSink {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    id: String,
+    names: Vec<String>,
+}
+
+impl TraceSink {
+    fn open(path: &Path, kernel: &str, names: Vec<String>) -> Option<Box<TraceSink>> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static LAUNCH: AtomicU64 = AtomicU64::new(0);
+        match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            Ok(file) => {
+                let id = format!("{}.{}", std::process::id(), LAUNCH.fetch_add(1, Ordering::Relaxed));
+                let buf = format!("# launch {id} kernel {kernel}\n").into_bytes();
+                Some(Box::new(TraceSink { file, buf, id, names }))
+            }
+            Err(e) => {
+                static WARNED: OnceLock<()> = OnceLock::new();
+                WARNED.get_or_init(|| {
+                    eprintln!("tessera: warning: cannot open TESSERA_EMU_TRACE={}: {e}", path.display())
+                });
+                None
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        use std::io::Write;
+        if !self.buf.is_empty() {
+            let _ = self.file.write_all(&self.buf);
+            self.buf.clear();
+        }
+    }
+}
+
+/// The `tessera_trace_fn` the descriptors carry when tracing.
+unsafe extern "C" fn trace_line(ctx: *mut c_void, port: u32, is_write: u32, byte_offset: u64, bytes: u64) {
+    use std::io::Write;
+    // SAFETY: ctx is the launch's boxed TraceSink, alive for the whole kernel call;
+    // a kernel runs on one thread.
+    let sink = unsafe { &mut *(ctx as *mut TraceSink) };
+    let TraceSink { buf, id, names, .. } = &mut *sink;
+    let name = names.get(port as usize).map_or("?", String::as_str);
+    let dir = if is_write != 0 { 'W' } else { 'R' };
+    let _ = writeln!(buf, "{id} {name} {dir} {byte_offset} {bytes}");
+    if sink.buf.len() >= 1 << 16 {
+        sink.flush();
     }
 }
 
 /// The cache key of a kernel: hex SHA-256 (128 bits) over every input of the compile,
 /// each length-prefixed.
-pub fn kernel_hash(manifest: &Manifest, compiler: &Path, version: &str, headers: &[(&str, &str)]) -> String {
+pub fn kernel_hash(
+    manifest: &Manifest,
+    compiler: &Path,
+    version: &str,
+    headers: &[(&str, &str)],
+    vendor: Option<&str>,
+) -> String {
     let mut h = Sha256::new();
     let mut field = |b: &[u8]| {
         h.update((b.len() as u64).to_le_bytes());
@@ -146,6 +430,10 @@ pub fn kernel_hash(manifest: &Manifest, compiler: &Path, version: &str, headers:
     for (name, text) in headers {
         field(name.as_bytes());
         field(text.as_bytes());
+    }
+    if let Some(v) = vendor {
+        field(b"vendor-headers");
+        field(v.as_bytes());
     }
     hex(&h.finalize()[..16])
 }
@@ -171,10 +459,17 @@ fn compiler_version(compiler: &Path) -> Result<String, String> {
 }
 
 /// Compiles (unless cached on disk) and loads one kernel.
-fn build_and_load(root: &Path, dir: &Path, compiler: &Path, manifest: &Manifest) -> Result<EmuKernel, String> {
+fn build_and_load(
+    root: &Path,
+    dir: &Path,
+    compiler: &Path,
+    manifest: &Manifest,
+    vendor: Option<&VendorHeaders>,
+) -> Result<EmuKernel, String> {
     let so = dir.join("kernel.so");
+    let name = manifest.kernel.as_deref().unwrap_or("?");
     if so.is_file() {
-        match load(&so) {
+        match load(&so, name) {
             Ok(k) => return Ok(k),
             // A cached library that no longer loads (e.g. a system library it needs
             // changed) is rebuilt once.
@@ -183,12 +478,18 @@ fn build_and_load(root: &Path, dir: &Path, compiler: &Path, manifest: &Manifest)
             }
         }
     }
-    compile(root, dir, compiler, manifest)?;
-    load(&so)
+    compile(root, dir, compiler, manifest, vendor)?;
+    load(&so, name)
 }
 
 /// Writes the sources into `dir` and compiles `kernel.so` there.
-fn compile(root: &Path, dir: &Path, compiler: &Path, manifest: &Manifest) -> Result<(), String> {
+fn compile(
+    root: &Path,
+    dir: &Path,
+    compiler: &Path,
+    manifest: &Manifest,
+    vendor: Option<&VendorHeaders>,
+) -> Result<(), String> {
     let kernel = manifest.kernel.as_deref().unwrap_or("?");
     let io = |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
     std::fs::create_dir_all(dir).map_err(|e| io("create the kernel cache directory", dir, e))?;
@@ -199,6 +500,11 @@ fn compile(root: &Path, dir: &Path, compiler: &Path, manifest: &Manifest) -> Res
     cmd.args(CXX_FLAGS).arg("-I").arg(dir);
     if let Some(inc) = materialise_headers(root, SHIM_HEADERS)? {
         cmd.arg("-I").arg(inc);
+    }
+    if let Some(v) = vendor {
+        let files: Vec<(&str, &[u8])> = v.files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+        // -isystem: the vendor headers are not held to the kernel's warning flags.
+        cmd.arg("-isystem").arg(materialise(root, "hls", &files)?);
     }
     let tmp = dir.join(format!("kernel.so.tmp.{}", std::process::id()));
     cmd.arg("-o").arg(&tmp).arg(dir.join("entry.cpp")).stdin(Stdio::null());
@@ -229,25 +535,32 @@ pub fn materialise_headers(root: &Path, headers: &[(&str, &str)]) -> Result<Opti
     if headers.is_empty() {
         return Ok(None);
     }
+    let files: Vec<(&str, &[u8])> = headers.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+    materialise(root, "include", &files).map(Some)
+}
+
+/// Writes `files` into `<root>/<prefix>-<hash of names and contents>/` (files already
+/// there with the right contents are left alone) and returns that directory.
+fn materialise(root: &Path, prefix: &str, files: &[(&str, &[u8])]) -> Result<PathBuf, String> {
     let mut h = Sha256::new();
-    for (name, text) in headers {
+    for (name, bytes) in files {
         h.update((name.len() as u64).to_le_bytes());
         h.update(name.as_bytes());
-        h.update((text.len() as u64).to_le_bytes());
-        h.update(text.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
     }
-    let dir = root.join(format!("include-{}", hex(&h.finalize()[..8])));
-    for (name, text) in headers {
+    let dir = root.join(format!("{prefix}-{}", hex(&h.finalize()[..8])));
+    for (name, bytes) in files {
         let p = dir.join(name);
-        if std::fs::read(&p).is_ok_and(|old| old == text.as_bytes()) {
+        if std::fs::read(&p).is_ok_and(|old| old == *bytes) {
             continue;
         }
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
-        write_atomic(&p, text.as_bytes())?;
+        write_atomic(&p, bytes)?;
     }
-    Ok(Some(dir))
+    Ok(dir)
 }
 
 /// Writes a file through a temporary name and a rename, so readers see either the
@@ -270,17 +583,17 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Loads a kernel library and finds its entry point.
-fn load(so: &Path) -> Result<EmuKernel, String> {
+fn load(so: &Path, name: &str) -> Result<EmuKernel, String> {
     use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
     // SAFETY: the library is a Tessera emulation kernel; its initialisers are those
     // of plain C++ kernel code. RTLD_NOW reports missing symbols here, not mid-run.
     let lib = unsafe { Library::open(Some(so), RTLD_NOW | RTLD_LOCAL) }
         .map_err(|e| format!("cannot load the emulation kernel {}: {e}", so.display()))?;
     // SAFETY: the entry point has this signature by the manifest contract.
-    let entry: EntryFn = unsafe { lib.get::<EntryFn>(ENTRY_SYMBOL.as_bytes()) }
+    let entry: abi::EntryFn = unsafe { lib.get::<abi::EntryFn>(ENTRY_SYMBOL.as_bytes()) }
         .map(|s| *s)
         .map_err(|e| format!("the emulation kernel {} has no {ENTRY_SYMBOL}: {e}", so.display()))?;
-    Ok(EmuKernel { _lib: lib, entry, so_path: so.to_path_buf() })
+    Ok(EmuKernel { _lib: lib, entry, name: name.to_string(), so_path: so.to_path_buf() })
 }
 
 #[cfg(test)]
@@ -313,18 +626,50 @@ mod tests {
             xclbin: String::new(),
         };
         let c = Path::new("/usr/bin/c++");
-        let base = kernel_hash(&m, c, "gcc 12", &[]);
+        let base = kernel_hash(&m, c, "gcc 12", &[], None);
         assert_eq!(base.len(), 32);
-        assert_eq!(base, kernel_hash(&m, c, "gcc 12", &[]));
-        assert_ne!(base, kernel_hash(&m, c, "gcc 13", &[]));
-        assert_ne!(base, kernel_hash(&m, Path::new("/usr/bin/g++"), "gcc 12", &[]));
-        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &[("a.h", "")]));
+        assert_eq!(base, kernel_hash(&m, c, "gcc 12", &[], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 13", &[], None));
+        assert_ne!(base, kernel_hash(&m, Path::new("/usr/bin/g++"), "gcc 12", &[], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &[("a.h", "")], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &[], Some("0123")));
+        assert_ne!(kernel_hash(&m, c, "gcc 12", &[], Some("0124")), kernel_hash(&m, c, "gcc 12", &[], Some("0123")));
         let mut m2 = m.clone();
         m2.kernel_source.push(' ');
-        assert_ne!(base, kernel_hash(&m2, c, "gcc 12", &[]));
+        assert_ne!(base, kernel_hash(&m2, c, "gcc 12", &[], None));
         // The region's name and mode do not change the binary.
         let mut m3 = m.clone();
         m3.region = "u.c:9".into();
-        assert_eq!(base, kernel_hash(&m3, c, "gcc 12", &[]));
+        assert_eq!(base, kernel_hash(&m3, c, "gcc 12", &[], None));
+        assert!(!needs_vendor_headers(&m));
+        m3.kernel_source = "#include \"tessera_wide.h\"\n".into();
+        assert!(needs_vendor_headers(&m3));
+    }
+
+    #[test]
+    fn shim_headers_are_embedded() {
+        let names: Vec<&str> = SHIM_HEADERS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h"]);
+        assert!(SHIM_HEADERS[1].1.contains("class burst_maxi"));
+    }
+
+    #[test]
+    fn vendor_header_search() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(hls_header_dirs(Some(tmp.path())), vec![tmp.path().to_path_buf()]);
+        let dirs = hls_header_dirs(None);
+        assert!(dirs.iter().all(|d| d.ends_with("hls-headers")), "{dirs:?}");
+        assert!(dirs.last().unwrap().ends_with("target/hls-headers"));
+        // Missing: the reason lists where it looked.
+        let e = vendor_headers(Some(tmp.path())).err().unwrap();
+        assert!(e.contains("no ap_int.h in") && e.contains(&tmp.path().display().to_string()), "{e}");
+        // Present: read once, hashed over names and contents.
+        std::fs::write(tmp.path().join("ap_int.h"), "// a\n").unwrap();
+        std::fs::create_dir(tmp.path().join("etc")).unwrap();
+        std::fs::write(tmp.path().join("etc/ap_private.h"), "// b\n").unwrap();
+        let v = vendor_headers(Some(tmp.path())).unwrap();
+        assert_eq!(v.hash.len(), 16);
+        let names: Vec<&str> = v.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["ap_int.h", "etc/ap_private.h"]);
     }
 }

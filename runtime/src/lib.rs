@@ -28,11 +28,14 @@
 //!   in the test helper [`config::Config::emu`]).
 //!
 //! Modules: [`config`] (environment), [`device`] (device choice and the device
-//! interface), [`emu`] (emulated device: compile cache and launch), [`data`] (argument
-//! values, shapes, section boxes, buffers, copies), [`report`] (report lines).
+//! interface), [`emu`] (emulated device: compile cache, shim headers, launch, trace),
+//! [`abi`] (the C structs shared with emulation kernels: port descriptors and
+//! traffic counters), [`data`] (argument values, shapes, section boxes, buffers,
+//! copies), [`report`] (report lines).
 
 #![warn(missing_docs)]
 
+pub mod abi;
 pub mod config;
 pub mod data;
 pub mod device;
@@ -67,7 +70,8 @@ unsafe fn execute(config: &Config, manifest: &Manifest, args: &[*mut c_void]) ->
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
     };
-    if args.len() != manifest.args.len() {
+    // A region rejected at compile time carries no argument list; it only reports.
+    if manifest.rejected.is_none() && args.len() != manifest.args.len() {
         return host(format!(
             "the call passes {} arguments but the manifest lists {}",
             args.len(),
@@ -90,15 +94,14 @@ unsafe fn execute(config: &Config, manifest: &Manifest, args: &[*mut c_void]) ->
     };
     match result {
         Ok(t) => Record {
-            region: manifest.region.clone(),
-            kernel: manifest.kernel.clone(),
-            mode: manifest.mode.clone(),
             device: kind,
             reason: None,
             bytes_to_device: t.bytes_to_device,
             bytes_from_device: t.bytes_from_device,
-            kernel_wall_s: Some(t.kernel_wall_s),
-        },
+            kernel_wall_s: Some(t.stats.kernel_wall_s),
+            ..host(String::new())
+        }
+        .with_traffic(t.stats.arrays),
         Err(reason) => host(reason),
     }
 }
@@ -107,7 +110,7 @@ unsafe fn execute(config: &Config, manifest: &Manifest, args: &[*mut c_void]) ->
 struct Transfer {
     bytes_to_device: u64,
     bytes_from_device: u64,
-    kernel_wall_s: f64,
+    stats: device::LaunchStats,
 }
 
 /// Loads the kernel, allocates a buffer per array, copies the mapped sections in,
@@ -136,7 +139,15 @@ unsafe fn run_on<D: Device>(dev: &D, manifest: &Manifest, plan: &mut Plan) -> Re
             .zip(buffers.iter_mut())
             .map(|(a, b)| match (a, b) {
                 (ArgPlan::Scalar(s), _) => KernelArg::Scalar(s),
-                (ArgPlan::Array(_), Some(b)) => KernelArg::Buffer(b),
+                (ArgPlan::Array(arr), Some(b)) => {
+                    let arr: &data::ArrayPlan = arr;
+                    KernelArg::Array {
+                        buffer: b,
+                        name: &arr.name,
+                        elems: arr.shape.dims.iter().product(),
+                        elem_size: arr.shape.elem_size,
+                    }
+                }
                 (ArgPlan::Array(_), None) => unreachable!("every array has a buffer"),
             })
             .collect();
@@ -158,7 +169,7 @@ unsafe fn run_on<D: Device>(dev: &D, manifest: &Manifest, plan: &mut Plan) -> Re
             }
         }
     }
-    Ok(Transfer { bytes_to_device: to_device, bytes_from_device: from_device, kernel_wall_s: stats.kernel_wall_s })
+    Ok(Transfer { bytes_to_device: to_device, bytes_from_device: from_device, stats })
 }
 
 /// Writes the report line (`TESSERA_REPORT`) and the verbose line (`TESSERA_VERBOSE`).

@@ -6,14 +6,88 @@
 //!
 //! Line format (keys in this order):
 //! `{"region":"f.c:12","kernel":"k"|null,"mode":"baseline","device":"emu"|"xrt"|"host",
-//! "reason":null|"…","bytes_to_device":N,"bytes_from_device":N,"kernel_wall_s":F|null}`.
-//! Later issues add fields (exact traffic counts of the emulated memory ports) after
-//! these; readers must ignore keys they do not know.
+//! "reason":null|"…","bytes_to_device":N,"bytes_from_device":N,"kernel_wall_s":F|null,
+//! "ddr_read_bytes":N|null,"ddr_write_bytes":N|null,"bursts":N|null,
+//! "arrays":{"a":{…}|null,…}|null}`.
+//! The `ddr_*`, `bursts` and `arrays` figures are exact counts of the emulated memory
+//! ports (see [`ArrayTraffic`]); they are `null` on the host, and the totals are `null`
+//! when some array's traffic was not counted (a kernel that bypasses the port types).
+//! Later issues may add keys after these; readers must ignore keys they do not know.
 
 use crate::device::DeviceKind;
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+
+/// Exact DDR traffic of one array through the kernel's memory ports (emulated device).
+/// A single element access through `tessera::maxi` is one burst of one beat; an
+/// `hls::burst_maxi` request is one burst of its length.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ArrayTraffic {
+    /// Bytes read from DDR (beats × beat width).
+    pub read_bytes: u64,
+    /// Bytes written to DDR (beats × beat width, whatever the strobes).
+    pub write_bytes: u64,
+    /// Read bursts (AXI read transactions).
+    pub read_bursts: u64,
+    /// Write bursts (AXI write transactions).
+    pub write_bursts: u64,
+    /// Beats in both directions.
+    pub beats: u64,
+    /// Bytes actually stored (byte-enable strobe set); `write_bytes` minus masked bytes.
+    pub write_enabled_bytes: u64,
+    /// Burst length (beats) → number of read bursts of that length.
+    pub read_burst_lengths: BTreeMap<u32, u64>,
+    /// Burst length (beats) → number of write bursts of that length.
+    pub write_burst_lengths: BTreeMap<u32, u64>,
+}
+
+impl ArrayTraffic {
+    /// The report's view of the kernel's counters for one array.
+    pub fn from_stats(s: &crate::abi::PortStats) -> ArrayTraffic {
+        let hist = |h: &[u64]| {
+            h.iter().enumerate().filter(|(_, &c)| c != 0).map(|(n, &c)| (n as u32, c)).collect::<BTreeMap<u32, u64>>()
+        };
+        ArrayTraffic {
+            read_bytes: s.read_bytes,
+            write_bytes: s.write_bytes,
+            read_bursts: s.read_bursts,
+            write_bursts: s.write_bursts,
+            beats: s.read_beats + s.write_beats,
+            write_enabled_bytes: s.write_enabled_bytes,
+            read_burst_lengths: hist(&s.read_burst_len),
+            write_burst_lengths: hist(&s.write_burst_len),
+        }
+    }
+}
+
+/// Per-array traffic in manifest order, serialised as a JSON object (`null` for an
+/// array whose traffic was not counted).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Arrays(pub Vec<(String, Option<ArrayTraffic>)>);
+
+impl Serialize for Arrays {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(Some(self.0.len()))?;
+        for (name, t) in &self.0 {
+            m.serialize_entry(name, t)?;
+        }
+        m.end()
+    }
+}
+
+impl Arrays {
+    /// Sums over all arrays: (read bytes, write bytes, bursts), `None` unless every
+    /// array was counted.
+    pub fn totals(&self) -> Option<(u64, u64, u64)> {
+        self.0.iter().try_fold((0, 0, 0), |(r, w, b), (_, t)| {
+            let t = t.as_ref()?;
+            Some((r + t.read_bytes, w + t.write_bytes, b + t.read_bursts + t.write_bursts))
+        })
+    }
+}
 
 /// What happened to one execution of a region.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -35,6 +109,15 @@ pub struct Record {
     pub bytes_from_device: u64,
     /// Wall-clock seconds of the kernel call, `None` on the host.
     pub kernel_wall_s: Option<f64>,
+    /// Exact bytes the kernel read from device memory (all arrays), `None` on the host
+    /// or when not every array was counted.
+    pub ddr_read_bytes: Option<u64>,
+    /// Exact bytes the kernel wrote to device memory (whole beats).
+    pub ddr_write_bytes: Option<u64>,
+    /// Read plus write bursts (AXI transactions).
+    pub bursts: Option<u64>,
+    /// Per-array detail, `None` on the host.
+    pub arrays: Option<Arrays>,
 }
 
 impl Record {
@@ -49,7 +132,21 @@ impl Record {
             bytes_to_device: 0,
             bytes_from_device: 0,
             kernel_wall_s: None,
+            ddr_read_bytes: None,
+            ddr_write_bytes: None,
+            bursts: None,
+            arrays: None,
         }
+    }
+
+    /// Sets the traffic fields from the per-array counts of a launch.
+    pub fn with_traffic(mut self, arrays: Arrays) -> Record {
+        let totals = arrays.totals();
+        self.ddr_read_bytes = totals.map(|t| t.0);
+        self.ddr_write_bytes = totals.map(|t| t.1);
+        self.bursts = totals.map(|t| t.2);
+        self.arrays = Some(arrays);
+        self
     }
 
     /// Whether the kernel ran on a device (the runtime returns 1).
@@ -105,13 +202,33 @@ mod tests {
         let r = Record::host("a.c:3".into(), Some("k".into()), "baseline".into(), "OMP_TARGET_OFFLOAD=DISABLED".into());
         assert_eq!(
             r.to_json(),
-            r#"{"region":"a.c:3","kernel":"k","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null}"#
+            r#"{"region":"a.c:3","kernel":"k","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
         );
         assert_eq!(r.verbose_line(), "tessera: a.c:3: running on the host: OMP_TARGET_OFFLOAD=DISABLED");
         let e = Record { device: DeviceKind::Emu, reason: None, kernel_wall_s: Some(0.5), bytes_to_device: 8, ..r };
         assert_eq!(e.verbose_line(), "tessera: a.c:3: kernel k ran on emu");
         assert!(e.to_json().contains(r#""device":"emu","reason":null,"bytes_to_device":8"#));
-        assert!(e.to_json().ends_with(r#""kernel_wall_s":0.5}"#));
+        assert!(e.to_json().contains(r#""kernel_wall_s":0.5,"#));
+
+        // Traffic: totals over counted arrays, per-array detail in manifest order.
+        let mut stats = crate::abi::PortStats { read_bytes: 64, read_bursts: 1, read_beats: 1, bound: 1, ..Default::default() };
+        stats.read_burst_len[1] = 1;
+        let a = ArrayTraffic::from_stats(&stats);
+        stats = crate::abi::PortStats { write_bytes: 128, write_enabled_bytes: 100, write_bursts: 1, write_beats: 2, bound: 1, ..Default::default() };
+        stats.write_burst_len[2] = 1;
+        let z = ArrayTraffic::from_stats(&stats);
+        let t = e.clone().with_traffic(Arrays(vec![("z".into(), Some(z.clone())), ("a".into(), Some(a.clone()))]));
+        assert_eq!((t.ddr_read_bytes, t.ddr_write_bytes, t.bursts), (Some(64), Some(128), Some(2)));
+        assert!(t.to_json().ends_with(concat!(
+            r#""ddr_read_bytes":64,"ddr_write_bytes":128,"bursts":2,"arrays":{"z":{"read_bytes":0,"write_bytes":128,"#,
+            r#""read_bursts":0,"write_bursts":1,"beats":2,"write_enabled_bytes":100,"read_burst_lengths":{},"#,
+            r#""write_burst_lengths":{"2":1}},"a":{"read_bytes":64,"write_bytes":0,"read_bursts":1,"write_bursts":0,"#,
+            r#""beats":1,"write_enabled_bytes":0,"read_burst_lengths":{"1":1},"write_burst_lengths":{}}}}"#
+        )), "{}", t.to_json());
+        // An uncounted array makes the totals unknown.
+        let u = e.with_traffic(Arrays(vec![("a".into(), Some(a)), ("raw".into(), None)]));
+        assert_eq!((u.ddr_read_bytes, u.bursts), (None, None));
+        assert!(u.to_json().ends_with(r#""raw":null}}"#), "{}", u.to_json());
     }
 
     #[test]

@@ -294,12 +294,12 @@ fn concurrent_processes_share_one_cache_entry() {
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "on_host=0 sum=9814.00 ends=7.0,7.0");
     }
     assert_eq!(report_lines(&report).len(), 8);
-    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let entries = kernel_dirs(&cache);
     assert_eq!(entries.len(), 1, "{entries:?}");
     // No temporary files left behind.
-    let dir = cache.join(&entries[0]);
+    let dir = &entries[0];
     let mut names: Vec<String> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     assert_eq!(names, ["entry.cpp", "kernel.cpp", "kernel.so"]);
 }

@@ -41,9 +41,18 @@ fn section_1d_results_and_bytes() {
     assert_eq!(r.bytes_from_device, 98 * 4);
     assert!(r.kernel_wall_s.is_some_and(|t| t >= 0.0));
     assert_eq!(r.kernel.as_deref(), Some("scale1d"));
+    // Exact port traffic: 98 single-beat reads of a, 98 single-beat writes of b.
+    assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (Some(98 * 4), Some(98 * 4), Some(196)));
+    let arrays = &r.arrays.as_ref().unwrap().0;
+    assert_eq!(arrays.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    let a = arrays[0].1.as_ref().unwrap();
+    assert_eq!((a.read_bytes, a.write_bytes, a.read_bursts, a.write_bursts, a.beats), (392, 0, 98, 0, 98));
+    assert_eq!(a.read_burst_lengths.get(&1), Some(&98));
+    let b = arrays[1].1.as_ref().unwrap();
+    assert_eq!((b.read_bytes, b.write_bytes, b.read_bursts, b.write_bursts, b.beats), (0, 392, 0, 98, 98));
 
     // The cache holds the sources and the library under one hash directory.
-    let dirs: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let dirs = kernel_dirs(cache.path());
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     for f in ["kernel.cpp", "entry.cpp", "kernel.so"] {
         assert!(dirs[0].join(f).is_file(), "{f}");
@@ -52,7 +61,7 @@ fn section_1d_results_and_bytes() {
     let (r2, a2, b2) = run_scale1d(&emu(cache.path()), 5);
     assert!(r2.offloaded());
     assert_eq!(b2, vec![7.0, 2.0 * a2[1], 2.0 * a2[2], 2.0 * a2[3], 7.0]);
-    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1);
+    assert_eq!(kernel_dirs(cache.path()).len(), 1);
 }
 
 #[test]
@@ -83,6 +92,9 @@ fn box_2d_results_and_bytes() {
     let boxed = ((N - 2) * (M - 2) * 4) as u64;
     assert_eq!(r.bytes_to_device, (N * M * 4) as u64 + boxed);
     assert_eq!(r.bytes_from_device, boxed);
+    // The kernel sweeps the whole index space: a read once, b read and written once.
+    let nm = (N * M) as u64;
+    assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (Some(2 * nm * 4), Some(nm * 4), Some(3 * nm)));
 }
 
 #[test]
@@ -97,6 +109,10 @@ fn from_is_prefilled_with_host_values() {
     }
     assert_eq!(r.bytes_to_device, 44);
     assert_eq!(r.bytes_from_device, 44);
+    // Raw pointers and the one-argument entry: runs, but nothing is counted.
+    assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (None, None, None));
+    assert_eq!(r.arrays.as_ref().unwrap().0, vec![("b".to_string(), None)]);
+    assert!(r.to_json().ends_with(r#""ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":{"b":null}}"#));
 }
 
 #[test]
@@ -210,6 +226,10 @@ fn report_lines() {
         "bytes_to_device",
         "bytes_from_device",
         "kernel_wall_s",
+        "ddr_read_bytes",
+        "ddr_write_bytes",
+        "bursts",
+        "arrays",
     ];
     let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     let obj = v.as_object().unwrap();
@@ -222,6 +242,11 @@ fn report_lines() {
     assert_eq!(v["bytes_to_device"], 2 * 10 * 4);
     assert_eq!(v["bytes_from_device"], 10 * 4);
     assert!(v["kernel_wall_s"].as_f64().is_some());
+    assert_eq!(v["ddr_read_bytes"], 10 * 4);
+    assert_eq!(v["ddr_write_bytes"], 10 * 4);
+    assert_eq!(v["bursts"], 20);
+    assert_eq!(v["arrays"]["a"]["read_bursts"], 10);
+    assert_eq!(v["arrays"]["b"]["write_burst_lengths"]["1"], 10);
     // Keys in the documented order.
     let mut pos = 0;
     for k in keys {
@@ -231,7 +256,7 @@ fn report_lines() {
     }
     assert_eq!(
         lines[1],
-        r#"{"region":"scale.c:10","kernel":"scale1d","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null}"#
+        r#"{"region":"scale.c:10","kernel":"scale1d","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
     );
 }
 
@@ -258,7 +283,7 @@ fn concurrent_launches_from_four_threads() {
         }
     });
     // One kernel compiled once, 20 whole report lines.
-    let kdirs: Vec<_> = std::fs::read_dir(cache.path().join("k")).unwrap().collect();
+    let kdirs = kernel_dirs(&cache.path().join("k"));
     assert_eq!(kdirs.len(), 1);
     let text = std::fs::read_to_string(&report).unwrap();
     assert_eq!(text.lines().count(), 20);

@@ -4,6 +4,12 @@
 //! code (one `m_axi` bundle per array, scalars and control over `s_axilite`, no
 //! on-chip buffers, no manual bursts). Multi-dimensional arrays become flat pointers
 //! with row-major linearised subscripts; arrays the region never writes are `const`.
+//!
+//! Array parameters are `tessera::maxi<T>` (`host/include/tessera_hls.h`): exactly
+//! `T *` under Vitis (`__SYNTHESIS__`), and in emulation a bounds-checked port that
+//! counts every element access as one single-beat DDR transaction. The emulation
+//! entry builds the ports from the runtime's port descriptors:
+//! `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`.
 
 use crate::cpp::{self, ident, Shapes};
 use crate::Kernel;
@@ -35,13 +41,22 @@ fn shapes(region: &Region) -> RegionShapes {
     )
 }
 
+/// The memory-port type of an array variable: `tessera::maxi<T>`, or
+/// `tessera::maxi<const T>` when the region never writes it.
+fn port_type(v: &tessera_ir::Var) -> String {
+    let ty = v.elem.c_name();
+    if v.written {
+        format!("tessera::maxi<{ty}>")
+    } else {
+        format!("tessera::maxi<const {ty}>")
+    }
+}
+
 /// The C++ parameter declaration of a region variable.
 fn param(v: &tessera_ir::Var) -> String {
-    let ty = v.elem.c_name();
     match v.kind {
-        VarKind::Scalar => format!("{ty} {}", ident(&v.name)),
-        _ if v.written => format!("{ty} *{}", ident(&v.name)),
-        _ => format!("const {ty} *{}", ident(&v.name)),
+        VarKind::Scalar => format!("{} {}", v.elem.c_name(), ident(&v.name)),
+        _ => format!("{} {}", port_type(v), ident(&v.name)),
     }
 }
 
@@ -56,6 +71,9 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
     writeln!(s, "// default settings (one m_axi bundle per array, no on-chip buffers).").unwrap();
     writeln!(s, "// Multi-dimensional arrays are flat, row-major; every implicit conversion of the").unwrap();
     writeln!(s, "// source is an explicit cast, so results match the host bit for bit.").unwrap();
+    writeln!(s, "// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.").unwrap();
+    writeln!(s).unwrap();
+    writeln!(s, "#include \"tessera_hls.h\"").unwrap();
     writeln!(s).unwrap();
     let params: Vec<String> = region.vars.iter().map(param).collect();
     writeln!(s, "extern \"C\" void {name}({}) {{", params.join(", ")).unwrap();
@@ -66,33 +84,55 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
         writeln!(s, "#pragma HLS INTERFACE mode=s_axilite port={}", ident(&v.name)).unwrap();
     }
     writeln!(s, "#pragma HLS INTERFACE mode=s_axilite port=return").unwrap();
+    let mut body = String::new();
     for st in &region.body {
-        stmt(&mut s, st, 1, &shapes);
+        stmt(&mut body, st, 1, &shapes);
     }
+    // A variable only a map clause uses (e.g. an extent) is still a parameter; mark it
+    // used so the kernel compiles warning-free (-Wall -Wextra -Werror).
+    for v in region.vars.iter().filter(|v| !mentions(&body, &ident(&v.name))) {
+        writeln!(s, "  (void){};", ident(&v.name)).unwrap();
+    }
+    s.push_str(&body);
     writeln!(s, "}}").unwrap();
 
     let mut e = String::new();
-    writeln!(e, "// Emulation entry for {name}: unpacks the runtime's argument vector").unwrap();
-    writeln!(e, "// (device buffer pointers for arrays, value pointers for scalars).").unwrap();
+    writeln!(e, "// Emulation entry for {name}: builds the kernel's arguments from the runtime's").unwrap();
+    writeln!(e, "// vectors (arrays: memory ports bound to the port descriptors, which carry the").unwrap();
+    writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
     writeln!(e, "#include \"kernel.cpp\"").unwrap();
     writeln!(e).unwrap();
-    writeln!(e, "extern \"C\" void tessera_emu_entry(void **args) {{").unwrap();
+    let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
+    let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
+    writeln!(
+        e,
+        "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
+        if has_scalars { "args" } else { "" },
+        if has_arrays { "ports" } else { "" },
+    )
+    .unwrap();
     let casts: Vec<String> = region
         .vars
         .iter()
         .enumerate()
-        .map(|(i, v)| {
-            let ty = v.elem.c_name();
-            match v.kind {
-                VarKind::Scalar => format!("*static_cast<const {ty} *>(args[{i}])"),
-                _ if v.written => format!("static_cast<{ty} *>(args[{i}])"),
-                _ => format!("static_cast<const {ty} *>(args[{i}])"),
-            }
+        .map(|(i, v)| match v.kind {
+            VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
+            _ => format!("{}(ports[{i}])", port_type(v)),
         })
         .collect();
     writeln!(e, "  {name}({});", casts.join(",\n    ")).unwrap();
     writeln!(e, "}}").unwrap();
     Kernel { name: name.to_string(), source: s, emu_entry: e }
+}
+
+/// Whether C++ text `text` contains the identifier `id` as a whole token.
+fn mentions(text: &str, id: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(id).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + id.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
 }
 
 fn indent(s: &mut String, depth: usize) {
@@ -148,3 +188,91 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize, shapes: &RegionShapes) {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_ir::{BinOp, Loc, MapKind, ScalarType, Var, IR_VERSION};
+
+    fn var(name: &str, kind: VarKind, elem: ScalarType, written: bool) -> Var {
+        let dims = if kind == VarKind::Scalar { vec![] } else { vec![Some(Expr::var("n", ScalarType::I32))] };
+        let map = (kind != VarKind::Scalar).then_some(if written { MapKind::Tofrom } else { MapKind::To });
+        Var { name: name.into(), kind, elem, dims, map, section: vec![], written, loc: Loc::default() }
+    }
+
+    fn region(vars: Vec<Var>, body: Vec<Stmt>) -> Region {
+        Region {
+            version: IR_VERSION,
+            location: Loc { file: "t.c".into(), line: 3, col: 1 },
+            function: "f".into(),
+            index: 0,
+            directive: "target".into(),
+            collapse: 1,
+            unsupported_clauses: vec![],
+            vars,
+            body,
+        }
+    }
+
+    #[test]
+    fn arrays_are_maxi_ports_and_the_entry_binds_descriptors() {
+        let i = Expr::var("i", ScalarType::I32);
+        let read = Expr::Read { array: "a".into(), index: vec![i.clone()], ty: ScalarType::F32, loc: Loc::default() };
+        let body = vec![Stmt::For {
+            var: "i".into(),
+            ty: ScalarType::I32,
+            lower: Expr::int(0),
+            upper: Expr::var("n", ScalarType::I32),
+            step: 1,
+            body: vec![Stmt::Assign {
+                target: LValue::Element { array: "b".into(), index: vec![i.clone()], ty: ScalarType::F32, loc: Loc::default() },
+                value: Expr::Binary { op: BinOp::Add, lhs: Box::new(read.clone()), rhs: Box::new(read), ty: ScalarType::F32 },
+                loc: Loc::default(),
+            }],
+            loc: Loc::default(),
+        }];
+        let r = region(
+            vec![
+                var("a", VarKind::Pointer, ScalarType::F32, false),
+                var("b", VarKind::Array, ScalarType::F32, true),
+                var("n", VarKind::Scalar, ScalarType::I32, false),
+            ],
+            body,
+        );
+        let k = generate(&r, "k0");
+        assert!(k.source.contains("\n#include \"tessera_hls.h\"\n"), "{}", k.source);
+        assert!(
+            k.source.contains("extern \"C\" void k0(tessera::maxi<const float> a, tessera::maxi<float> b, int n) {"),
+            "{}",
+            k.source
+        );
+        assert!(k.source.contains("#pragma HLS INTERFACE mode=m_axi port=a offset=slave bundle=gmem0"));
+        assert!(k.source.contains("b[i] = a[i] + a[i];"), "{}", k.source);
+        assert!(k.emu_entry.contains("extern \"C\" void tessera_emu_entry(void **args, const tessera_port_desc *ports) {"));
+        assert!(
+            k.emu_entry.contains(
+                "  k0(tessera::maxi<const float>(ports[0]),\n    tessera::maxi<float>(ports[1]),\n    *static_cast<const int *>(args[2]));"
+            ),
+            "{}",
+            k.emu_entry
+        );
+
+        // Unused entry parameters are unnamed (the entry compiles with -Wextra -Werror).
+        let only_arrays = region(vec![var("b", VarKind::Pointer, ScalarType::I64, true)], vec![]);
+        let k = generate(&only_arrays, "k1");
+        assert!(k.emu_entry.contains("tessera_emu_entry(void **, const tessera_port_desc *ports)"), "{}", k.emu_entry);
+        let only_scalars = region(vec![var("n", VarKind::Scalar, ScalarType::I32, false)], vec![]);
+        let k = generate(&only_scalars, "k2");
+        assert!(k.emu_entry.contains("tessera_emu_entry(void **args, const tessera_port_desc *)"), "{}", k.emu_entry);
+        // Parameters the body never mentions are marked used.
+        assert!(k.source.contains("#pragma HLS INTERFACE mode=s_axilite port=return\n  (void)n;\n}"), "{}", k.source);
+    }
+
+    #[test]
+    fn mentions_whole_identifiers_only() {
+        assert!(mentions("b[i] = a[i];", "a"));
+        assert!(!mentions("b[i] = aa[i] + a_[i] + _a;", "a"));
+        assert!(mentions("x = (long)i * m + j;", "m"));
+        assert!(!mentions("", "m"));
+    }
+}

@@ -18,6 +18,7 @@ pub struct Kernel {
     /// The HLS C++ source (`<name>.cpp`).
     pub source: String,
     /// Emulation entry: includes the kernel as `kernel.cpp` and defines
-    /// `extern "C" void tessera_emu_entry(void **args)`.
+    /// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`
+    /// (see `host/include/tessera_emu_abi.h`).
     pub emu_entry: String,
 }

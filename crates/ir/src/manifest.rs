@@ -29,8 +29,10 @@ pub struct Manifest {
     /// The Vitis HLS C++ source of the kernel.
     pub kernel_source: String,
     /// C++ source of the emulation entry point: `#include`s the kernel (as
-    /// `kernel.cpp`) and defines `extern "C" void tessera_emu_entry(void **args)`
-    /// which unpacks the argument vector and calls the kernel.
+    /// `kernel.cpp`) and defines `extern "C" void tessera_emu_entry(void **args,
+    /// const tessera_port_desc *ports)` which builds the kernel's memory ports from the
+    /// port descriptors and its scalars from the argument vector, and calls the kernel
+    /// (ABI: `host/include/tessera_emu_abi.h`).
     pub emu_entry_source: String,
     /// File name of the bitstream the XRT backend loads (`<kernel>.xclbin`).
     pub xclbin: String,

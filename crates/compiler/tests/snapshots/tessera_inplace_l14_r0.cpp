@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_inplace_l14_r0(float *ey, int ny, int nx, const float *hz) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_inplace_l14_r0(tessera::maxi<float> ey, int ny, int nx, tessera::maxi<const float> hz) {
 #pragma HLS INTERFACE mode=m_axi port=ey offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=hz offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=ny

@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_stencil1d_l11_r0(const float *A, int n, float *B) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_stencil1d_l11_r0(tessera::maxi<const float> A, int n, tessera::maxi<float> B) {
 #pragma HLS INTERFACE mode=m_axi port=A offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=B offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=n

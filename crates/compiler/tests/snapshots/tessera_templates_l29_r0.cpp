@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_templates_l29_r0(const float *p, int m, float *q) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_templates_l29_r0(tessera::maxi<const float> p, int m, tessera::maxi<float> q) {
 #pragma HLS INTERFACE mode=m_axi port=p offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=q offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=m

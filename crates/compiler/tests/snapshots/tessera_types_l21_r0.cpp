@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_types_l21_r0(const int *ia, const unsigned int *ua, int *ib, int k) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_types_l21_r0(tessera::maxi<const int> ia, tessera::maxi<const unsigned int> ua, tessera::maxi<int> ib, int k) {
 #pragma HLS INTERFACE mode=m_axi port=ia offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=ua offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=m_axi port=ib offset=slave bundle=gmem2

@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_types_l31_r1(const float *fa, float *fb) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_types_l31_r1(tessera::maxi<const float> fa, tessera::maxi<float> fb) {
 #pragma HLS INTERFACE mode=m_axi port=fa offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=fb offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=return

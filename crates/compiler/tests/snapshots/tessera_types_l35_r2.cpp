@@ -4,8 +4,11 @@
 // default settings (one m_axi bundle per array, no on-chip buffers).
 // Multi-dimensional arrays are flat, row-major; every implicit conversion of the
 // source is an explicit cast, so results match the host bit for bit.
+// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.
 
-extern "C" void tessera_types_l35_r2(const double *da, double *db, int k) {
+#include "tessera_hls.h"
+
+extern "C" void tessera_types_l35_r2(tessera::maxi<const double> da, tessera::maxi<double> db, int k) {
 #pragma HLS INTERFACE mode=m_axi port=da offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=db offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=k

@@ -1,0 +1,373 @@
+// Tessera HLS shim: memory-port types for generated kernels.
+//
+// One source, two compilers:
+//   - Vitis HLS (synthesis, __SYNTHESIS__ defined): tessera::maxi<T> is exactly `T *`
+//     and hls::burst_maxi<T> is Vitis' own class from <hls_burst_maxi.h>, so the
+//     kernel's `#pragma HLS INTERFACE mode=m_axi port=p` applies unchanged.
+//   - The emulated device (plain C++17, g++/clang++, `-Wall -Wextra -Werror` clean,
+//     pragmas ignored with -Wno-unknown-pragmas): both are classes bound to a device
+//     buffer through a tessera_port_desc (tessera_emu_abi.h). Every transaction is
+//     bounds-checked and counted exactly into the buffer's tessera_port_stats; AXI
+//     rule violations abort with a message on stderr ("tessera emu: ...").
+//
+// Ports:
+//   tessera::maxi<T>        plain element-wise m_axi pointer (Vitis' default `T *p`);
+//                           p[i] reads/writes one element = one single-beat burst.
+//                           maxi<const T> is read-only. Emulation supports p[i],
+//                           copies, and maxi<T> -> maxi<const T>; nothing else.
+//   hls::burst_maxi<T>      manual bursts, Vitis API: read_request(offset, len),
+//                           read(), write_request(offset, len), write(v[, strobe]),
+//                           write_response(). Offsets and lengths in units of T.
+//   Wide beats (ap_uint<128/256/512>): include tessera_wide.h (needs Xilinx's ap_int.h).
+#ifndef TESSERA_HLS_H
+#define TESSERA_HLS_H
+
+#ifdef __SYNTHESIS__
+
+#include <hls_burst_maxi.h>
+
+namespace tessera {
+/// A plain m_axi pointer port: exactly `T *` for Vitis.
+template <typename T>
+using maxi = T *;
+}  // namespace tessera
+
+#else  // emulation
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <type_traits>
+
+#include "tessera_emu_abi.h"
+
+namespace tessera {
+namespace emu {
+
+/// Prints "tessera emu: <message>" to stderr and aborts (the emulated device has no
+/// way to continue after an illegal memory transaction).
+[[noreturn]] inline void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] inline void fail(const char *fmt, ...) {
+    std::va_list ap;
+    va_start(ap, fmt);
+    std::fputs("tessera emu: ", stderr);
+    std::vfprintf(stderr, fmt, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
+    std::fflush(stderr);
+    std::abort();
+}
+
+/// How a beat of type T is stored in memory: `bytes` bytes, little-endian, loaded and
+/// stored bit-exactly. The primary template covers trivially copyable types;
+/// tessera_wide.h specialises it for ap_uint<W> / ap_int<W> (W / 8 bytes).
+template <typename T, typename Enable = void>
+struct beat_traits {
+    static_assert(std::is_trivially_copyable<T>::value,
+                  "tessera: a memory port's element type must be trivially copyable; "
+                  "for ap_uint/ap_int beats include tessera_wide.h");
+    static constexpr std::size_t bytes = sizeof(T);
+    static T load(const unsigned char *p) {
+        T v;
+        std::memcpy(static_cast<void *>(&v), p, sizeof(T));
+        return v;
+    }
+    static void store(unsigned char *p, const T &v) { std::memcpy(p, static_cast<const void *>(&v), sizeof(T)); }
+};
+
+/// Byte-enable masks of hls::burst_maxi::write: bit i enables byte i of the beat.
+/// Integers: bit i for i < 64; bytes 64 and up follow bit 63 (so -1 enables all).
+/// tessera_wide.h adds ap_int<N> / ap_uint<N> masks (Vitis' type is ap_int<sizeof(T)>).
+template <typename M, typename Enable = void>
+struct strobe_traits;
+
+template <typename M>
+struct strobe_traits<M, typename std::enable_if<std::is_integral<M>::value>::type> {
+    static bool bit(const M &m, std::size_t i) {
+        const unsigned long long u = static_cast<unsigned long long>(m);
+        return ((u >> (i < 64 ? i : 63)) & 1u) != 0;
+    }
+};
+
+/// A port object's view of its buffer, checked once when it binds.
+struct binding {
+    const tessera_port_desc *desc;
+    unsigned char *base;
+    tessera_port_stats *stats;
+    std::size_t beat;   // bytes per element of the port's type
+    std::uint64_t n;    // elements of the port's type that overlap the array
+
+    binding(const tessera_port_desc &d, std::size_t beat_bytes, const char *what) : desc(&d), beat(beat_bytes) {
+        if (d.abi_version != TESSERA_EMU_ABI_VERSION)
+            fail("%s bound to a port descriptor of ABI version %u, this shim is version %u", what, d.abi_version,
+                 TESSERA_EMU_ABI_VERSION);
+        if (d.base == nullptr || d.stats == nullptr)
+            fail("%s bound to argument %u (%s), which is not an array", what, d.index, d.name ? d.name : "?");
+        base = static_cast<unsigned char *>(d.base);
+        stats = d.stats;
+        stats->bound = 1;
+        // Element i is addressable when it starts inside the array and ends inside the
+        // allocation (a wide beat may cover the array's last elements plus padding).
+        const std::uint64_t array_bytes = d.elems * d.elem_size;
+        const std::uint64_t whole = array_bytes / beat, fits = d.capacity / beat;
+        const std::uint64_t overlap = whole + (array_bytes % beat != 0 ? 1 : 0);
+        n = overlap < fits ? overlap : fits;
+    }
+    const char *name() const { return desc->name ? desc->name : "?"; }
+    void trace(std::uint32_t is_write, std::uint64_t off, std::uint64_t bytes) const {
+        if (desc->trace) desc->trace(desc->trace_ctx, desc->index, is_write, off, bytes);
+    }
+};
+
+/// One single-beat read of `beat` bytes at element `i` (bounds-checked, counted).
+inline const unsigned char *single_read(const binding &b, long i) {
+    if (i < 0 || static_cast<std::uint64_t>(i) >= b.n)
+        fail("out-of-bounds read of %s[%ld] (buffer has %llu elements)", b.name(), i,
+             static_cast<unsigned long long>(b.n));
+    const std::uint64_t off = static_cast<std::uint64_t>(i) * b.beat;
+    tessera_port_stats *s = b.stats;
+    s->read_bytes += b.beat;
+    s->read_bursts += 1;
+    s->read_beats += 1;
+    s->read_burst_len[1] += 1;
+    b.trace(0, off, b.beat);
+    return b.base + off;
+}
+
+/// One single-beat write of `beat` bytes at element `i` (bounds-checked, counted).
+inline unsigned char *single_write(const binding &b, long i) {
+    if (i < 0 || static_cast<std::uint64_t>(i) >= b.n)
+        fail("out-of-bounds write of %s[%ld] (buffer has %llu elements)", b.name(), i,
+             static_cast<unsigned long long>(b.n));
+    const std::uint64_t off = static_cast<std::uint64_t>(i) * b.beat;
+    tessera_port_stats *s = b.stats;
+    s->write_bytes += b.beat;
+    s->write_enabled_bytes += b.beat;
+    s->write_bursts += 1;
+    s->write_beats += 1;
+    s->write_burst_len[1] += 1;
+    b.trace(1, off, b.beat);
+    return b.base + off;
+}
+
+/// The request queues of one hls::burst_maxi port (shared by all copies of it).
+class burst_port {
+  public:
+    burst_port(const tessera_port_desc &d, std::size_t beat) : b_(d, beat, "hls::burst_maxi") {}
+    burst_port(const burst_port &) = delete;
+    burst_port &operator=(const burst_port &) = delete;
+
+    // At the end of the kernel (the last copy of the port goes away) every request
+    // must be complete: on the device an unfinished one would hang or leave the
+    // adapter's FIFOs dirty.
+    ~burst_port() {
+        std::uint64_t unread = 0;
+        for (const req &r : reads_) unread += r.len - r.done;
+        if (unread != 0)
+            fail("the kernel ended with %llu requested beats of %s never read", static_cast<unsigned long long>(unread),
+                 b_.name());
+        if (!writes_.empty())
+            fail("the kernel ended with %zu write bursts on %s without write_response()", writes_.size(), b_.name());
+    }
+
+    void read_request(std::size_t offset, std::size_t len) {
+        const std::uint64_t off = check("read_request", offset, len);
+        tessera_port_stats *s = b_.stats;
+        s->read_bursts += 1;
+        s->read_beats += len;
+        s->read_bytes += len * b_.beat;
+        s->read_burst_len[len] += 1;
+        b_.trace(0, off, len * b_.beat);
+        reads_.push_back(req{off, len, 0});
+    }
+
+    const unsigned char *next_read() {
+        if (reads_.empty()) fail("read() on %s without an outstanding read_request (or beyond its length)", b_.name());
+        req &r = reads_.front();
+        const unsigned char *p = b_.base + r.off + r.done * b_.beat;
+        if (++r.done == r.len) reads_.pop_front();
+        return p;
+    }
+
+    void write_request(std::size_t offset, std::size_t len) {
+        const std::uint64_t off = check("write_request", offset, len);
+        tessera_port_stats *s = b_.stats;
+        s->write_bursts += 1;
+        s->write_beats += len;
+        s->write_bytes += len * b_.beat;
+        s->write_burst_len[len] += 1;
+        b_.trace(1, off, len * b_.beat);
+        writes_.push_back(req{off, len, 0});
+    }
+
+    unsigned char *next_write() {
+        // The oldest request that still takes data (completed ones wait for their response).
+        for (req &r : writes_) {
+            if (r.done < r.len) {
+                unsigned char *p = b_.base + r.off + r.done * b_.beat;
+                r.done += 1;
+                return p;
+            }
+        }
+        fail("write() on %s beyond the requested length (or without a write_request)", b_.name());
+    }
+
+    void count_enabled(std::uint64_t bytes) { b_.stats->write_enabled_bytes += bytes; }
+
+    void write_response() {
+        if (writes_.empty()) fail("write_response() on %s without a write_request", b_.name());
+        const req &r = writes_.front();
+        if (r.done != r.len)
+            fail("write_response() on %s before the burst's %llu beats were written (%llu written)", b_.name(),
+                 static_cast<unsigned long long>(r.len), static_cast<unsigned long long>(r.done));
+        writes_.pop_front();
+    }
+
+    std::size_t beat() const { return b_.beat; }
+
+  private:
+    struct req {
+        std::uint64_t off;   // byte offset of the first beat
+        std::uint64_t len;   // beats
+        std::uint64_t done;  // beats read / written so far
+    };
+
+    // Checks one request; returns its byte offset.
+    std::uint64_t check(const char *what, std::size_t offset, std::size_t len) const {
+        const char *name = b_.name();
+        if (len == 0) fail("%s of 0 beats on %s (an AXI burst has 1 to 256 beats)", what, name);
+        if (len > TESSERA_AXI_MAX_BURST)
+            fail("%s of %zu beats on %s: an AXI burst has at most %u beats", what, len, name, TESSERA_AXI_MAX_BURST);
+        if (offset > b_.n || len > b_.n - offset)
+            fail("out-of-bounds %s of %s[%zu..%zu) (buffer has %llu elements)", what, name, offset, offset + len,
+                 static_cast<unsigned long long>(b_.n));
+        const std::uint64_t first = offset * b_.beat, last = (offset + len) * b_.beat - 1;
+        if (first / TESSERA_AXI_BOUNDARY != last / TESSERA_AXI_BOUNDARY)
+            fail("%s of %s[%zu..%zu) crosses a 4 KiB boundary (bytes %llu..%llu from the buffer's base); "
+                 "an AXI burst must not",
+                 what, name, offset, offset + len, static_cast<unsigned long long>(first),
+                 static_cast<unsigned long long>(last + 1));
+        return first;
+    }
+
+    binding b_;
+    std::deque<req> reads_, writes_;
+};
+
+}  // namespace emu
+
+template <typename T>
+class maxi;
+
+namespace emu {
+/// Shared part of maxi<T> and maxi<const T>.
+template <typename V>
+class maxi_base {
+  public:
+    using value_type = V;
+    explicit maxi_base(const tessera_port_desc &d) : b_(d, beat_traits<V>::bytes, "tessera::maxi") {}
+    V load(long i) const { return beat_traits<V>::load(single_read(b_, i)); }
+    void store(long i, const V &v) const { beat_traits<V>::store(single_write(b_, i), v); }
+    const binding &bound() const { return b_; }
+
+  protected:
+    explicit maxi_base(const binding &b) : b_(b) {}
+    binding b_;
+};
+}  // namespace emu
+
+/// A plain m_axi pointer port (emulation): `p[i]` is a proxy that reads on conversion
+/// to T and writes on assignment, one single-beat transaction of sizeof(T) bytes each.
+template <typename T>
+class maxi : public emu::maxi_base<T> {
+  public:
+    explicit maxi(const tessera_port_desc &d) : emu::maxi_base<T>(d) {}
+
+    class reference {
+      public:
+        reference(const maxi *p, long i) : p_(p), i_(i) {}
+        reference(const reference &) = default;
+        operator T() const { return p_->load(i_); }
+        reference &operator=(const T &v) {
+            p_->store(i_, v);
+            return *this;
+        }
+        // `p[i] = p[j]`: read j, then write i.
+        reference &operator=(const reference &o) { return *this = static_cast<T>(o); }
+
+      private:
+        const maxi *p_;
+        long i_;
+    };
+
+    reference operator[](long i) const { return reference(this, i); }
+};
+
+/// A read-only m_axi pointer port (emulation): `p[i]` reads one element.
+template <typename T>
+class maxi<const T> : public emu::maxi_base<T> {
+  public:
+    explicit maxi(const tessera_port_desc &d) : emu::maxi_base<T>(d) {}
+    /// `T *` converts to `const T *`.
+    maxi(const maxi<T> &o) : emu::maxi_base<T>(o.bound()) {}
+    T operator[](long i) const { return this->load(i); }
+};
+
+}  // namespace tessera
+
+namespace hls {
+
+/// Manual AXI bursts (emulation of Vitis' hls::burst_maxi). Offsets and lengths are in
+/// units of T, relative to the buffer's element 0. Requests queue up in order; read()
+/// returns the beats of the oldest read request, write() fills the oldest write
+/// request, write_response() completes the oldest (fully written) write request.
+/// Copies share one set of queues, as on the device. Construct from the port
+/// descriptor (the emulation entry does); Vitis' `burst_maxi(T *)` has no emulation.
+template <typename T>
+class burst_maxi {
+  public:
+    explicit burst_maxi(const tessera_port_desc &d)
+        : p_(std::make_shared<tessera::emu::burst_port>(d, tessera::emu::beat_traits<T>::bytes)) {}
+
+    void read_request(std::size_t offset, std::size_t len) { p_->read_request(offset, len); }
+    T read() { return tessera::emu::beat_traits<T>::load(p_->next_read()); }
+
+    void write_request(std::size_t offset, std::size_t len) { p_->write_request(offset, len); }
+    /// Writes one beat, every byte enabled.
+    void write(const T &v) {
+        tessera::emu::beat_traits<T>::store(p_->next_write(), v);
+        p_->count_enabled(tessera::emu::beat_traits<T>::bytes);
+    }
+    /// Writes one beat; only bytes whose bit is set in `byteenable_mask` are stored
+    /// (Vitis: `ap_int<sizeof(T)> byteenable_mask`, default -1 = all).
+    template <typename M>
+    void write(const T &v, const M &byteenable_mask) {
+        constexpr std::size_t n = tessera::emu::beat_traits<T>::bytes;
+        unsigned char tmp[n];
+        tessera::emu::beat_traits<T>::store(tmp, v);
+        unsigned char *dst = p_->next_write();
+        std::uint64_t enabled = 0;
+        for (std::size_t i = 0; i < n; i++) {
+            if (tessera::emu::strobe_traits<M>::bit(byteenable_mask, i)) {
+                dst[i] = tmp[i];
+                enabled++;
+            }
+        }
+        p_->count_enabled(enabled);
+    }
+    void write_response() { p_->write_response(); }
+
+  private:
+    std::shared_ptr<tessera::emu::burst_port> p_;
+};
+
+}  // namespace hls
+
+#endif  // __SYNTHESIS__
+
+#endif  // TESSERA_HLS_H
