@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Extract.h"
+#include "Pragma.h"
 
 #include "tessera-bridge/src/lib.rs.h"
 
@@ -258,6 +259,7 @@ public:
     DiagnosticsEngine &DE = CI.getDiagnostics();
     ErrorID = DE.getCustomDiagID(DiagnosticsEngine::Error, "%0");
     RemarkID = DE.getCustomDiagID(DiagnosticsEngine::Remark, "%0");
+    WarningID = DE.getCustomDiagID(DiagnosticsEngine::Warning, "%0");
     for (const std::string &A : this->Opts.Args)
       RustArgs.emplace_back(A);
   }
@@ -278,6 +280,15 @@ public:
     return true;
   }
 
+  void HandleTranslationUnit(ASTContext &) override {
+    if (CI.getDiagnostics().hasErrorOccurred())
+      return;
+    for (SourceLocation L : tessera::unusedTilePragmas())
+      CI.getDiagnostics().Report(L, WarningID)
+          << "'#pragma tessera tile' is not on the line directly before a "
+             "'#pragma omp target' directive; it has no effect";
+  }
+
   /// Processes the target directive \p D once; returns the statement to put in
   /// its place, or null to leave it alone.
   Stmt *process(OMPExecutableDirective *D);
@@ -289,7 +300,7 @@ private:
   std::vector<rust::String> RustArgs;
   std::string OutDir;
   std::string MainStem;
-  unsigned ErrorID, RemarkID;
+  unsigned ErrorID, RemarkID, WarningID;
   /// Next region index of the translation unit.
   unsigned NextIndex = 0;
   /// Directives already processed (a declaration can be traversed twice, e.g.
@@ -331,6 +342,9 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
   std::string Function =
       enclosingFunctionName(Context, Ctx.getPrintingPolicy());
   tessera::ExtractedRegion R = tessera::extractRegion(Ctx, *D, Function, Index);
+  llvm::json::Value Tile = tessera::tilePragmaFor(Ctx.getSourceManager(), L);
+  if (Tile.kind() != llvm::json::Value::Null)
+    R.IR.getAsObject()->insert({"tile", std::move(Tile)});
 
   llvm::DenseMap<const VarDecl *, bool> RefFlags;
   if (const VarDecl *Unreachable =

@@ -64,6 +64,7 @@ fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
         directive: "target teams distribute parallel for".into(),
         collapse: 1,
         unsupported_clauses: vec![],
+        tile: None,
         vars,
         body,
     }

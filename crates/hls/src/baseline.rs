@@ -209,6 +209,7 @@ mod tests {
             directive: "target".into(),
             collapse: 1,
             unsupported_clauses: vec![],
+            tile: None,
             vars,
             body,
         }

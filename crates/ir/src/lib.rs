@@ -73,10 +73,23 @@ pub struct Region {
     /// Clauses the plugin saw but Tessera does not implement (e.g. `nowait`, `depend`,
     /// `reduction`), with their locations. Any entry makes the region stay on the host.
     pub unsupported_clauses: Vec<Named>,
+    /// Tile sizes requested for this region with `#pragma tessera tile(…)` (on the
+    /// line before the directive), overriding the compile-wide option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tile: Option<TileRequest>,
     /// Every variable the region (or a map clause) refers to, in runtime-argument order.
     pub vars: Vec<Var>,
     /// The body: the loop nest and whatever else the region contains.
     pub body: Vec<Stmt>,
+}
+
+/// Tile sizes requested in the source, one per loop of the nest, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileRequest {
+    /// The sizes.
+    pub sizes: Vec<i64>,
+    /// Where the pragma is.
+    pub loc: Loc,
 }
 
 /// A name with a location (used for clauses and diagnostics).
