@@ -6,10 +6,13 @@
 //! - `tessera c++ <clang++ arguments>`: the same for C++ (clang++-19).
 //! - `tessera kernel <region.ir.json>` runs the pipeline on a region the plugin dumped
 //!   (no clang needed): prints the remark, or writes/prints the kernel and manifest.
+//! - `tessera explain <file.c | region.ir.json>` shows the polyhedral optimizer's
+//!   decisions per region (`explain.rs`).
 //!
 //! Only this crate, the plugin glue and the runtime do I/O.
 
 mod cc;
+mod explain;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -55,6 +58,9 @@ enum Command {
         #[arg(long, default_value = "baseline")]
         mode: String,
     },
+    /// Show what the polyhedral optimizer decides for each target region (tiling,
+    /// permutation, cache buffers) of a C/C++ file or a dumped `*.ir.json`.
+    Explain(explain::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +68,7 @@ fn main() -> ExitCode {
         Command::Cc { args } => cc::run(&args, cc::Language::C),
         Command::Cxx { args } => cc::run(&args, cc::Language::Cxx),
         Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), &mode),
+        Command::Explain(args) => explain::run(&args),
     }
 }
 

@@ -1,0 +1,334 @@
+//! `tessera explain <file.c | region.json>`: what the polyhedral optimizer decides for
+//! each target region (paper steps 1–4, `crates/poly`), without generating a kernel.
+//!
+//! Per region it prints the chosen permutation of the intra-tile loops, δ, the padded
+//! trip counts, every buffer (array, fused accesses, kind, shape with the alignment
+//! halo, elements), the total, and every candidate permutation with its cost or the
+//! dependence that made it illegal; or why the region is rejected. `--dump=<stage>`
+//! prints a stage's stable text dump (`scop`, `deps`, `plan`, `buffers`, `all`),
+//! `--json` a machine-readable summary, `--timings` the optimizer's time per region.
+//!
+//! A C/C++ file is compiled with clang-19 and the Tessera plugin only to dump the
+//! region IR (`-fplugin-arg-tessera-dump-ir`); extra clang arguments go after `--`
+//! (e.g. `tessera explain x.c -- -DN=256`). The plugin is found like `tessera cc` finds
+//! it: `$TESSERA_PLUGIN`, else next to this executable.
+
+use clap::Args;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+use tessera_ir::Region;
+use tessera_poly::{dump, optimize, parse_tile_list, BufferKind, IntraTrip, Plan, PolyOptions, Stage};
+
+/// Arguments of `tessera explain`.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// A C/C++ source file with target regions, or a `*.ir.json` region dumped by the plugin.
+    pub input: PathBuf,
+    /// Tile sizes, one per loop of the nest, e.g. `--tile 32,32,32` (default: 1024 / 128,128 / 32,32,32).
+    #[arg(long)]
+    pub tile: Option<String>,
+    /// Port width in elements per beat (1: no alignment halo; 4/8/16 floats = 128/256/512 bit).
+    #[arg(long, default_value_t = 1)]
+    pub port_width: u32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Print a stage's text dump: scop, deps, plan, buffers or all.
+    #[arg(long)]
+    pub dump: Option<String>,
+    /// Print the optimizer's own time per region.
+    #[arg(long)]
+    pub timings: bool,
+    /// Extra clang arguments for a C/C++ input (after `--`).
+    #[arg(last = true)]
+    pub clang_args: Vec<String>,
+}
+
+/// Runs `tessera explain`.
+pub fn run(a: &ExplainArgs) -> ExitCode {
+    let fail = |msg: String| {
+        eprintln!("tessera explain: error: {msg}");
+        ExitCode::FAILURE
+    };
+    let tile = match a.tile.as_deref().map(parse_tile_list).transpose() {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let stage = match a.dump.as_deref().map(|s| Stage::parse(s).ok_or(s)).transpose() {
+        Ok(s) => s,
+        Err(s) => return fail(format!("--dump={s}: unknown stage (known: scop, deps, plan, buffers, all)")),
+    };
+    let regions = match load_regions(&a.input, &a.clang_args) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let opts = PolyOptions { tile, port_width: a.port_width.max(1) };
+    let mut json_regions = Vec::new();
+    for region in &regions {
+        // The compiler's input-class check first (its closed set of reasons), then the optimizer.
+        let checked = tessera_compiler::check::check_region(region);
+        let t = Instant::now();
+        let result = match &checked {
+            Ok(()) => Some(optimize(region, &opts)),
+            Err(_) => None,
+        };
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let rejected = match (&checked, &result) {
+            (Err(r), _) => Some((r.reason.code().to_string(), r.message(), r.loc.to_string())),
+            (_, Some(Err(r))) => Some((r.reason.code().to_string(), r.message(), r.loc.to_string())),
+            _ => None,
+        };
+        let plan = match &result {
+            Some(Ok(p)) => Some(p),
+            _ => None,
+        };
+        if a.json {
+            let mut v = region_json(region, plan, rejected.as_ref().map(|r| (r.0.as_str(), r.1.as_str())));
+            if a.timings {
+                v["time_ms"] = json!(ms);
+            }
+            json_regions.push(v);
+            continue;
+        }
+        println!("{}: target region in {}", region.location, region.function);
+        if let Some((code, msg, loc)) = &rejected {
+            println!("  rejected [{code}]: {msg} ({loc})");
+        } else if let Some(p) = plan {
+            match stage {
+                Some(s) => print!("{}", dump(p, s)),
+                None => print!("{}", summary(p)),
+            }
+        }
+        if a.timings {
+            println!("  optimizer time: {ms:.1} ms");
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "regions": json_regions })).expect("json"));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The regions of the input: one IR file, or every region of a C/C++ file.
+fn load_regions(input: &Path, clang_args: &[String]) -> Result<Vec<Region>, String> {
+    let name = input.to_string_lossy();
+    if name.ends_with(".json") {
+        let text = std::fs::read_to_string(input).map_err(|e| format!("{name}: {e}"))?;
+        return Ok(vec![Region::from_json(&text).map_err(|e| format!("{name}: {e}"))?]);
+    }
+    let plugin = std::env::var_os("TESSERA_PLUGIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+            Some(exe.parent()?.join("tessera_plugin.so"))
+        })
+        .filter(|p| p.is_file())
+        .ok_or("the Tessera clang plugin (tessera_plugin.so) is not next to this executable; run `make build` or set TESSERA_PLUGIN")?;
+    let cxx = [".cpp", ".cc", ".cxx", ".C"].iter().any(|e| name.ends_with(e));
+    let clang = if cxx {
+        std::env::var("TESSERA_CLANGXX").unwrap_or_else(|_| "clang++-19".into())
+    } else {
+        std::env::var("TESSERA_CLANG").unwrap_or_else(|_| "clang-19".into())
+    };
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("tessera-explain-{}-{stamp}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let status = Command::new(&clang)
+        .arg("-fopenmp")
+        .arg(format!("-fplugin={}", plugin.display()))
+        .arg(format!("-fplugin-arg-tessera-dump-ir={}", dir.display()))
+        .arg(format!("-fplugin-arg-tessera-out-dir={}", dir.join("kernels").display()))
+        .args(clang_args)
+        .arg("-fsyntax-only")
+        .arg(input)
+        .status()
+        .map_err(|e| format!("{clang}: {e}"));
+    let regions = status.and_then(|s| {
+        if !s.success() {
+            return Err(format!("{clang} failed on {name}"));
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".ir.json"))
+            .collect();
+        files.sort();
+        let mut regions = Vec::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            regions.push(Region::from_json(&text).map_err(|e| format!("{}: {e}", f.display()))?);
+        }
+        regions.sort_by_key(|r| r.index);
+        Ok(regions)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let regions = regions?;
+    if regions.is_empty() {
+        return Err(format!("{name}: no target regions"));
+    }
+    Ok(regions)
+}
+
+fn tuple<T: ToString>(v: &[T]) -> String {
+    format!("({})", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// The default text: decisions of steps 1–4 in one screen.
+fn summary(p: &Plan) -> String {
+    let n = &p.scop.names;
+    let t = &p.tiling;
+    let mut o = String::new();
+    let line = |o: &mut String, s: String| {
+        o.push_str(&s);
+        o.push('\n');
+    };
+    line(&mut o, format!("  permutation: {}   tiles SZ = {}   port width {}", tuple(&t.permutation_names), tuple(&t.tile_sizes), p.options.port_width));
+    let delta: Vec<String> = t.loops.iter().flat_map(|l| [l.delta_outer.display(n), l.delta_inner.display(n)]).collect();
+    line(&mut o, format!("  δ = {}", tuple(&delta)));
+    let trips: Vec<String> = t
+        .permutation
+        .iter()
+        .map(|&x| {
+            let l = &t.loops[x];
+            match &l.trip {
+                IntraTrip::Padded { count } => format!("{} {count} (padded)", l.var),
+                IntraTrip::Full { count } => format!("{} {count}", l.var),
+                IntraTrip::Partial { count, remaining } => format!("{} min({count}, {})", l.var, remaining.display(n)),
+            }
+        })
+        .collect();
+    line(&mut o, format!("  intra-tile trip counts: {}", trips.join(", ")));
+    line(&mut o, "  buffers:".into());
+    for b in &p.buffers.buffers {
+        let accs: Vec<String> = b.accesses.iter().map(|&a| format!("{} {}", p.scop.accesses[a].name, p.scop.accesses[a].text)).collect();
+        if b.kind == BufferKind::Nc {
+            line(&mut o, format!("    {:<6} nc     {:<4} {}  ({})", b.array, "", accs.join(", "), b.reason.as_deref().unwrap_or("")));
+        } else {
+            line(
+                &mut o,
+                format!(
+                    "    {:<6} {:<6} {:<4} shape {} = {} elements, halo {}/{}   {}",
+                    b.name,
+                    b.kind.name(),
+                    b.array,
+                    tuple(&b.shape),
+                    b.elements,
+                    b.halo_left,
+                    b.halo_right,
+                    accs.join(", ")
+                ),
+            );
+        }
+    }
+    line(
+        &mut o,
+        format!(
+            "  total: {} elements{}",
+            p.buffers.total_elements,
+            if p.buffers.uncached_accesses > 0 { format!(", {} uncached access(es)", p.buffers.uncached_accesses) } else { String::new() }
+        ),
+    );
+    line(&mut o, "  candidates:".into());
+    for c in &p.candidates {
+        let what = match (&c.violated, c.total_buffer_elements) {
+            (Some(v), _) => format!("illegal: {v}"),
+            (None, Some(t)) => match c.uncached_accesses {
+                Some(k) if k > 0 => format!("{t} + {k} nc"),
+                _ => t.to_string(),
+            },
+            _ => String::new(),
+        };
+        line(&mut o, format!("    {:<12} {what}{}", tuple(&c.permutation), if c.chosen { "   <- chosen" } else { "" }));
+    }
+    o
+}
+
+/// The `--json` record of one region (field names are an interface: keep them).
+fn region_json(r: &Region, plan: Option<&Plan>, rejected: Option<(&str, &str)>) -> Value {
+    let mut v = json!({
+        "location": r.location.to_string(),
+        "function": r.function,
+        "permutation": Value::Null,
+        "buffers": [],
+        "total_buffer_elements": Value::Null,
+        "candidates": [],
+        "rejected": rejected.map(|(_, m)| m),
+        "rejected_code": rejected.map(|(c, _)| c),
+    });
+    if let Some(p) = plan {
+        let n = &p.scop.names;
+        v["permutation"] = json!(p.tiling.permutation_names);
+        v["tile_sizes"] = json!(p.tiling.tile_sizes);
+        v["port_width"] = json!(p.options.port_width);
+        v["delta"] = json!(p
+            .tiling
+            .loops
+            .iter()
+            .map(|l| json!({ "loop": l.var, "outer": l.delta_outer.display(n), "inner": l.delta_inner.display(n) }))
+            .collect::<Vec<_>>());
+        v["trip_counts"] = json!(p
+            .tiling
+            .permutation
+            .iter()
+            .map(|&x| {
+                let l = &p.tiling.loops[x];
+                json!({ "loop": l.var, "count": l.trip.count(), "padded": matches!(l.trip, IntraTrip::Padded { .. }) })
+            })
+            .collect::<Vec<_>>());
+        v["buffers"] = json!(p.buffers.buffers.iter().map(|b| json!({
+            "array": b.array,
+            "name": b.name,
+            "kind": b.kind.name(),
+            "shape": b.shape,
+            "elements": b.elements,
+            "halo_left": b.halo_left,
+            "halo_right": b.halo_right,
+            "accesses": b.accesses.iter().map(|&a| p.scop.accesses[a].text.clone()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>());
+        v["total_buffer_elements"] = json!(p.buffers.total_elements);
+        v["candidates"] = json!(p.candidates.iter().map(|c| json!({
+            "permutation": c.permutation,
+            "total_buffer_elements": c.total_buffer_elements,
+            "legal": c.legal,
+            "violated": c.violated,
+            "chosen": c.chosen,
+        })).collect::<Vec<_>>());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> Region {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir").join(rel);
+        Region::from_json(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    /// The `--json` field names are an interface (issue #3).
+    #[test]
+    fn json_fields_of_the_running_example() {
+        let r = fixture("paper_fig2.ir.json");
+        let p = optimize(&r, &PolyOptions::default()).unwrap();
+        let v = region_json(&r, Some(&p), None);
+        assert_eq!(v["location"], "paper_fig2.c:3:1");
+        assert_eq!(v["permutation"], json!(["i", "j", "k"]));
+        assert_eq!(v["total_buffer_elements"], 34_946);
+        assert_eq!(v["rejected"], Value::Null);
+        let b = &v["buffers"][1];
+        assert_eq!((&b["array"], &b["kind"], &b["shape"], &b["elements"]), (&json!("A"), &json!("chunk"), &json!([2, 33, 33]), &json!(2178)));
+        let c = &v["candidates"][1];
+        assert_eq!((&c["permutation"], &c["total_buffer_elements"], &c["legal"]), (&json!(["i", "k", "j"]), &json!(36_961), &json!(true)));
+        let s = summary(&p);
+        assert!(s.contains("permutation: (i, j, k)") && s.contains("total: 34946 elements"), "{s}");
+
+        let r = fixture("seidel9.ir.json");
+        let e = optimize(&r, &PolyOptions::default()).unwrap_err();
+        let v = region_json(&r, None, Some((e.reason.code(), &e.message())));
+        assert_eq!(v["rejected_code"], "tiling-illegal");
+        assert_eq!(v["permutation"], Value::Null);
+    }
+}
