@@ -75,9 +75,13 @@ std::string toStd(const rust::String &S) {
 
 /// The kernel directory when `out-dir` is not given: `<output>.tessera`, or
 /// `./<main file>.tessera` when the output is stdout, absent (-fsyntax-only)
-/// or a temporary file (the driver compiling and linking in one step).
+/// or a temporary file (the driver compiling and linking in one step). Empty
+/// (write no files; the kernels are embedded in the object anyway) when the
+/// output is a device such as /dev/null.
 std::string defaultOutDir(const CompilerInstance &CI, llvm::StringRef InFile) {
   llvm::StringRef Out = CI.getFrontendOpts().OutputFile;
+  if (Out.starts_with("/dev/"))
+    return "";
   bool UseCwd = Out.empty() || Out == "-";
   if (!UseCwd) {
     llvm::SmallString<256> Tmp, Abs(Out);
@@ -379,7 +383,10 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
     return nullptr;
   }
 
+  // No kernel directory (output to a device such as /dev/null): write nothing.
   for (const tessera::OutputFile &F : Dec.files) {
+    if (OutDir.empty())
+      break;
     std::string Name = toStd(F.name);
     if (Name.empty() || Name == "." || Name == ".." ||
         Name.find_first_of("/\\") != std::string::npos) {

@@ -22,13 +22,21 @@ impl Mode {
 pub struct Options {
     /// Kernel flavour.
     pub mode: Mode,
+    /// Tile sizes for the optimizer (`tile=64,64`), outermost loop first; a region's
+    /// `#pragma tessera tile(…)` overrides them. `None`: the optimizer's defaults.
+    pub tile: Option<Vec<i64>>,
+    /// Elements per DDR beat (`port-width=4|8|16`; 16 floats = 512 bit).
+    pub port_width: u32,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Baseline }
+        Options { mode: Mode::Baseline, tile: None, port_width: 16 }
     }
 }
+
+/// Port widths the generated kernels support (elements per beat).
+pub const PORT_WIDTHS: [u32; 3] = [4, 8, 16];
 
 /// Keys the plugin itself consumes (they reach us too, and are accepted here).
 const PLUGIN_KEYS: [&str; 3] = ["out-dir", "dump-ir", "verbose"];
@@ -52,10 +60,29 @@ impl Options {
                         }
                     }
                 }
+                "tile" => {
+                    let sizes: Result<Vec<i64>, _> = value.split(',').map(|v| v.trim().parse::<i64>()).collect();
+                    match sizes {
+                        Ok(s) if !s.is_empty() && s.iter().all(|&v| v > 0) => o.tile = Some(s),
+                        _ => {
+                            return Err(format!(
+                                "-fplugin-arg-tessera-tile={value}: expected positive sizes separated by commas, e.g. tile=64,64"
+                            ))
+                        }
+                    }
+                }
+                "port-width" => match value.parse::<u32>() {
+                    Ok(w) if PORT_WIDTHS.contains(&w) => o.port_width = w,
+                    _ => {
+                        return Err(format!(
+                            "-fplugin-arg-tessera-port-width={value}: expected 4, 8 or 16 (elements per beat)"
+                        ))
+                    }
+                },
                 k if PLUGIN_KEYS.contains(&k) => {}
                 _ => {
                     return Err(format!(
-                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, {})",
+                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, {})",
                         PLUGIN_KEYS.join(", ")
                     ))
                 }
@@ -72,8 +99,12 @@ mod tests {
     #[test]
     fn parses_and_rejects() {
         assert_eq!(Options::from_plugin_args(&["mode=baseline", "out-dir=/x", "verbose"]), Ok(Options::default()));
-        let e = Options::from_plugin_args(&["tile=32"]).unwrap_err();
-        assert!(e.contains("-fplugin-arg-tessera-tile=32: unknown Tessera option"), "{e}");
+        let e = Options::from_plugin_args(&["tiles=32"]).unwrap_err();
+        assert!(e.contains("-fplugin-arg-tessera-tiles=32: unknown Tessera option"), "{e}");
+        let o = Options::from_plugin_args(&["tile=64, 32", "port-width=8"]).unwrap();
+        assert_eq!((o.tile, o.port_width), (Some(vec![64, 32]), 8));
+        assert!(Options::from_plugin_args(&["tile=64,0"]).unwrap_err().contains("positive sizes"));
+        assert!(Options::from_plugin_args(&["port-width=3"]).unwrap_err().contains("4, 8 or 16"));
         assert!(Options::from_plugin_args(&["mode=fast"]).unwrap_err().contains("unknown mode"));
     }
 }

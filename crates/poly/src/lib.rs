@@ -125,7 +125,10 @@ impl Plan {
 /// Runs steps 1–4 on a region.
 pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject> {
     let scop = scop::extract(region)?;
-    let sz = tiling::resolve_tile_sizes(&scop, opts.tile.as_deref())?;
+    // Step 1: `#pragma tessera tile(…)` on the region wins over the compile-wide
+    // option, which wins over the defaults.
+    let requested = region.tile.as_ref().map(|t| t.sizes.as_slice()).or(opts.tile.as_deref());
+    let sz = tiling::resolve_tile_sizes(&scop, requested)?;
     let opts = PolyOptions { tile: Some(sz.clone()), port_width: opts.port_width.max(1) };
     let ctx = isl::new_context();
     // Every isl object is created and dropped inside `run`; only plain data returns.

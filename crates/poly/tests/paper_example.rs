@@ -142,3 +142,16 @@ fn stable_dump() {
         path.display()
     );
 }
+
+/// Step 1 precedence: `#pragma tessera tile(…)` on the region (IR field `tile`) wins
+/// over the compile-wide option, which wins over the defaults.
+#[test]
+fn tile_pragma_overrides_option() {
+    let mut r = region("paper_fig2_const.ir.json");
+    let opt = |tile: Option<Vec<i64>>| tessera_poly::PolyOptions { tile, port_width: 1 };
+    let sizes = |r: &tessera_ir::Region, o| tessera_poly::optimize(r, &o).unwrap().tiling.tile_sizes;
+    assert_eq!(sizes(&r, opt(None)), vec![32, 32, 32]);
+    assert_eq!(sizes(&r, opt(Some(vec![16, 16, 16]))), vec![16, 16, 16]);
+    r.tile = Some(tessera_ir::TileRequest { sizes: vec![8, 16, 32], loc: r.location.clone() });
+    assert_eq!(sizes(&r, opt(Some(vec![16, 16, 16]))), vec![8, 16, 32]);
+}
