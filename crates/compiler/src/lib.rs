@@ -4,6 +4,7 @@
 //! Region (IR JSON from the plugin)
 //!   └─ check::check_region ── Rejection? ──> manifest with `rejected`, remark; region stays on the host
 //!   └─ tessera_hls::baseline ──> kernel C++ + emulation entry
+//!   └─ tessera_poly::optimize ──> the tiling plan (`<kernel>.plan.txt`)
 //!   └─ Manifest (args, shapes, maps) + files for `<output>.tessera/`
 //! ```
 //!
@@ -74,8 +75,20 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
             format!("{name}.manifest.json"),
             serde_json::to_string_pretty(&manifest).expect("manifest is serialisable"),
         ));
+        files.push((format!("{name}.plan.txt"), plan_text(region, opts)));
     }
     Outcome { manifest, rejection, files }
+}
+
+/// The polyhedral optimizer's plan for the region (paper steps 1–4) as its stable
+/// text dump, or why the region cannot be tiled: written next to the kernel as
+/// `<kernel>.plan.txt` so the decisions behind a kernel can be inspected.
+fn plan_text(region: &Region, opts: &Options) -> String {
+    let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
+    match tessera_poly::optimize(region, &poly) {
+        Ok(plan) => tessera_poly::dump(&plan, tessera_poly::Stage::All),
+        Err(r) => format!("{}: not tiled: {} [{}]\n", r.loc, r.message(), r.reason.code()),
+    }
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map
