@@ -1,9 +1,12 @@
 // Tessera HLS shim: memory-port types for generated kernels.
 //
 // One source, two compilers:
-//   - Vitis HLS (synthesis, __SYNTHESIS__ defined): tessera::maxi<T> is exactly `T *`
-//     and hls::burst_maxi<T> is Vitis' own class from <hls_burst_maxi.h>, so the
-//     kernel's `#pragma HLS INTERFACE mode=m_axi port=p` applies unchanged.
+//   - Vitis (synthesis: __SYNTHESIS__ defined; or any `v++ -c` of `tessera bitstream`,
+//     which passes -D TESSERA_VITIS=1 — needed for sw_emu, where v++ compiles the kernel
+//     natively without __SYNTHESIS__): tessera::maxi<T> is exactly `T *` and
+//     hls::burst_maxi<T> is Vitis' own class from <hls_burst_maxi.h>, so the kernel's
+//     `#pragma HLS INTERFACE mode=m_axi port=p` applies unchanged. TESSERA_HLS_VITIS is
+//     defined then.
 //   - The emulated device (plain C++17, g++/clang++, `-Wall -Wextra -Werror` clean,
 //     pragmas ignored with -Wno-unknown-pragmas): both are classes bound to a device
 //     buffer through a tessera_port_desc (tessera_emu_abi.h). Every transaction is
@@ -22,7 +25,11 @@
 #ifndef TESSERA_HLS_H
 #define TESSERA_HLS_H
 
-#ifdef __SYNTHESIS__
+#if defined(__SYNTHESIS__) || defined(TESSERA_VITIS)
+#define TESSERA_HLS_VITIS 1
+#endif
+
+#ifdef TESSERA_HLS_VITIS
 
 #include <hls_burst_maxi.h>
 
@@ -368,6 +375,6 @@ class burst_maxi {
 
 }  // namespace hls
 
-#endif  // __SYNTHESIS__
+#endif  // TESSERA_HLS_VITIS
 
 #endif  // TESSERA_HLS_H

@@ -146,7 +146,7 @@ inline void unpack(const ap_uint<W> &w, T (&v)[N]) {
     unpack_to<T, W>(w, v);
 }
 
-#ifndef __SYNTHESIS__
+#ifndef TESSERA_HLS_VITIS  // the emulated device's beat and strobe traits
 namespace emu {
 
 /// ap_uint<W> / ap_int<W> beats: W / 8 bytes, little-endian, 64 bits at a time.
@@ -194,7 +194,7 @@ struct strobe_traits<ap_uint<N>> {
 };
 
 }  // namespace emu
-#endif  // __SYNTHESIS__
+#endif  // TESSERA_HLS_VITIS
 
 }  // namespace tessera
 

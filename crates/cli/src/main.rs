@@ -8,9 +8,12 @@
 //!   (no clang needed): prints the remark, or writes/prints the kernel and manifest.
 //! - `tessera explain <file.c | region.ir.json>` shows the polyhedral optimizer's
 //!   decisions per region (`explain.rs`).
+//! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` builds the
+//!   kernels' `.xclbin` files with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
 //!
 //! Only this crate, the plugin glue and the runtime do I/O.
 
+mod bitstream;
 mod cc;
 mod explain;
 
@@ -61,6 +64,9 @@ enum Command {
     /// Show what the polyhedral optimizer decides for each target region (tiling,
     /// permutation, cache buffers) of a C/C++ file or a dumped `*.ir.json`.
     Explain(explain::ExplainArgs),
+    /// Build the kernels' FPGA binaries (.xclbin) with AMD Vitis: v++ compile and link
+    /// for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
+    Bitstream(bitstream::BitstreamArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +75,7 @@ fn main() -> ExitCode {
         Command::Cxx { args } => cc::run(&args, cc::Language::Cxx),
         Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), &mode),
         Command::Explain(args) => explain::run(&args),
+        Command::Bitstream(args) => bitstream::run(&args),
     }
 }
 

@@ -1,0 +1,374 @@
+//! `tessera bitstream` on real `<program>.tessera` directories written by `tessera cc`.
+//!
+//! There is no Vitis here: the dry run is checked command by command, the missing-Vitis
+//! and missing-platform errors are checked verbatim, and the real run goes through stub
+//! `v++` / `emconfigutil` scripts that log their arguments and create their outputs.
+//! Needs `make build` (clang-19 and `tessera_plugin.so` next to the `tessera` binary).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
+const PLATFORM: &str = "xilinx_u250_gen3x16_xdma_4_1_202210_1";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `tessera cc -O2 tests/programs/<name>.c -o <dir>/<exe>`; returns `<dir>/<exe>.tessera`.
+fn compile(name: &str, dir: &Path, exe: &str) -> PathBuf {
+    let out = Command::new(TESSERA)
+        .args(["cc", "-O2"])
+        .arg(repo().join(format!("tests/programs/{name}.c")))
+        .arg("-o")
+        .arg(dir.join(exe))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tessera cc failed (run `make build` first):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kdir = dir.join(format!("{exe}.tessera"));
+    assert!(kdir.is_dir(), "tessera cc wrote no {}", kdir.display());
+    kdir
+}
+
+/// `tessera bitstream <args>` in `cwd`, with `PATH` and `XILINX_VITIS` as given
+/// (`None`: unset).
+fn bitstream(cwd: &Path, args: &[&str], path: &str, xilinx_vitis: Option<&Path>) -> Output {
+    let mut cmd = Command::new(TESSERA);
+    cmd.arg("bitstream").args(args).current_dir(cwd).env("PATH", path).env_remove("PLATFORM_REPO_PATHS");
+    match xilinx_vitis {
+        Some(v) => cmd.env("XILINX_VITIS", v),
+        None => cmd.env_remove("XILINX_VITIS"),
+    };
+    cmd.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const K: &str = "tessera_stencil2d_l14_r0";
+
+#[test]
+fn dry_run_prints_the_commands_and_writes_the_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile("stencil2d", t, "s");
+    // No Vitis anywhere on PATH: a dry run does not need it.
+    let out =
+        bitstream(t, &["s.tessera", "--platform", PLATFORM, "--dry-run", "--clock-mhz", "300"], "/nonexistent", None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+
+    let b = format!("bitstreams/hw/{K}.build");
+    let compile = format!(
+        "v++ -c -t hw --platform {PLATFORM} --save-temps --temp_dir {b}/tmp --log_dir {b}/logs \
+         --report_dir {b}/reports --report_level 1 -k {K} -I bitstreams/include -D TESSERA_VITIS=1 \
+         --hls.clock 300000000:{K} -o bitstreams/hw/{K}.xo s.tessera/{K}.cpp"
+    );
+    let link = format!(
+        "v++ -l -t hw --platform {PLATFORM} --save-temps --temp_dir {b}/tmp --log_dir {b}/logs \
+         --report_dir {b}/reports --report_level 1 --config bitstreams/hw/{K}.cfg --kernel_frequency 300 \
+         -o bitstreams/hw/{K}.xclbin bitstreams/hw/{K}.xo"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let commands: Vec<&str> = lines.iter().copied().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(commands, [compile.as_str(), link.as_str()], "{stdout}");
+    assert!(stdout.contains("#   memory ports: A -> DDR[0], X -> DDR[0]\n"), "{stdout}");
+    assert!(stdout.contains(&format!("#   wrote bitstreams/hw/{K}.cfg\n")), "{stdout}");
+    let bitdir = t.join("bitstreams/hw").canonicalize().unwrap();
+    assert!(stdout.contains(&format!("#   export TESSERA_BITSTREAM_DIR={}\n", bitdir.display())), "{stdout}");
+
+    let cfg = std::fs::read_to_string(t.join(format!("bitstreams/hw/{K}.cfg"))).unwrap();
+    let directives: Vec<&str> = cfg.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        directives,
+        ["[connectivity]", &format!("nk={K}:1:{K}_1"), &format!("sp={K}_1.A:DDR[0]"), &format!("sp={K}_1.X:DDR[0]")]
+    );
+    // m, n and fac are scalars: no sp=.
+    assert!(!cfg.contains(".m:") && !cfg.contains(".n:") && !cfg.contains(".fac:"), "{cfg}");
+    for h in ["tessera_hls.h", "tessera_wide.h", "tessera_emu_abi.h"] {
+        let written = std::fs::read_to_string(t.join("bitstreams/include").join(h)).unwrap();
+        assert_eq!(written, std::fs::read_to_string(repo().join("host/include").join(h)).unwrap(), "{h}");
+    }
+    assert!(!t.join(format!("bitstreams/hw/{K}.xclbin")).exists());
+}
+
+#[test]
+fn dry_run_for_emulation_with_banks_and_a_manifest_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile("stencil2d", t, "s");
+    let manifest = format!("s.tessera/{K}.manifest.json");
+    let args = [
+        manifest.as_str(),
+        "--platform",
+        "/p/vcu118.xpfm",
+        "-t",
+        "hw_emu",
+        "--dry-run",
+        "-o",
+        "out",
+        "--memory",
+        "MIG[0]",
+        "--memory",
+        "X=MIG[1]",
+        "--clock-mhz",
+        "250",
+        "--clock-kind",
+        "fixed",
+    ];
+    let out = bitstream(t, &args, "/nonexistent", None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let commands: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(commands.len(), 3, "{stdout}");
+    assert_eq!(commands[0], "emconfigutil --platform /p/vcu118.xpfm --od out/hw_emu");
+    assert!(commands[1].starts_with("v++ -c -t hw_emu --platform /p/vcu118.xpfm "), "{stdout}");
+    assert!(commands[1].contains(&format!(" --hls.clock 250000000:{K} ")), "{stdout}");
+    assert!(commands[2].contains(&format!(" --clock.freqHz 250000000:{K}_1 ")), "{stdout}");
+    assert!(!commands[2].contains("--kernel_frequency"), "{stdout}");
+    assert!(stdout.contains("#   export XCL_EMULATION_MODE=hw_emu\n"), "{stdout}");
+    let cfg = std::fs::read_to_string(t.join(format!("out/hw_emu/{K}.cfg"))).unwrap();
+    assert!(cfg.ends_with(&format!("sp={K}_1.A:MIG[0]\nsp={K}_1.X:MIG[1]\n")), "{cfg}");
+
+    // A bank for a port no kernel has is an error, not silently ignored.
+    let out = bitstream(
+        t,
+        &[manifest.as_str(), "--platform", "p.xpfm", "--dry-run", "--memory", "Q=DDR[1]"],
+        "/nonexistent",
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(&format!("no kernel has a memory port `Q` (memory ports: {K}.A, {K}.X)")),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = bitstream(
+        t,
+        &[manifest.as_str(), "--platform", "p.xpfm", "--dry-run", "--memory", "DDR 1"],
+        "/nonexistent",
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("memory bank `DDR 1` is not of the form"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn without_vitis_it_stops_and_says_how_to_set_it_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile("stencil2d", t, "s");
+    let empty = t.join("empty-bin");
+    std::fs::create_dir(&empty).unwrap();
+    let out = bitstream(t, &["s.tessera", "--platform", PLATFORM], empty.to_str().unwrap(), None);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr,
+        "tessera bitstream: error: AMD Vitis is not set up in this shell:\n  \
+         - `v++` (the Vitis compiler) is not on PATH\n  \
+         - XILINX_VITIS is not set\n\
+         `tessera bitstream` runs AMD Vitis 2023.x/2024.x (v++, emconfigutil), which is not part of Tessera.\n\
+         Install Vitis (and XRT to run the bitstreams), then set up the shell and run this command again:\n    \
+         source <Vitis install dir>/settings64.sh    # e.g. /tools/Xilinx/Vitis/2023.2/settings64.sh\n    \
+         source /opt/xilinx/xrt/setup.sh\n\
+         With --dry-run the commands are only printed (and the connectivity configs written).\n"
+    );
+    assert!(!t.join("bitstreams").exists(), "nothing is written when Vitis is missing");
+
+    // Emulation targets also need emconfigutil; v++ alone without XILINX_VITIS is named too.
+    let stub = t.join("stub");
+    std::fs::create_dir(&stub).unwrap();
+    write_script(&stub.join("v++"), "exit 0\n");
+    let out = bitstream(t, &["s.tessera", "--platform", PLATFORM, "-t", "sw_emu"], stub.to_str().unwrap(), None);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!stderr.contains("`v++`"), "{stderr}");
+    assert!(
+        stderr.contains("  - XILINX_VITIS is not set\n  - `emconfigutil` (needed for sw_emu) is not on PATH\n"),
+        "{stderr}"
+    );
+}
+
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Stub Vitis tools in `<t>/vitis/bin`: each call is appended to `<t>/calls.log`; v++
+/// writes its `-o` file, emconfigutil `<--od>/emconfig.json`. `fail_link`: v++ -l fails.
+fn stub_vitis(t: &Path, fail_link: bool) -> PathBuf {
+    let bin = t.join("vitis/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = t.join("calls.log");
+    let fail = if fail_link {
+        "[ \"$1\" = -l ] && { echo 'ERROR: [VPL 60-773] stub link failure' >&2; exit 1; }\n"
+    } else {
+        ""
+    };
+    write_script(
+        &bin.join("v++"),
+        &format!(
+            "echo \"v++ $*\" >> '{log}'\n{fail}out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n\
+             [ -n \"$out\" ] && echo stub > \"$out\"\nexit 0\n",
+            log = log.display()
+        ),
+    );
+    write_script(
+        &bin.join("emconfigutil"),
+        &format!(
+            "echo \"emconfigutil $*\" >> '{log}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --od ] && od=$2; shift; done\n\
+             echo '{{}}' > \"$od/emconfig.json\"\n",
+            log = log.display()
+        ),
+    );
+    bin
+}
+
+#[test]
+fn runs_vitis_for_every_kernel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile("stencil2d", t, "s2");
+    compile("stencil1d", t, "s1");
+    let bin = stub_vitis(t, false);
+    std::fs::write(t.join("u250.xpfm"), "").unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let out = bitstream(
+        t,
+        &["s2.tessera", "s1.tessera", "--platform", "u250.xpfm", "-t", "hw_emu", "-j", "2", "-o", "b"],
+        &path,
+        Some(&t.join("vitis")),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let log = std::fs::read_to_string(t.join("calls.log")).unwrap();
+    let calls: Vec<&str> = log.lines().collect();
+    assert_eq!(calls.len(), 5, "{log}");
+    assert_eq!(calls[0], "emconfigutil --platform u250.xpfm --od b/hw_emu");
+    let k1 = "tessera_stencil1d_l11_r0";
+    for k in [K, k1] {
+        let c = calls.iter().position(|c| c.starts_with("v++ -c") && c.contains(&format!("-k {k} "))).expect(k);
+        let l = calls
+            .iter()
+            .position(|c| c.starts_with("v++ -l") && c.contains(&format!("--config b/hw_emu/{k}.cfg")))
+            .expect(k);
+        assert!(c < l, "{k}: compile before link\n{log}");
+        assert!(t.join(format!("b/hw_emu/{k}.xclbin")).is_file());
+        // Parallel builds keep each kernel's v++ output in its build directory.
+        assert!(t.join(format!("b/hw_emu/{k}.build/compile.out")).is_file());
+        assert!(stdout.contains(&format!("# built b/hw_emu/{k}.xclbin\n")), "{stdout}");
+    }
+    // Every command was printed before it ran.
+    for c in &calls {
+        assert!(stdout.lines().any(|l| l == *c), "{c} not printed:\n{stdout}");
+    }
+    assert!(t.join("b/hw_emu/emconfig.json").is_file());
+}
+
+#[test]
+fn reports_failures_and_missing_platforms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile("stencil2d", t, "s");
+    let bin = stub_vitis(t, true);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let vitis = t.join("vitis");
+
+    let out = bitstream(t, &["s.tessera", "--platform", "missing/u250.xpfm"], &path, Some(&vitis));
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("tessera bitstream: error: platform file `missing/u250.xpfm` does not exist.\n"),
+        "{stderr}"
+    );
+    let out = bitstream(t, &["s.tessera", "--platform", "no_such_platform"], &path, Some(&vitis));
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("platform `no_such_platform` not found: no no_such_platform/no_such_platform.xpfm in"),
+        "{stderr}"
+    );
+    assert!(!t.join("calls.log").exists(), "nothing ran");
+
+    // A platform name resolves through PLATFORM_REPO_PATHS to its .xpfm.
+    let repo_dir = t.join("platforms/my_vcu118");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    std::fs::write(repo_dir.join("my_vcu118.xpfm"), "").unwrap();
+    let out = Command::new(TESSERA)
+        .args(["bitstream", "s.tessera", "--platform", "my_vcu118"])
+        .current_dir(t)
+        .env("PATH", &path)
+        .env("XILINX_VITIS", &vitis)
+        .env("PLATFORM_REPO_PATHS", t.join("platforms"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the stub link fails");
+    let stderr = text(&out.stderr);
+    assert!(text(&out.stdout).contains(&format!("--platform {} ", repo_dir.join("my_vcu118.xpfm").display())));
+    assert!(stderr.contains("stub link failure"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("tessera bitstream: error: 1 of 1 kernel(s) failed:\n  {K}: `v++ -l` failed")),
+        "{stderr}"
+    );
+    assert!(!t.join(format!("bitstreams/hw/{K}.xclbin")).exists());
+}
+
+/// `tessera_add_bitstream` (cmake/TesseraBitstream.cmake) through the example project:
+/// configure fails clearly without v++, and the dry run builds the config.
+#[test]
+fn cmake_function_dry_run_and_missing_vitis() {
+    let Ok(cmake) = which("cmake") else {
+        eprintln!("cmake not on PATH: skipped");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::copy(repo().join("bitstreams/CMakeLists.txt.example"), t.join("CMakeLists.txt")).unwrap();
+    let configure = |build: &str, extra: &[&str]| {
+        Command::new(&cmake)
+            .arg("-S")
+            .arg(t)
+            .arg("-B")
+            .arg(t.join(build))
+            .arg(format!("-DTESSERA_ROOT={}", repo().display()))
+            .arg(format!("-DTESSERA_EXECUTABLE={TESSERA}"))
+            .args(extra)
+            .env_remove("XILINX_VITIS")
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    let out = configure("novitis", &[]);
+    assert!(!out.status.success());
+    // CMake rewraps messages: compare with collapsed white space.
+    let stderr = text(&out.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("AMD Vitis not found: no `v++` on PATH or in $XILINX_VITIS/bin"), "{stderr}");
+    assert!(stderr.contains("settings64.sh"), "{stderr}");
+
+    let out = configure("dry", &["-DTESSERA_BITSTREAM_DRY_RUN=ON", "-DTARGET=sw_emu"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = Command::new(&cmake)
+        .args(["--build"])
+        .arg(t.join("dry"))
+        .args(["--target", "stencil2d_xclbin"])
+        .env("PATH", format!("{}:/usr/bin:/bin", Path::new(TESSERA).parent().unwrap().display()))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("v++ -c -t sw_emu --platform xilinx_u250_gen3x16_xdma_4_1_202210_1 "), "{stdout}");
+    let cfg = std::fs::read_to_string(t.join(format!("dry/bitstreams/sw_emu/{K}.cfg"))).unwrap();
+    assert!(cfg.contains(&format!("sp={K}_1.X:DDR[0]\n")), "{cfg}");
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()).ok_or(())
+}

@@ -1,0 +1,840 @@
+//! The Vitis flow as data: from a kernel manifest to the `v++` command lines that turn
+//! the kernel into an FPGA binary (`.xclbin`).
+//!
+//! Per kernel (one manifest `<kernel>.manifest.json` and its source `<kernel>.cpp`,
+//! both written by the plugin into `<output>.tessera/`) the flow is
+//!
+//! 1. `v++ -c` (compile): Vitis HLS turns `<kernel>.cpp` into `<kernel>.xo`;
+//! 2. `v++ -l` (link): the `.xo` plus the platform become `<kernel>.xclbin`, with a
+//!    connectivity config `<kernel>.cfg` that puts every `m_axi` port on a memory bank;
+//! 3. for the emulation targets, once per platform and target, `emconfigutil` writes
+//!    the `emconfig.json` XRT needs when `XCL_EMULATION_MODE` is set.
+//!
+//! Everything lands in `<out>/<target>/`; the `.xclbin` keeps the name the manifest
+//! gives it (`manifest.xclbin`), which is the name the XRT backend looks up.
+//!
+//! This crate does no I/O: [`plan_kernel`] and [`emconfig`] return plans (paths, the
+//! config text, program + argument vectors); `tessera bitstream` (crates/cli) writes
+//! and runs them. References for the flags are the AMD Vitis user guide UG1393
+//! (2023.x; UG1700/UG1702 from 2024.1), cited next to each non-obvious flag.
+
+#![warn(missing_docs)]
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use tessera_ir::manifest::Manifest;
+
+/// The memory bank every port goes to unless told otherwise. Every DDR-based Alveo
+/// platform (U200/U250) and most custom DDR platforms name their first bank `DDR[0]`;
+/// HBM cards (U50/U55C/U280) want `HBM[0]`, VCU118-style custom platforms often
+/// `DDR[0]` or `MIG[0]` (see `platforminfo <xpfm>`, "Memory Information").
+pub const DEFAULT_MEMORY: &str = "DDR[0]";
+
+/// The report level passed to `v++` for `hw_emu` and `hw` unless told otherwise.
+pub const DEFAULT_REPORT_LEVEL: &str = "1";
+
+/// The `v++` build target (`-t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// Software emulation: the kernel is compiled natively (minutes).
+    SwEmu,
+    /// Hardware emulation: HLS, then RTL simulation of the kernel.
+    HwEmu,
+    /// The real FPGA: HLS, Vivado synthesis, place and route (hours).
+    Hw,
+}
+
+impl Target {
+    /// All targets.
+    pub const ALL: [Target; 3] = [Target::SwEmu, Target::HwEmu, Target::Hw];
+
+    /// The `-t` value: `sw_emu`, `hw_emu` or `hw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::SwEmu => "sw_emu",
+            Target::HwEmu => "hw_emu",
+            Target::Hw => "hw",
+        }
+    }
+
+    /// Parses a `-t` value.
+    pub fn parse(s: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// Whether this is an emulation target (needs `emconfig.json` and
+    /// `XCL_EMULATION_MODE=<target>` at run time).
+    pub fn is_emulation(self) -> bool {
+        self != Target::Hw
+    }
+
+    /// Whether Vitis HLS (and, for `hw`, Vivado) runs: everything except `sw_emu`.
+    pub fn runs_hls(self) -> bool {
+        self != Target::SwEmu
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the link step sets the kernel clock when a frequency is requested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkClock {
+    /// Platforms with scalable kernel clocks (the Alveo XDMA shells):
+    /// `--kernel_frequency <MHz>` (UG1393 2023.1, "Managing Clock Frequencies": "For
+    /// platforms with scalable clocks use the v++ --kernel_frequency option").
+    Scalable,
+    /// Platforms with fixed clocks (typical for custom platforms): `--clock.freqHz
+    /// <Hz>:<cu>` (UG1393 2023.1, "--clock Options"); v++ derives the frequency from
+    /// a fixed platform clock with an MMCM.
+    Fixed,
+}
+
+/// What the flow is asked to do; everything except the manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowOptions {
+    /// Build target.
+    pub target: Target,
+    /// `--platform`: a `.xpfm` path or a platform name v++ finds through
+    /// `$PLATFORM_REPO_PATHS` (e.g. `xilinx_u250_gen3x16_xdma_4_1_202210_1`).
+    pub platform: String,
+    /// Memory bank of every port without an entry in `port_memory`.
+    pub default_memory: String,
+    /// Memory bank per port: key `<port>` (any kernel) or `<kernel>.<port>`; the port is
+    /// the manifest argument's name (or the kernel parameter's, when they differ).
+    pub port_memory: BTreeMap<String, String>,
+    /// Kernel clock in MHz; `None`: the platform's default clock.
+    pub clock_mhz: Option<u32>,
+    /// How the link step applies `clock_mhz`.
+    pub link_clock: LinkClock,
+    /// `--report_level` for `hw_emu` and `hw` (`0`, `1`, `2` or `estimate`; UG1393
+    /// "Controlling Report Generation"); `None`: v++'s default.
+    pub report_level: Option<String>,
+    /// Directory holding `<kernel>.cpp` (the `<output>.tessera/` directory).
+    pub kernel_dir: PathBuf,
+    /// Output root: files go to `<out_dir>/<target>/`.
+    pub out_dir: PathBuf,
+    /// Include directories for `v++ -c` (the directory holding `tessera_hls.h` first).
+    pub includes: Vec<PathBuf>,
+    /// Extra arguments for every `v++ -c`, inserted before `-o`.
+    pub compile_args: Vec<String>,
+    /// Extra arguments for every `v++ -l`, inserted before `-o`.
+    pub link_args: Vec<String>,
+}
+
+impl FlowOptions {
+    /// Options with the defaults: every port on [`DEFAULT_MEMORY`], the platform's
+    /// clock, report level [`DEFAULT_REPORT_LEVEL`], no includes, no extra arguments.
+    pub fn new(
+        target: Target,
+        platform: impl Into<String>,
+        kernel_dir: impl Into<PathBuf>,
+        out_dir: impl Into<PathBuf>,
+    ) -> FlowOptions {
+        FlowOptions {
+            target,
+            platform: platform.into(),
+            default_memory: DEFAULT_MEMORY.to_string(),
+            port_memory: BTreeMap::new(),
+            clock_mhz: None,
+            link_clock: LinkClock::Scalable,
+            report_level: Some(DEFAULT_REPORT_LEVEL.to_string()),
+            kernel_dir: kernel_dir.into(),
+            out_dir: out_dir.into(),
+            includes: Vec::new(),
+            compile_args: Vec::new(),
+            link_args: Vec::new(),
+        }
+    }
+
+    /// `<out_dir>/<target>`: where `.xo`, `.cfg`, `.xclbin` (and `emconfig.json`) go.
+    /// This is the directory to point `TESSERA_BITSTREAM_DIR` at.
+    pub fn target_dir(&self) -> PathBuf {
+        self.out_dir.join(self.target.name())
+    }
+}
+
+/// One command: a program and its arguments (no shell involved).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// Program, looked up on `PATH` (`v++`, `emconfigutil`).
+    pub program: String,
+    /// Arguments.
+    pub args: Vec<String>,
+}
+
+impl Step {
+    fn new(program: &str) -> Step {
+        Step { program: program.to_string(), args: Vec::new() }
+    }
+
+    fn arg(&mut self, a: impl Into<String>) -> &mut Step {
+        self.args.push(a.into());
+        self
+    }
+
+    fn path(&mut self, p: &Path) -> &mut Step {
+        self.arg(p.display().to_string())
+    }
+
+    /// The command as one line a POSIX shell runs unchanged (arguments quoted where
+    /// needed).
+    pub fn shell(&self) -> String {
+        std::iter::once(&self.program).chain(&self.args).map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// `s` quoted for a POSIX shell: unchanged when it only has harmless characters.
+pub fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-+./:=@%,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// An `m_axi` port of the kernel and the memory bank it is linked to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Port {
+    /// The manifest argument (the OpenMP variable).
+    pub arg: String,
+    /// The kernel parameter (the `port=` of its `#pragma HLS INTERFACE mode=m_axi`);
+    /// the argument's name unless that is a C++ keyword.
+    pub port: String,
+    /// Its `bundle=` (`gmem<i>`), if the kernel source names one.
+    pub bundle: Option<String>,
+    /// The memory bank (`sptag`), e.g. `DDR[0]`, `HBM[3]`, `MIG[0]`.
+    pub memory: String,
+}
+
+/// Everything needed to build one kernel's `.xclbin`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelPlan {
+    /// Kernel (top function) name.
+    pub kernel: String,
+    /// `file:line` of the region.
+    pub region: String,
+    /// Build target.
+    pub target: Target,
+    /// The kernel source, `<kernel_dir>/<kernel>.cpp`.
+    pub source: PathBuf,
+    /// `<out>/<target>`.
+    pub target_dir: PathBuf,
+    /// `<out>/<target>/<kernel>.build`: v++'s temporary, log and report directories.
+    pub build_dir: PathBuf,
+    /// `<out>/<target>/<kernel>.xo`, written by the compile step.
+    pub xo: PathBuf,
+    /// `<out>/<target>/<kernel>.cfg`, the connectivity config of the link step.
+    pub cfg_path: PathBuf,
+    /// The text of `cfg_path`.
+    pub cfg: String,
+    /// `<out>/<target>/<manifest.xclbin>`, written by the link step.
+    pub xclbin: PathBuf,
+    /// The memory ports, in kernel parameter order.
+    pub ports: Vec<Port>,
+    /// `v++ -c …`.
+    pub compile: Step,
+    /// `v++ -l …`.
+    pub link: Step,
+}
+
+impl KernelPlan {
+    /// Directories to create before the steps run.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        vec![self.target_dir.clone(), self.build_dir.clone()]
+    }
+
+    /// The compile and link steps, in order.
+    pub fn steps(&self) -> [&Step; 2] {
+        [&self.compile, &self.link]
+    }
+
+    /// The plan as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a plan is always serialisable")
+    }
+}
+
+/// Why a manifest cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlowError {
+    /// The region was not offloaded: there is no kernel to build.
+    NotOffloaded {
+        /// `file:line` of the region.
+        region: String,
+        /// The compile-time remark, if any.
+        reason: Option<String>,
+    },
+    /// The manifest, the kernel source or the options are inconsistent.
+    Invalid(String),
+}
+
+impl fmt::Display for FlowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlowError::NotOffloaded { region, reason: Some(r) } => {
+                write!(f, "{region}: region not offloaded ({r}); no kernel to build")
+            }
+            FlowError::NotOffloaded { region, reason: None } => {
+                write!(f, "{region}: region not offloaded; no kernel to build")
+            }
+            FlowError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for FlowError {}
+
+fn invalid(m: String) -> FlowError {
+    FlowError::Invalid(m)
+}
+
+/// Whether `s` is a memory bank name v++ accepts in `sp=`: `NAME`, `NAME[i]` or
+/// `NAME[i:j]` (a range of banks, UG1393 "Mapping Kernel Ports to Memory").
+pub fn is_memory_bank(s: &str) -> bool {
+    let (name, rest) = match s.find('[') {
+        Some(i) => (&s[..i], Some(&s[i..])),
+        None => (s, None),
+    };
+    let ident = !name.is_empty()
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let digits = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
+    ident
+        && match rest {
+            None => true,
+            Some(r) => match r.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                Some(inner) => match inner.split_once(':') {
+                    Some((a, b)) => digits(a) && digits(b),
+                    None => digits(inner),
+                },
+                None => false,
+            },
+        }
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The `m_axi` ports a kernel source declares, in order: `(port, bundle)` from every
+/// `#pragma HLS INTERFACE mode=m_axi port=<p> … bundle=<b>` (also the older
+/// `#pragma HLS INTERFACE m_axi port=<p>` spelling).
+pub fn m_axi_ports(kernel_source: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for line in kernel_source.lines() {
+        let mut words = line.split_whitespace();
+        if !(words.next() == Some("#pragma")
+            && words.next().is_some_and(|w| w.eq_ignore_ascii_case("HLS"))
+            && words.next().is_some_and(|w| w.eq_ignore_ascii_case("INTERFACE")))
+        {
+            continue;
+        }
+        let (mut m_axi, mut port, mut bundle) = (false, None, None);
+        for w in words {
+            let lower = w.to_ascii_lowercase();
+            if lower == "m_axi" || lower == "mode=m_axi" {
+                m_axi = true;
+            } else if let Some(p) = w.strip_prefix("port=") {
+                port = Some(p.to_string());
+            } else if let Some(b) = w.strip_prefix("bundle=") {
+                bundle = Some(b.to_string());
+            }
+        }
+        if let (true, Some(p)) = (m_axi, port) {
+            out.push((p, bundle));
+        }
+    }
+    out
+}
+
+/// The memory ports of a manifest's kernel: every argument with an array shape, in
+/// order, matched to the `m_axi` pragmas of the kernel source (a parameter may be the
+/// argument's name plus `_` when the name is a C++ keyword). A source without any
+/// `m_axi` pragma (e.g. a hand-written manifest) uses the argument names.
+fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String, Option<String>)>, FlowError> {
+    let pragmas = m_axi_ports(&manifest.kernel_source);
+    let mut used = vec![false; pragmas.len()];
+    let mut out = Vec::new();
+    for arg in manifest.args.iter().filter(|a| a.array.is_some()) {
+        if pragmas.is_empty() {
+            out.push((arg.name.clone(), arg.name.clone(), None));
+            continue;
+        }
+        let keyword = format!("{}_", arg.name);
+        let found = pragmas
+            .iter()
+            .position(|(p, _)| *p == arg.name)
+            .or_else(|| pragmas.iter().position(|(p, _)| *p == keyword));
+        match found {
+            Some(i) if !used[i] => {
+                used[i] = true;
+                out.push((arg.name.clone(), pragmas[i].0.clone(), pragmas[i].1.clone()));
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "kernel {kernel}: array argument `{}` has no `#pragma HLS INTERFACE mode=m_axi port={}` in the kernel source",
+                    arg.name, arg.name
+                )))
+            }
+        }
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(invalid(format!(
+            "kernel {kernel}: m_axi port `{}` of the kernel source is not an array argument of the manifest",
+            pragmas[i].0
+        )));
+    }
+    Ok(out)
+}
+
+/// The memory bank of `port` (argument `arg`) of `kernel`: the most specific entry of
+/// `port_memory` (`<kernel>.<port>`, then `<port>`; port or argument name), else the
+/// default.
+fn memory_of<'a>(opts: &'a FlowOptions, kernel: &str, arg: &str, port: &str) -> &'a str {
+    let keys = [format!("{kernel}.{port}"), format!("{kernel}.{arg}"), port.to_string(), arg.to_string()];
+    keys.iter().find_map(|k| opts.port_memory.get(k)).map_or(opts.default_memory.as_str(), |s| s.as_str())
+}
+
+/// The compute unit name of a kernel's only instance: `<kernel>_1`, v++'s default
+/// (UG1393 "--connectivity Options", `nk`).
+pub fn compute_unit(kernel: &str) -> String {
+    format!("{kernel}_1")
+}
+
+/// The connectivity config (`v++ -l --config`) of one kernel: one compute unit and
+/// every memory port on its bank. Scalars are `s_axilite` registers and get no entry.
+///
+/// Syntax (UG1393 2023.1, "Vitis Compiler Configuration File" and "--connectivity
+/// Options"): `nk=<kernel>:<count>:<cu>` and `sp=<cu>.<argument>:<sptag>` in the
+/// `[connectivity]` section.
+pub fn connectivity_config(kernel: &str, region: &str, ports: &[Port]) -> String {
+    let cu = compute_unit(kernel);
+    let mut s = String::new();
+    s.push_str(&format!("# Connectivity of kernel {kernel} (region {region}).\n"));
+    s.push_str("# Written by `tessera bitstream` for `v++ -l --config`: one compute unit, every\n");
+    s.push_str("# m_axi port on a memory bank of the platform; scalars are s_axilite registers.\n");
+    s.push_str("[connectivity]\n");
+    s.push_str(&format!("nk={kernel}:1:{cu}\n"));
+    for p in ports {
+        s.push_str(&format!("sp={cu}.{}:{}\n", p.port, p.memory));
+    }
+    s
+}
+
+/// Plans the build of one manifest's kernel.
+pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan, FlowError> {
+    let Some(kernel) = manifest.kernel.clone() else {
+        return Err(FlowError::NotOffloaded { region: manifest.region.clone(), reason: manifest.rejected.clone() });
+    };
+    if !is_c_identifier(&kernel) {
+        return Err(invalid(format!("kernel name `{kernel}` is not a C identifier")));
+    }
+    if opts.platform.trim().is_empty() {
+        return Err(invalid("no platform given".to_string()));
+    }
+    if !is_memory_bank(&opts.default_memory) {
+        return Err(invalid(format!(
+            "memory bank `{}` is not of the form NAME, NAME[i] or NAME[i:j] (e.g. DDR[0], HBM[0], MIG[0])",
+            opts.default_memory
+        )));
+    }
+    if let Some((k, m)) = opts.port_memory.iter().find(|(_, m)| !is_memory_bank(m)) {
+        return Err(invalid(format!(
+            "memory bank `{m}` of port `{k}` is not of the form NAME, NAME[i] or NAME[i:j] (e.g. DDR[0], HBM[0], MIG[0])"
+        )));
+    }
+    if opts.clock_mhz == Some(0) {
+        return Err(invalid("the kernel clock must be above 0 MHz".to_string()));
+    }
+    let xclbin_name = if manifest.xclbin.is_empty() { format!("{kernel}.xclbin") } else { manifest.xclbin.clone() };
+    if xclbin_name.contains(['/', '\\']) || !xclbin_name.ends_with(".xclbin") {
+        return Err(invalid(format!("manifest names the bitstream `{xclbin_name}`, not a `*.xclbin` file name")));
+    }
+
+    let ports: Vec<Port> = memory_ports(manifest, &kernel)?
+        .into_iter()
+        .map(|(arg, port, bundle)| {
+            let memory = memory_of(opts, &kernel, &arg, &port).to_string();
+            Port { arg, port, bundle, memory }
+        })
+        .collect();
+
+    let t = opts.target;
+    let target_dir = opts.target_dir();
+    let build_dir = target_dir.join(format!("{kernel}.build"));
+    let source = opts.kernel_dir.join(format!("{kernel}.cpp"));
+    let xo = target_dir.join(format!("{kernel}.xo"));
+    let cfg_path = target_dir.join(format!("{kernel}.cfg"));
+    let xclbin = target_dir.join(&xclbin_name);
+    let cfg = connectivity_config(&kernel, &manifest.region, &ports);
+
+    // Options common to compile and link. --save-temps keeps the intermediate files,
+    // among them the HLS reports (UG1393 "Generating and Opening the HLS Report": "You
+    // must specify the --save-temps option … to preserve the intermediate files
+    // produced by Vitis HLS"). --temp_dir/--log_dir/--report_dir default to ./_x and
+    // would collide between kernels built in parallel (UG1393 "Output Directories of
+    // the v++ Command").
+    let common = |s: &mut Step| {
+        s.arg("-t").arg(t.name()).arg("--platform").arg(opts.platform.clone());
+        s.arg("--save-temps");
+        s.arg("--temp_dir").path(&build_dir.join("tmp"));
+        s.arg("--log_dir").path(&build_dir.join("logs"));
+        s.arg("--report_dir").path(&build_dir.join("reports"));
+        // -R/--report_level applies to hw_emu and hw (UG1393 "Controlling Report
+        // Generation").
+        if let (true, Some(r)) = (t.runs_hls(), &opts.report_level) {
+            s.arg("--report_level").arg(r.clone());
+        }
+    };
+
+    let mut compile = Step::new("v++");
+    compile.arg("-c");
+    common(&mut compile);
+    compile.arg("-k").arg(kernel.clone());
+    for inc in &opts.includes {
+        compile.arg("-I").path(inc);
+    }
+    // tessera_hls.h picks Vitis' port types (`T *`, hls::burst_maxi) under
+    // __SYNTHESIS__ or TESSERA_VITIS; sw_emu compiles the kernel natively, without
+    // __SYNTHESIS__, so the flow always defines TESSERA_VITIS (v++ -D <name>=<value>).
+    compile.arg("-D").arg("TESSERA_VITIS=1");
+    if let (true, Some(mhz)) = (t.runs_hls(), opts.clock_mhz) {
+        // --hls.clock <frequency_in_Hz>:<kernel> (UG1393 2023.1 "--hls Options"): the
+        // clock Vitis HLS schedules for. sw_emu runs no HLS.
+        compile.arg("--hls.clock").arg(format!("{}:{kernel}", u64::from(mhz) * 1_000_000));
+    }
+    compile.args.extend(opts.compile_args.iter().cloned());
+    compile.arg("-o").path(&xo).path(&source);
+
+    let mut link = Step::new("v++");
+    link.arg("-l");
+    common(&mut link);
+    link.arg("--config").path(&cfg_path);
+    if let (true, Some(mhz)) = (t.runs_hls(), opts.clock_mhz) {
+        match opts.link_clock {
+            LinkClock::Scalable => link.arg("--kernel_frequency").arg(mhz.to_string()),
+            LinkClock::Fixed => {
+                link.arg("--clock.freqHz").arg(format!("{}:{}", u64::from(mhz) * 1_000_000, compute_unit(&kernel)))
+            }
+        };
+    }
+    link.args.extend(opts.link_args.iter().cloned());
+    link.arg("-o").path(&xclbin).path(&xo);
+
+    Ok(KernelPlan {
+        kernel,
+        region: manifest.region.clone(),
+        target: t,
+        source,
+        target_dir,
+        build_dir,
+        xo,
+        cfg_path,
+        cfg,
+        xclbin,
+        ports,
+        compile,
+        link,
+    })
+}
+
+/// For the emulation targets: `emconfigutil --platform <platform> --od <out>/<target>`,
+/// which writes `<out>/<target>/emconfig.json` (UG1393 "emconfigutil Utility"). XRT
+/// reads it from the host executable's directory or from `$EMCONFIG_PATH`. One per
+/// platform and target, shared by all kernels. `None` for `hw`.
+pub fn emconfig(opts: &FlowOptions) -> Option<Step> {
+    if !opts.target.is_emulation() {
+        return None;
+    }
+    let mut s = Step::new("emconfigutil");
+    s.arg("--platform").arg(opts.platform.clone()).arg("--od").path(&opts.target_dir());
+    Some(s)
+}
+
+/// The environment a host program needs to use the bitstreams of `opts`: the XRT
+/// backend's lookup directory and, for emulation, XRT's mode and `emconfig.json`.
+pub fn run_environment(opts: &FlowOptions) -> Vec<(String, String)> {
+    let dir = opts.target_dir().display().to_string();
+    let mut env = vec![("TESSERA_BITSTREAM_DIR".to_string(), dir.clone())];
+    if opts.target.is_emulation() {
+        env.push(("XCL_EMULATION_MODE".to_string(), opts.target.name().to_string()));
+        env.push(("EMCONFIG_PATH".to_string(), dir));
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_ir::manifest::{Arg, ArrayArg, MANIFEST_VERSION};
+    use tessera_ir::{Expr, MapKind, ScalarType, Section, VarKind};
+
+    fn array(name: &str, map: MapKind) -> Arg {
+        let n = Expr::Var { name: "n".into(), ty: ScalarType::I32 };
+        Arg {
+            name: name.into(),
+            kind: VarKind::Pointer,
+            elem: ScalarType::F32,
+            array: Some(ArrayArg {
+                map,
+                dims: vec![n.clone()],
+                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }],
+            }),
+        }
+    }
+
+    fn scalar(name: &str) -> Arg {
+        Arg { name: name.into(), kind: VarKind::Scalar, elem: ScalarType::I32, array: None }
+    }
+
+    fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
+        Manifest {
+            version: MANIFEST_VERSION,
+            region: "k.c:7".into(),
+            kernel: Some(kernel.into()),
+            rejected: None,
+            mode: "baseline".into(),
+            args,
+            kernel_source: source.into(),
+            emu_entry_source: String::new(),
+            xclbin: format!("{kernel}.xclbin"),
+        }
+    }
+
+    /// A one-array kernel as the baseline generator writes it.
+    fn scale() -> Manifest {
+        let src = "extern \"C\" void tessera_k_l7_r0(tessera::maxi<float> x, int n) {\n\
+                   #pragma HLS INTERFACE mode=m_axi port=x offset=slave bundle=gmem0\n\
+                   #pragma HLS INTERFACE mode=s_axilite port=n\n\
+                   #pragma HLS INTERFACE mode=s_axilite port=return\n}\n";
+        manifest("tessera_k_l7_r0", vec![array("x", MapKind::Tofrom), scalar("n")], src)
+    }
+
+    /// A three-array kernel with scalars in between.
+    fn three() -> Manifest {
+        let src = "extern \"C\" void tessera_s_l9_r1(tessera::maxi<const float> A, int n, \
+                   tessera::maxi<const float> B, float a, tessera::maxi<float> C) {\n\
+                   #pragma HLS INTERFACE mode=m_axi port=A offset=slave bundle=gmem0\n\
+                   #pragma HLS INTERFACE mode=m_axi port=B offset=slave bundle=gmem1\n\
+                   #pragma HLS INTERFACE mode=m_axi port=C offset=slave bundle=gmem2\n\
+                   #pragma HLS INTERFACE mode=s_axilite port=n\n\
+                   #pragma HLS INTERFACE mode=s_axilite port=a\n\
+                   #pragma HLS INTERFACE mode=s_axilite port=return\n}\n";
+        manifest(
+            "tessera_s_l9_r1",
+            vec![array("A", MapKind::To), scalar("n"), array("B", MapKind::To), scalar("a"), array("C", MapKind::From)],
+            src,
+        )
+    }
+
+    fn strs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_array_hw_commands_and_config() {
+        let mut o = FlowOptions::new(Target::Hw, "/opt/xilinx/platforms/u250/u250.xpfm", "a.out.tessera", "bits");
+        o.includes.push("bits/include".into());
+        let p = plan_kernel(&scale(), &o).unwrap();
+        assert_eq!(p.xclbin, Path::new("bits/hw/tessera_k_l7_r0.xclbin"));
+        assert_eq!(p.cfg_path, Path::new("bits/hw/tessera_k_l7_r0.cfg"));
+        assert_eq!(
+            p.cfg,
+            "# Connectivity of kernel tessera_k_l7_r0 (region k.c:7).\n\
+             # Written by `tessera bitstream` for `v++ -l --config`: one compute unit, every\n\
+             # m_axi port on a memory bank of the platform; scalars are s_axilite registers.\n\
+             [connectivity]\n\
+             nk=tessera_k_l7_r0:1:tessera_k_l7_r0_1\n\
+             sp=tessera_k_l7_r0_1.x:DDR[0]\n"
+        );
+        assert_eq!(p.compile.program, "v++");
+        // Every argument is one vector element (no shell involved); none has a space.
+        assert_eq!(
+            p.compile.args.join(" "),
+            "-c -t hw --platform /opt/xilinx/platforms/u250/u250.xpfm --save-temps \
+             --temp_dir bits/hw/tessera_k_l7_r0.build/tmp --log_dir bits/hw/tessera_k_l7_r0.build/logs \
+             --report_dir bits/hw/tessera_k_l7_r0.build/reports --report_level 1 -k tessera_k_l7_r0 \
+             -I bits/include -D TESSERA_VITIS=1 -o bits/hw/tessera_k_l7_r0.xo a.out.tessera/tessera_k_l7_r0.cpp"
+        );
+        assert_eq!(p.compile.args.len(), 23);
+        assert_eq!(p.link.program, "v++");
+        assert_eq!(
+            p.link.args.join(" "),
+            "-l -t hw --platform /opt/xilinx/platforms/u250/u250.xpfm --save-temps \
+             --temp_dir bits/hw/tessera_k_l7_r0.build/tmp --log_dir bits/hw/tessera_k_l7_r0.build/logs \
+             --report_dir bits/hw/tessera_k_l7_r0.build/reports --report_level 1 \
+             --config bits/hw/tessera_k_l7_r0.cfg -o bits/hw/tessera_k_l7_r0.xclbin bits/hw/tessera_k_l7_r0.xo"
+        );
+        assert_eq!(p.link.shell(), format!("v++ {}", p.link.args.join(" ")));
+        assert_eq!(
+            p.ports,
+            vec![Port { arg: "x".into(), port: "x".into(), bundle: Some("gmem0".into()), memory: "DDR[0]".into() }]
+        );
+        assert_eq!(emconfig(&o), None);
+    }
+
+    #[test]
+    fn three_arrays_with_banks_and_clock() {
+        let mut o = FlowOptions::new(Target::HwEmu, "xilinx_u280_gen3x16_xdma_1_202211_1", "/w/p.tessera", "/w/bits");
+        o.default_memory = "HBM[0]".into();
+        o.port_memory.insert("B".into(), "HBM[1]".into());
+        o.port_memory.insert("tessera_s_l9_r1.C".into(), "HBM[2:3]".into());
+        o.port_memory.insert("C".into(), "HBM[9]".into()); // less specific than kernel.C
+        o.clock_mhz = Some(250);
+        let p = plan_kernel(&three(), &o).unwrap();
+        let sp: Vec<&str> = p.cfg.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            sp,
+            [
+                "[connectivity]",
+                "nk=tessera_s_l9_r1:1:tessera_s_l9_r1_1",
+                "sp=tessera_s_l9_r1_1.A:HBM[0]",
+                "sp=tessera_s_l9_r1_1.B:HBM[1]",
+                "sp=tessera_s_l9_r1_1.C:HBM[2:3]",
+            ]
+        );
+        assert!(!p.cfg.contains(".n:") && !p.cfg.contains(".a:"), "scalars get no sp=: {}", p.cfg);
+        assert_eq!(
+            p.compile.shell(),
+            "v++ -c -t hw_emu --platform xilinx_u280_gen3x16_xdma_1_202211_1 --save-temps \
+             --temp_dir /w/bits/hw_emu/tessera_s_l9_r1.build/tmp --log_dir /w/bits/hw_emu/tessera_s_l9_r1.build/logs \
+             --report_dir /w/bits/hw_emu/tessera_s_l9_r1.build/reports --report_level 1 -k tessera_s_l9_r1 \
+             -D TESSERA_VITIS=1 --hls.clock 250000000:tessera_s_l9_r1 \
+             -o /w/bits/hw_emu/tessera_s_l9_r1.xo /w/p.tessera/tessera_s_l9_r1.cpp"
+        );
+        assert_eq!(
+            p.link.shell(),
+            "v++ -l -t hw_emu --platform xilinx_u280_gen3x16_xdma_1_202211_1 --save-temps \
+             --temp_dir /w/bits/hw_emu/tessera_s_l9_r1.build/tmp --log_dir /w/bits/hw_emu/tessera_s_l9_r1.build/logs \
+             --report_dir /w/bits/hw_emu/tessera_s_l9_r1.build/reports --report_level 1 \
+             --config /w/bits/hw_emu/tessera_s_l9_r1.cfg --kernel_frequency 250 \
+             -o /w/bits/hw_emu/tessera_s_l9_r1.xclbin /w/bits/hw_emu/tessera_s_l9_r1.xo"
+        );
+        assert_eq!(
+            emconfig(&o).unwrap().shell(),
+            "emconfigutil --platform xilinx_u280_gen3x16_xdma_1_202211_1 --od /w/bits/hw_emu"
+        );
+        assert_eq!(
+            run_environment(&o),
+            [
+                ("TESSERA_BITSTREAM_DIR".to_string(), "/w/bits/hw_emu".to_string()),
+                ("XCL_EMULATION_MODE".to_string(), "hw_emu".to_string()),
+                ("EMCONFIG_PATH".to_string(), "/w/bits/hw_emu".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn fixed_clock_links_with_clock_freq_hz() {
+        let mut o = FlowOptions::new(Target::Hw, "vcu118.xpfm", "k", "o");
+        o.clock_mhz = Some(200);
+        o.link_clock = LinkClock::Fixed;
+        let p = plan_kernel(&scale(), &o).unwrap();
+        let i = p.link.args.iter().position(|a| a == "--clock.freqHz").unwrap();
+        assert_eq!(p.link.args[i + 1], "200000000:tessera_k_l7_r0_1");
+        assert!(!p.link.args.iter().any(|a| a == "--kernel_frequency"));
+    }
+
+    #[test]
+    fn sw_emu_runs_no_hls_options() {
+        let mut o = FlowOptions::new(Target::SwEmu, "u250.xpfm", "k", "o");
+        o.clock_mhz = Some(300);
+        let p = plan_kernel(&scale(), &o).unwrap();
+        for s in p.steps() {
+            assert!(s.args.windows(2).any(|w| w == ["-t", "sw_emu"]));
+            for flag in ["--report_level", "--hls.clock", "--kernel_frequency", "--clock.freqHz"] {
+                assert!(!s.args.iter().any(|a| a == flag), "{flag} in {}", s.shell());
+            }
+        }
+        assert!(p.compile.args.windows(2).any(|w| w == ["-D", "TESSERA_VITIS=1"]));
+        assert_eq!(emconfig(&o).unwrap().args, strs(&["--platform", "u250.xpfm", "--od", "o/sw_emu"]));
+    }
+
+    #[test]
+    fn keyword_parameters_and_mismatches() {
+        // An array named like a C++ keyword is a parameter with a trailing `_`.
+        let src = "#pragma HLS INTERFACE mode=m_axi port=new_ offset=slave bundle=gmem0\n";
+        let m = manifest("tessera_kw_l1_r0", vec![array("new", MapKind::Tofrom), scalar("n")], src);
+        let p = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p.xpfm", "k", "o")).unwrap();
+        assert_eq!(p.ports[0].arg, "new");
+        assert_eq!(p.ports[0].port, "new_");
+        assert!(p.cfg.contains("sp=tessera_kw_l1_r0_1.new_:DDR[0]\n"));
+
+        let m = manifest("tessera_kw_l1_r0", vec![array("y", MapKind::Tofrom)], src);
+        let e = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p.xpfm", "k", "o")).unwrap_err();
+        assert!(e.to_string().contains("array argument `y` has no"), "{e}");
+
+        let src2 = format!("{src}#pragma HLS INTERFACE m_axi port=z offset=slave bundle=gmem1\n");
+        assert_eq!(m_axi_ports(&src2), vec![("new_".into(), Some("gmem0".into())), ("z".into(), Some("gmem1".into()))]);
+        let m = manifest("tessera_kw_l1_r0", vec![array("new", MapKind::Tofrom)], &src2);
+        let e = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p.xpfm", "k", "o")).unwrap_err();
+        assert!(e.to_string().contains("m_axi port `z`"), "{e}");
+
+        // No pragmas at all: argument names.
+        let m = manifest("tessera_np_l1_r0", vec![array("a", MapKind::To), scalar("n"), array("b", MapKind::From)], "");
+        let p = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p.xpfm", "k", "o")).unwrap();
+        assert_eq!(p.ports.iter().map(|p| p.port.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let mut m = scale();
+        m.kernel = None;
+        m.rejected = Some("indirect access".into());
+        let e = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p", "k", "o")).unwrap_err();
+        assert_eq!(e, FlowError::NotOffloaded { region: "k.c:7".into(), reason: Some("indirect access".into()) });
+
+        let mut o = FlowOptions::new(Target::Hw, "p", "k", "o");
+        o.default_memory = "DDR 0".into();
+        assert!(plan_kernel(&scale(), &o).unwrap_err().to_string().contains("DDR 0"));
+        let mut o = FlowOptions::new(Target::Hw, "p", "k", "o");
+        o.port_memory.insert("x".into(), "HBM[1".into());
+        assert!(plan_kernel(&scale(), &o).unwrap_err().to_string().contains("HBM[1"));
+        let mut o = FlowOptions::new(Target::Hw, "p", "k", "o");
+        o.clock_mhz = Some(0);
+        assert!(plan_kernel(&scale(), &o).is_err());
+        assert!(plan_kernel(&scale(), &FlowOptions::new(Target::Hw, " ", "k", "o")).is_err());
+
+        let mut m = scale();
+        m.xclbin = "../evil.xclbin".into();
+        assert!(plan_kernel(&m, &FlowOptions::new(Target::Hw, "p", "k", "o")).is_err());
+        let mut m = scale();
+        m.xclbin = String::new();
+        let p = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p", "k", "o")).unwrap();
+        assert_eq!(p.xclbin, Path::new("o/hw/tessera_k_l7_r0.xclbin"));
+    }
+
+    #[test]
+    fn memory_bank_syntax() {
+        for ok in ["DDR[0]", "HBM[31]", "HBM[0:3]", "MIG[0]", "PLRAM[1]", "HOST[0]", "bank0"] {
+            assert!(is_memory_bank(ok), "{ok}");
+        }
+        for bad in ["", "DDR[", "DDR[]", "DDR[a]", "DDR[0]x", "0DDR", "DDR 0", "DDR[0:]", "A=DDR[0]"] {
+            assert!(!is_memory_bank(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shell_quoting_and_targets() {
+        assert_eq!(shell_quote("a/b.xo"), "a/b.xo");
+        assert_eq!(shell_quote("my dir/x"), "'my dir/x'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+        for t in Target::ALL {
+            assert_eq!(Target::parse(t.name()), Some(t));
+        }
+        assert_eq!(Target::parse("hw-emu"), None);
+        let json = plan_kernel(&scale(), &FlowOptions::new(Target::SwEmu, "p", "k", "o")).unwrap().to_json();
+        assert!(json.contains("\"target\": \"sw_emu\""), "{json}");
+    }
+}
