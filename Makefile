@@ -1,6 +1,7 @@
 # Tessera: OpenMP target regions offloaded to FPGAs.
-#   make bench  — set up, build, compile the examples with Tessera and run them on
-#                 the emulated device, printing what ran where
+#   make bench  — set up, build, run `tessera bench` on the paper's 10 stencils at paper
+#                 sizes on the emulated device (table, target/bench/bench.{json,svg})
+#   make examples — the self-checking examples, printing what ran where
 #   make test   — set up, build, run every test
 # One cargo target directory (target/) serves the CLI, the runtime and the plugin's
 # staticlib, so the Rust side is built once.
@@ -11,8 +12,12 @@ CARGO ?= cargo
 TARGET := $(CURDIR)/target
 RELEASE := $(TARGET)/release
 PLUGIN_BUILD := $(CURDIR)/build/plugin
+# `make build TESSERA_FEATURES=xrt` builds the runtime's XRT backend (needs XILINX_XRT;
+# see runtime/README.md).
+TESSERA_FEATURES ?=
+CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 
-.PHONY: all setup hls-headers build test bench clean
+.PHONY: all setup hls-headers build test bench examples clean
 
 all: build
 
@@ -25,7 +30,7 @@ hls-headers:
 	scripts/fetch-hls-headers.sh
 
 build: setup hls-headers
-	$(CARGO) build --release --workspace
+	$(CARGO) build --release --workspace $(CARGO_FEATURES)
 	cmake -S plugin -B $(PLUGIN_BUILD) -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_C_COMPILER=clang-19 \
 	  -DTESSERA_CARGO_TARGET_DIR=$(TARGET) >/dev/null
@@ -33,9 +38,19 @@ build: setup hls-headers
 	cp $(PLUGIN_BUILD)/tessera_plugin.so $(RELEASE)/tessera_plugin.so
 
 test: build
-	$(CARGO) test --release --workspace
+	$(CARGO) test --release --workspace $(CARGO_FEATURES)
 
+# The main job: the paper's 10 stencils at paper sizes (64 MiB per array), built with
+# Tessera, run on the emulated device, checked bit for bit; exact counts, modelled
+# FPGA times and measured times in a table, target/bench/bench.json and bench.svg.
+BENCH_MODE ?= paper
 bench: build
+	mkdir -p target/bench
+	$(RELEASE)/tessera bench --size paper --mode $(BENCH_MODE) \
+	  --json target/bench/bench.json --svg target/bench/bench.svg
+
+# The self-checking examples in examples/, with where each region ran.
+examples: build
 	scripts/run-examples.sh
 
 clean:

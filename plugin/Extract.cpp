@@ -15,6 +15,12 @@
 // The extractor records what it sees and never decides: constructs the IR
 // cannot express become `unsupported` nodes with source text and location.
 //
+// Data directives (`target data`, `target enter data`, `target exit data`,
+// `target update`) go through the same machinery (extractDataDirective): their
+// list items are resolved to variables and sections exactly like the map
+// clauses of a target region (listItem), and become a
+// `tessera_ir::data::DataDirective` (crates/ir/src/data.rs).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Extract.h"
@@ -148,6 +154,8 @@ public:
 
   tessera::ExtractedRegion run(const OMPExecutableDirective &D,
                                llvm::StringRef Function, unsigned Index);
+  tessera::ExtractedRegion runData(const OMPExecutableDirective &D,
+                                   llvm::StringRef Function, unsigned Index);
 
 private:
   ASTContext &Ctx;
@@ -197,8 +205,20 @@ private:
 
   // Clauses -----------------------------------------------------------------
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
-  void unsupportedClause(const OMPClause *C);
+  void unsupportedClause(const OMPClause *C, llvm::StringRef Name = {});
   void mapClause(const OMPMapClause *MC);
+  std::optional<std::string> mapKind(const OMPMapClause *MC);
+  template <typename MotionClause>
+  bool motionSupported(const MotionClause *C);
+  /// One list item of a map or motion clause, resolved to a region variable.
+  struct ListItem {
+    std::optional<unsigned> Var; ///< Index into Vars; none if not a variable.
+    json::Array Section;         ///< One entry per subscript given.
+    std::string Unsupported;     ///< What the item is, when not representable.
+  };
+  ListItem listItem(const Expr *Item);
+  json::Value dataItem(const Expr *Item, llvm::StringRef Kind);
+  json::Array varsJson(tessera::ExtractedRegion &R);
 
   // Expressions -------------------------------------------------------------
   json::Value expr(const Expr *E);
@@ -402,9 +422,12 @@ std::optional<unsigned> RegionExtractor::regionVar(const VarDecl *VD) {
 // Clauses
 //===----------------------------------------------------------------------===//
 
-void RegionExtractor::unsupportedClause(const OMPClause *C) {
+void RegionExtractor::unsupportedClause(const OMPClause *C,
+                                        llvm::StringRef Name) {
   UnsupportedClauses.push_back(json::Object{
-      {"name", llvm::omp::getOpenMPClauseName(C->getClauseKind())},
+      {"name", Name.empty()
+                   ? llvm::omp::getOpenMPClauseName(C->getClauseKind()).str()
+                   : Name.str()},
       {"loc", loc(C->getBeginLoc())}});
 }
 
@@ -464,90 +487,177 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
   }
 }
 
-void RegionExtractor::mapClause(const OMPMapClause *MC) {
-  llvm::StringRef Kind;
+/// The IR map type of \p MC (`"tofrom"`, `"always to"`, …; see
+/// `tessera_ir::MapKind`), or none after recording the clause as unsupported
+/// (a modifier other than `always` and `close`, or a map type Tessera lacks).
+std::optional<std::string> RegionExtractor::mapKind(const OMPMapClause *MC) {
+  bool Always = false;
+  for (OpenMPMapModifierKind M : MC->getMapTypeModifiers()) {
+    switch (M) {
+    case OMPC_MAP_MODIFIER_unknown:
+    case OMPC_MAP_MODIFIER_close: // a placement hint
+      break;
+    case OMPC_MAP_MODIFIER_always:
+      Always = true;
+      break;
+    default:
+      unsupportedClause(MC, ("map(" +
+                             llvm::StringRef(getOpenMPSimpleClauseTypeName(
+                                 llvm::omp::OMPC_map, M)) +
+                             ", ...)")
+                                .str());
+      return std::nullopt;
+    }
+  }
+  std::string Kind;
   switch (MC->getMapType()) {
   case OMPC_MAP_to: Kind = "to"; break;
   case OMPC_MAP_from: Kind = "from"; break;
   case OMPC_MAP_tofrom:
   case OMPC_MAP_unknown: Kind = "tofrom"; break;
   case OMPC_MAP_alloc: Kind = "alloc"; break;
+  case OMPC_MAP_release: Kind = "release"; break;
+  case OMPC_MAP_delete: Kind = "delete"; break;
   default:
     unsupportedClause(MC);
-    return;
+    return std::nullopt;
   }
-  for (const Expr *Item : MC->varlists()) {
-    // `A[l0:n0][l1:n1]` nests innermost-outermost; collect, then reverse.
-    llvm::SmallVector<const Expr *, 4> Chain;
-    const Expr *Cur = Item;
-    while (true) {
-      Cur = skipTransparent(Cur)->IgnoreParenImpCasts();
-      if (const auto *AS = dyn_cast<ArraySectionExpr>(Cur)) {
-        Chain.push_back(AS);
-        Cur = AS->getBase();
-      } else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
-        Chain.push_back(ASE);
-        Cur = ASE->getBase();
-      } else {
-        break;
-      }
+  if (Always) {
+    if (Kind != "to" && Kind != "from" && Kind != "tofrom") {
+      unsupportedClause(MC, "map(always, " + Kind + ": ...)");
+      return std::nullopt;
     }
-    std::reverse(Chain.begin(), Chain.end());
-    const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
-    const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-    // Members, derefs and the like: the body's uses report them.
-    if (!VD)
-      continue;
-    std::optional<unsigned> I = regionVar(VD);
-    if (!I || Vars[*I].Map.kind() != json::Value::Null)
-      continue; // unrepresentable type (reported at its uses), or mapped twice
-    Vars[*I].Map = Kind.str();
-    json::Array Section;
-    for (unsigned K = 0; K < Chain.size(); ++K) {
-      const Expr *Sub = Chain[K];
-      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub)) {
-        Section.push_back(json::Object{{"lower", expr(ASE->getIdx())},
+    Kind = "always " + Kind;
+  }
+  return Kind;
+}
+
+/// Whether a `to`/`from` motion clause of `target update` has only modifiers
+/// Tessera implements (none); records it as unsupported otherwise.
+template <typename MotionClause>
+bool RegionExtractor::motionSupported(const MotionClause *C) {
+  for (OpenMPMotionModifierKind M : C->getMotionModifiers())
+    if (M != OMPC_MOTION_MODIFIER_unknown) {
+      unsupportedClause(
+          C, (llvm::omp::getOpenMPClauseName(C->getClauseKind()) + "(" +
+              llvm::StringRef(getOpenMPSimpleClauseTypeName(
+                  C->getClauseKind(), M)) +
+              ": ...)")
+                 .str());
+      return false;
+    }
+  return true;
+}
+
+/// Resolves one list item (`a`, `a[l:n]`, `A[l0:n0][l1:n1]`, `a[i]`) to its
+/// variable and its section, one entry per subscript given.
+RegionExtractor::ListItem RegionExtractor::listItem(const Expr *Item) {
+  ListItem R;
+  // `A[l0:n0][l1:n1]` nests innermost-outermost; collect, then reverse.
+  llvm::SmallVector<const Expr *, 4> Chain;
+  const Expr *Cur = Item;
+  while (true) {
+    Cur = skipTransparent(Cur)->IgnoreParenImpCasts();
+    if (const auto *AS = dyn_cast<ArraySectionExpr>(Cur)) {
+      Chain.push_back(AS);
+      Cur = AS->getBase();
+    } else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+      Chain.push_back(ASE);
+      Cur = ASE->getBase();
+    } else {
+      break;
+    }
+  }
+  std::reverse(Chain.begin(), Chain.end());
+  const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
+  const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD) {
+    R.Unsupported = isa<MemberExpr>(Cur) ? "member access" : "list item";
+    return R;
+  }
+  std::optional<unsigned> I = regionVar(VD);
+  if (!I) {
+    R.Unsupported = typeText(VD->getType());
+    return R;
+  }
+  R.Var = I;
+  for (unsigned K = 0; K < Chain.size(); ++K) {
+    const Expr *Sub = Chain[K];
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub)) {
+      R.Section.push_back(json::Object{{"lower", expr(ASE->getIdx())},
                                        {"length", intLit(1, "i64")}});
+      continue;
+    }
+    const auto *AS = cast<ArraySectionExpr>(Sub);
+    if (const Expr *Stride = AS->getStride()) {
+      std::optional<int64_t> S = evalInt(Stride);
+      if (!S || *S != 1) {
+        json::Value Bad = unsupported("strided array section", AS);
+        R.Section.push_back(json::Object{{"lower", Bad}, {"length", Bad}});
+        R.Unsupported = "strided array section";
         continue;
       }
-      const auto *AS = cast<ArraySectionExpr>(Sub);
-      if (const Expr *Stride = AS->getStride()) {
-        std::optional<int64_t> S = evalInt(Stride);
-        if (!S || *S != 1) {
-          json::Value Bad = unsupported("strided array section", AS);
-          Section.push_back(json::Object{{"lower", Bad}, {"length", Bad}});
-          continue;
-        }
-      }
-      const Expr *Lower = AS->getLowerBound();
-      json::Value LowerV = Lower ? expr(Lower) : intLit(0, "i64");
-      json::Value LengthV = nullptr;
-      if (const Expr *Len = AS->getLength()) {
-        LengthV = expr(Len);
-      } else {
-        // `a[l:]` / `a[:]`: up to the end of the dimension.
-        const Shape &S = Vars[*I].S;
-        Dim D = K < S.Dims.size() ? S.Dims[K] : Dim();
-        std::optional<int64_t> LowerC =
-            Lower ? evalInt(Lower) : std::optional<int64_t>(0);
-        if (D.Extent && LowerC)
-          LengthV = intLit(int64_t(*D.Extent) - *LowerC, "i64");
-        else if ((D.Extent || D.Size) && LowerC && *LowerC == 0)
-          LengthV = extent(D, AS);
-        else if (D.Extent || D.Size)
-          LengthV = json::Object{{"kind", "binary"},
-                                 {"op", "sub"},
-                                 {"lhs", castTo(extent(D, AS), "i64")},
-                                 {"rhs", castTo(expr(Lower), "i64")},
-                                 {"ty", "i64"}};
-        else
-          LengthV = unsupported("array section without length", AS);
-      }
-      Section.push_back(json::Object{{"lower", std::move(LowerV)},
-                                     {"length", std::move(LengthV)}});
     }
-    Vars[*I].Section = std::move(Section);
+    const Expr *Lower = AS->getLowerBound();
+    json::Value LowerV = Lower ? expr(Lower) : intLit(0, "i64");
+    json::Value LengthV = nullptr;
+    if (const Expr *Len = AS->getLength()) {
+      LengthV = expr(Len);
+    } else {
+      // `a[l:]` / `a[:]`: up to the end of the dimension.
+      const Shape &S = Vars[*I].S;
+      Dim D = K < S.Dims.size() ? S.Dims[K] : Dim();
+      std::optional<int64_t> LowerC =
+          Lower ? evalInt(Lower) : std::optional<int64_t>(0);
+      if (D.Extent && LowerC)
+        LengthV = intLit(int64_t(*D.Extent) - *LowerC, "i64");
+      else if ((D.Extent || D.Size) && LowerC && *LowerC == 0)
+        LengthV = extent(D, AS);
+      else if (D.Extent || D.Size)
+        LengthV = json::Object{{"kind", "binary"},
+                               {"op", "sub"},
+                               {"lhs", castTo(extent(D, AS), "i64")},
+                               {"rhs", castTo(expr(Lower), "i64")},
+                               {"ty", "i64"}};
+      else
+        LengthV = unsupported("array section without length", AS);
+    }
+    R.Section.push_back(json::Object{{"lower", std::move(LowerV)},
+                                     {"length", std::move(LengthV)}});
   }
+  return R;
+}
+
+void RegionExtractor::mapClause(const OMPMapClause *MC) {
+  std::optional<std::string> Kind = mapKind(MC);
+  if (!Kind)
+    return;
+  for (const Expr *Item : MC->varlists()) {
+    ListItem L = listItem(Item);
+    // Members, derefs and the like are reported at their uses in the body; a
+    // variable mapped twice keeps its first map.
+    if (!L.Var || Vars[*L.Var].Map.kind() != json::Value::Null)
+      continue;
+    Vars[*L.Var].Map = *Kind;
+    Vars[*L.Var].Section = std::move(L.Section);
+  }
+}
+
+/// One `MapItem` of a data directive (crates/ir/src/data.rs).
+json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind) {
+  ListItem L = listItem(Item);
+  json::Value Var = nullptr;
+  if (L.Var)
+    Var = Vars[*L.Var].Name;
+  json::Value Unsupported = nullptr;
+  if (!L.Unsupported.empty())
+    Unsupported = L.Unsupported;
+  return json::Object{{"var", std::move(Var)},
+                      {"map", Kind.str()},
+                      {"section", std::move(L.Section)},
+                      {"text", text(Item)},
+                      {"unsupported", std::move(Unsupported)},
+                      {"loc", loc(Item->getBeginLoc())}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -1153,18 +1263,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
   }
 
   tessera::ExtractedRegion R;
-  json::Array VarsJ;
-  for (VarEntry &V : Vars) {
-    R.Vars.push_back(V.Decl);
-    VarsJ.push_back(json::Object{{"name", V.Name},
-                                 {"kind", V.S.Kind},
-                                 {"elem", V.S.Elem},
-                                 {"dims", std::move(V.Dims)},
-                                 {"map", std::move(V.Map)},
-                                 {"section", std::move(V.Section)},
-                                 {"written", V.Written},
-                                 {"loc", loc(V.Decl->getLocation())}});
-  }
+  json::Array VarsJ = varsJson(R);
   R.IR = json::Object{
       {"version", 1},
       {"location", loc(D.getBeginLoc())},
@@ -1178,7 +1277,85 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
   return R;
 }
 
+/// `Region::vars` (or `DataDirective::vars`) as JSON; fills \p R's Vars in
+/// the same order.
+json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
+  json::Array VarsJ;
+  for (VarEntry &V : Vars) {
+    R.Vars.push_back(V.Decl);
+    VarsJ.push_back(json::Object{{"name", V.Name},
+                                 {"kind", V.S.Kind},
+                                 {"elem", V.S.Elem},
+                                 {"dims", std::move(V.Dims)},
+                                 {"map", std::move(V.Map)},
+                                 {"section", std::move(V.Section)},
+                                 {"written", V.Written},
+                                 {"loc", loc(V.Decl->getLocation())}});
+  }
+  return VarsJ;
+}
+
+tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &D,
+                                                  llvm::StringRef Function,
+                                                  unsigned Index) {
+  json::Array Items;
+  for (const OMPClause *C : D.clauses()) {
+    if (!C || C->isImplicit())
+      continue;
+    switch (C->getClauseKind()) {
+    case llvm::omp::OMPC_map: {
+      const auto *MC = cast<OMPMapClause>(C);
+      if (std::optional<std::string> Kind = mapKind(MC))
+        for (const Expr *Item : MC->varlists())
+          Items.push_back(dataItem(Item, *Kind));
+      break;
+    }
+    case llvm::omp::OMPC_to: {
+      const auto *TC = cast<OMPToClause>(C);
+      if (motionSupported(TC))
+        for (const Expr *Item : TC->varlists())
+          Items.push_back(dataItem(Item, "to"));
+      break;
+    }
+    case llvm::omp::OMPC_from: {
+      const auto *FC = cast<OMPFromClause>(C);
+      if (motionSupported(FC))
+        for (const Expr *Item : FC->varlists())
+          Items.push_back(dataItem(Item, "from"));
+      break;
+    }
+    // A standalone directive may always run undeferred: the runtime executes it
+    // synchronously, which satisfies `nowait`.
+    case llvm::omp::OMPC_nowait:
+      break;
+    // if, device, depend (ordering the runtime call cannot honour),
+    // use_device_ptr / use_device_addr (host code would see device addresses), …
+    default:
+      unsupportedClause(C);
+      break;
+    }
+  }
+  tessera::ExtractedRegion R;
+  json::Array VarsJ = varsJson(R);
+  R.IR = json::Object{
+      {"version", 1},
+      {"location", loc(D.getBeginLoc())},
+      {"function", Function.str()},
+      {"index", Index},
+      {"directive", llvm::omp::getOpenMPDirectiveName(D.getDirectiveKind())},
+      {"unsupported_clauses", std::move(UnsupportedClauses)},
+      {"vars", std::move(VarsJ)},
+      {"items", std::move(Items)}};
+  return R;
+}
+
 } // namespace
+
+tessera::ExtractedRegion tessera::extractDataDirective(
+    ASTContext &Ctx, const OMPExecutableDirective &D, llvm::StringRef Function,
+    unsigned Index) {
+  return RegionExtractor(Ctx).runData(D, Function, Index);
+}
 
 tessera::ExtractedRegion tessera::extractRegion(ASTContext &Ctx,
                                                 const OMPExecutableDirective &D,

@@ -26,7 +26,8 @@ class VarDecl;
 
 namespace tessera {
 
-/// The IR of one target region plus what the rewrite needs to call the runtime.
+/// The IR of one target region (or data directive) plus what the rewrite needs to
+/// call the runtime.
 struct ExtractedRegion {
   /// The `Region` object (serialises to the JSON the Rust side reads).
   llvm::json::Value IR = nullptr;
@@ -41,6 +42,14 @@ struct ExtractedRegion {
 ExtractedRegion extractRegion(clang::ASTContext &Ctx,
                               const clang::OMPExecutableDirective &D,
                               llvm::StringRef Function, unsigned Index);
+
+/// Extracts the IR of the data directive \p D (`target data`, `target enter
+/// data`, `target exit data`, `target update`): a `DataDirective` (schema in
+/// crates/ir/src/data.rs), with the variables its list items name and the
+/// scalars their extents and sections use, in call order.
+ExtractedRegion extractDataDirective(clang::ASTContext &Ctx,
+                                     const clang::OMPExecutableDirective &D,
+                                     llvm::StringRef Function, unsigned Index);
 
 } // namespace tessera
 

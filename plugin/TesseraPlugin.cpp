@@ -11,8 +11,25 @@
 //  3. writes those files into the kernel directory and reports the decision
 //     (remark when a region stays on the host),
 //  4. rewrites the directive into
-//        if (!__tessera_offload("<manifest>", nargs, &v0, &v1, …)) { <directive> }
-//     so that the original OpenMP code remains the host fallback.
+//        if (!__tessera_offload("<manifest>", nargs, &v0, &v1, …)) {
+//          <directive>
+//          [if (__tessera_host_pending("<manifest>")) { #pragma omp taskwait }]
+//          __tessera_host_end("<manifest>");
+//        }
+//     so that the original OpenMP code remains the host fallback. The host-end
+//     call copies data the fallback wrote back to the device when the region
+//     runs inside a data region; the taskwait (only for `nowait` regions) lets
+//     the deferred host task finish first.
+//
+// Data directives (`target data`, `target enter data`, `target exit data`,
+// `target update`) are extracted too (extractDataDirective), validated by Rust
+// (`tessera::process_data`) and rewritten into
+//        { void *__tessera_data_<k> = __tessera_data_begin("<desc>", n, &v…);
+//          <target data directive>
+//          __tessera_data_end(__tessera_data_<k>); }
+//        if (!__tessera_data("<desc>", n, &v…)) { <standalone directive> }
+// Clang already rejects `break`, `return` and `goto` out of a `target data`
+// body (it is a captured region), so the end call cannot be skipped.
 //
 // The AST is mutated in HandleTopLevelDecl, before CodeGen sees the function
 // (see design/toolchain.md §2 for why, and for the pitfalls handled here).
@@ -39,6 +56,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -53,8 +71,13 @@ using namespace clang;
 
 namespace {
 
-/// Name of the runtime entry the rewritten regions call.
+/// Runtime entry points the rewritten code calls (runtime/include/tessera_rt.h).
 constexpr llvm::StringLiteral OffloadFnName = "__tessera_offload";
+constexpr llvm::StringLiteral HostPendingFnName = "__tessera_host_pending";
+constexpr llvm::StringLiteral HostEndFnName = "__tessera_host_end";
+constexpr llvm::StringLiteral DataFnName = "__tessera_data";
+constexpr llvm::StringLiteral DataBeginFnName = "__tessera_data_begin";
+constexpr llvm::StringLiteral DataEndFnName = "__tessera_data_end";
 
 /// The plugin's command-line options.
 struct PluginOptions {
@@ -145,6 +168,18 @@ std::string enclosingFunctionName(const DeclContext *DC,
   return Suffix.empty() ? std::string("<global>") : Suffix.substr(2);
 }
 
+/// Whether \p DC is (in) the call operator of a lambda.
+bool inLambda(const DeclContext *DC) {
+  for (; DC; DC = DC->getParent()) {
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(DC);
+        MD && isLambdaCallOperator(MD))
+      return true;
+    if (isa<FunctionDecl>(DC))
+      return false;
+  }
+  return false;
+}
+
 /// How to name each of \p Vars in a DeclRefExpr placed where directive \p D
 /// is: the `refersToEnclosingVariableOrCapture` flag, cloned from the capture
 /// inits of the outermost captured region \p Outer and from the clause
@@ -190,8 +225,8 @@ const VarDecl *referenceFlags(const OMPExecutableDirective &D,
   return nullptr;
 }
 
-/// Finds the target directives of a declaration, in source order, together
-/// with the slot that holds each one, so that it can be replaced later.
+/// Finds the target and data directives of a declaration, in source order,
+/// together with the slot that holds each one, so that it can be replaced later.
 /// Slots are the `Stmt *&` that `children()` yields; a directive that is the
 /// whole body of a CapturedStmt (`#pragma omp parallel` directly followed by
 /// `#pragma omp target`) sits in the CapturedStmt and in its CapturedDecl.
@@ -204,6 +239,8 @@ public:
   };
   /// Target directives in the order encountered, with their slots.
   std::vector<Site> Sites;
+  /// The captured bodies of the `target data` directives found.
+  llvm::DenseSet<const DeclContext *> DataBodies;
 
   // Template patterns are skipped: each instantiation reaches
   // HandleTopLevelDecl on its own, and rewriting the pattern would make every
@@ -234,6 +271,10 @@ public:
   }
 
   bool VisitOMPExecutableDirective(OMPExecutableDirective *D) {
+    if (D->getDirectiveKind() == llvm::omp::OMPD_target_data &&
+        D->hasAssociatedStmt())
+      if (auto *CS = dyn_cast<CapturedStmt>(D->getAssociatedStmt()))
+        DataBodies.insert(CS->getCapturedDecl());
     if (asTarget(D)) {
       auto It = Slots.find(D);
       if (It != Slots.end())
@@ -247,7 +288,8 @@ private:
 
   static OMPExecutableDirective *asTarget(Stmt *S) {
     auto *D = dyn_cast_or_null<OMPExecutableDirective>(S);
-    if (D && isOpenMPTargetExecutionDirective(D->getDirectiveKind()))
+    if (D && (isOpenMPTargetExecutionDirective(D->getDirectiveKind()) ||
+              isOpenMPTargetDataManagementDirective(D->getDirectiveKind())))
       return D;
     return nullptr;
   }
@@ -275,6 +317,7 @@ public:
     RegionFinder Finder;
     for (Decl *D : DG)
       Finder.TraverseDecl(D);
+    DataBodies.insert(Finder.DataBodies.begin(), Finder.DataBodies.end());
     for (const RegionFinder::Site &Site : Finder.Sites)
       if (Stmt *New = process(Site.Directive)) {
         *Site.Slot = New;
@@ -293,8 +336,8 @@ public:
              "'#pragma omp target' directive; it has no effect";
   }
 
-  /// Processes the target directive \p D once; returns the statement to put in
-  /// its place, or null to leave it alone.
+  /// Processes the target or data directive \p D once; returns the statement
+  /// to put in its place, or null to leave it alone.
   Stmt *process(OMPExecutableDirective *D);
 
 private:
@@ -307,12 +350,18 @@ private:
   unsigned ErrorID, RemarkID, WarningID;
   /// Next region index of the translation unit.
   unsigned NextIndex = 0;
+  /// Next data directive index of the translation unit (a counter of its own, so
+  /// that kernel names do not depend on data directives).
+  unsigned NextDataIndex = 0;
   /// Directives already processed (a declaration can be traversed twice, e.g.
   /// an inline method both inside its class and on its own).
   llvm::DenseSet<const Stmt *> Done;
   /// Errors already reported (an option error would repeat for every region).
   llvm::StringSet<> Reported;
-  FunctionDecl *OffloadFn = nullptr;
+  /// The captured bodies of every `target data` directive seen so far.
+  llvm::DenseSet<const DeclContext *> DataBodies;
+  /// Runtime functions declared so far, by name.
+  llvm::StringMap<FunctionDecl *> RuntimeFns;
 
   void error(SourceLocation L, llvm::StringRef Msg) {
     if (Reported.insert(Msg).second)
@@ -321,12 +370,30 @@ private:
   void remark(SourceLocation L, llvm::StringRef Msg) {
     CI.getDiagnostics().Report(L, RemarkID) << Msg;
   }
-  SourceLocation remarkLoc(const tessera::RegionDecision &Dec,
+  SourceLocation remarkLoc(llvm::StringRef File, unsigned Line, unsigned Col,
                            SourceLocation Fallback);
-  FunctionDecl *offloadDecl(SourceLocation L);
+  Stmt *processData(OMPExecutableDirective *D, const CapturedStmt &Outer,
+                    const DeclContext *Context);
+  bool insideDataBodyOfLambda(const DeclContext *DC) const;
+  FunctionDecl *runtimeDecl(llvm::StringRef Name, QualType Ret,
+                            llvm::ArrayRef<std::pair<llvm::StringRef, QualType>>
+                                Params,
+                            bool Variadic, SourceLocation L);
+  Expr *call(llvm::StringRef Name, QualType Ret,
+             llvm::ArrayRef<std::pair<llvm::StringRef, QualType>> Params,
+             bool Variadic, llvm::ArrayRef<Expr *> Args, SourceLocation L);
+  Expr *stringArg(llvm::StringRef Text, SourceLocation L);
+  llvm::SmallVector<Expr *, 8>
+  runtimeArgs(llvm::StringRef Text, llvm::ArrayRef<const VarDecl *> Vars,
+              const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
+              SourceLocation L);
+  Expr *notCall(Expr *Call, SourceLocation L);
   Stmt *rewrite(OMPExecutableDirective *D, llvm::StringRef Manifest,
                 llvm::ArrayRef<const VarDecl *> Vars,
                 const llvm::DenseMap<const VarDecl *, bool> &RefFlags);
+  Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
+                    llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
+                    const llvm::DenseMap<const VarDecl *, bool> &RefFlags);
 };
 
 Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
@@ -340,6 +407,26 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
   const DeclContext *Context = Outer->getCapturedDecl()->getParent();
   if (Context->isDependentContext())
     return nullptr;
+  if (D->getDirectiveKind() == llvm::omp::OMPD_target_data
+          ? inLambda(Context)
+          : insideDataBodyOfLambda(Context)) {
+    // Clang 19 cannot name a lambda's captures inside the (inlined) body of a
+    // `target data` construct in that lambda: it crashes or silently uses wrong
+    // addresses, for its own code as for a runtime call. Such a construct and
+    // everything in it are left to clang as they are (so no data is mapped
+    // that the regions inside, running on the host, would not see).
+    remark(D->getBeginLoc(),
+           ("'" + llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()) +
+            "' not offloaded: " +
+            (D->getDirectiveKind() == llvm::omp::OMPD_target_data
+                 ? "it is in a lambda"
+                 : "it is inside a 'target data' construct in a lambda") +
+            ", where clang 19 cannot reach the lambda's captures")
+               .str());
+    return nullptr;
+  }
+  if (isOpenMPTargetDataManagementDirective(D->getDirectiveKind()))
+    return processData(D, *Outer, Context);
 
   SourceLocation L = D->getBeginLoc();
   unsigned Index = NextIndex++;
@@ -402,7 +489,9 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
   }
 
   if (!Dec.offload && !Dec.remark.empty())
-    remark(remarkLoc(Dec, L), toStd(Dec.remark));
+    remark(remarkLoc(toStd(Dec.remark_file), Dec.remark_line, Dec.remark_col,
+                     L),
+           toStd(Dec.remark));
   else if (Dec.offload && Opts.Verbose)
     remark(L, "target region offloaded as kernel '" + toStd(Dec.kernel) + "'");
 
@@ -413,48 +502,122 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
 
 /// Where to put the remark the Rust side located (file, line, column of the
 /// region IR, i.e. presumed locations); the directive if it cannot be found.
-SourceLocation TesseraConsumer::remarkLoc(const tessera::RegionDecision &Dec,
+SourceLocation TesseraConsumer::remarkLoc(llvm::StringRef File, unsigned Line,
+                                          unsigned Col,
                                           SourceLocation Fallback) {
-  if (Dec.remark_line == 0)
+  if (Line == 0)
     return Fallback;
   SourceManager &SM = Ctx.getSourceManager();
-  std::string File = toStd(Dec.remark_file);
   // Usually the directive's own file: resolve through its FileID (cheap, and
   // right even when the file was named differently on the command line).
   PresumedLoc P = SM.getPresumedLoc(Fallback);
   if (P.isValid() && File == P.getFilename() && P.getLine() ==
       SM.getExpansionLineNumber(Fallback)) {
     SourceLocation Loc = SM.translateLineCol(
-        SM.getFileID(SM.getExpansionLoc(Fallback)), Dec.remark_line,
-        std::max(1u, unsigned(Dec.remark_col)));
+        SM.getFileID(SM.getExpansionLoc(Fallback)), Line, std::max(1u, Col));
     if (Loc.isValid())
       return Loc;
   }
   if (OptionalFileEntryRef FE = SM.getFileManager().getOptionalFileRef(File)) {
-    SourceLocation Loc = SM.translateFileLineCol(
-        &FE->getFileEntry(), Dec.remark_line,
-        std::max(1u, unsigned(Dec.remark_col)));
+    SourceLocation Loc = SM.translateFileLineCol(&FE->getFileEntry(), Line,
+                                                 std::max(1u, Col));
     if (Loc.isValid())
       return Loc;
   }
   return Fallback;
 }
 
-/// `extern "C" int __tessera_offload(const char *manifest, int nargs, ...);`
-/// The existing declaration if the translation unit has one.
-FunctionDecl *TesseraConsumer::offloadDecl(SourceLocation L) {
-  if (OffloadFn)
-    return OffloadFn;
+/// Whether \p DC lies in the body of a `target data` construct that is itself
+/// inside a lambda (with no other function in between).
+bool TesseraConsumer::insideDataBodyOfLambda(const DeclContext *DC) const {
+  bool InData = false;
+  for (; DC; DC = DC->getParent()) {
+    if (DataBodies.contains(DC))
+      InData = true;
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(DC);
+        MD && isLambdaCallOperator(MD))
+      return InData;
+    if (isa<FunctionDecl>(DC))
+      return false;
+  }
+  return false;
+}
+
+/// Processes the data directive \p D (its outermost captured statement
+/// \p Outer, its context \p Context).
+Stmt *TesseraConsumer::processData(OMPExecutableDirective *D,
+                                   const CapturedStmt &Outer,
+                                   const DeclContext *Context) {
+  SourceLocation L = D->getBeginLoc();
+  unsigned Index = NextDataIndex++;
+  std::string Function =
+      enclosingFunctionName(Context, Ctx.getPrintingPolicy());
+  tessera::ExtractedRegion R =
+      tessera::extractDataDirective(Ctx, *D, Function, Index);
+
+  llvm::DenseMap<const VarDecl *, bool> RefFlags;
+  if (const VarDecl *Unreachable =
+          referenceFlags(*D, Outer, Context, R.Vars, RefFlags)) {
+    remark(L, ("'" +
+               llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()) +
+               "' not offloaded: cannot pass '" + Unreachable->getName() +
+               "' to the Tessera runtime from this context")
+                  .str());
+    return nullptr;
+  }
+
+  std::string Json;
+  {
+    llvm::raw_string_ostream OS(Json);
+    OS << R.IR;
+  }
+  if (!Opts.DumpDir.empty()) {
+    // Not `.ir.json`: those are target regions (tessera explain, fixtures).
+    std::string Name = llvm::formatv("{0}.{1}.data.json", MainStem, Index);
+    std::string Err =
+        writeFile(Opts.DumpDir, Name, llvm::formatv("{0:2}\n", R.IR).str());
+    if (!Err.empty())
+      error(L, "tessera: " + Err);
+  }
+
+  tessera::DataDecision Dec =
+      tessera::process_data(rust::Str(Json.data(), Json.size()));
+  if (!Dec.error.empty()) {
+    std::string Msg = toStd(Dec.error);
+    error(L, llvm::StringRef(Msg).starts_with("tessera") ? Msg
+                                                         : "tessera: " + Msg);
+    return nullptr;
+  }
+  if (!Dec.offload && !Dec.remark.empty())
+    remark(remarkLoc(toStd(Dec.remark_file), Dec.remark_line, Dec.remark_col,
+                     L),
+           toStd(Dec.remark));
+  // Handled or not, the runtime hears about the directive (it reports every
+  // execution, and refuses to let a directive it cannot honour ignore data it
+  // holds on the device).
+  return rewriteData(D, Context, toStd(Dec.descriptor), R.Vars, RefFlags);
+}
+
+/// `extern "C" <Ret> <Name>(<Params>[, ...]);` — the existing declaration if
+/// the translation unit has one.
+FunctionDecl *TesseraConsumer::runtimeDecl(
+    llvm::StringRef Name, QualType Ret,
+    llvm::ArrayRef<std::pair<llvm::StringRef, QualType>> Params, bool Variadic,
+    SourceLocation L) {
+  if (FunctionDecl *FD = RuntimeFns.lookup(Name))
+    return FD;
   TranslationUnitDecl *TU = Ctx.getTranslationUnitDecl();
-  IdentifierInfo &II = Ctx.Idents.get(OffloadFnName);
+  IdentifierInfo &II = Ctx.Idents.get(Name);
   for (NamedDecl *ND : TU->lookup(&II))
     if (auto *FD = dyn_cast<FunctionDecl>(ND))
-      return OffloadFn = FD;
+      return RuntimeFns[Name] = FD;
 
-  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  llvm::SmallVector<QualType, 4> Types;
+  for (const auto &P : Params)
+    Types.push_back(P.second);
   FunctionProtoType::ExtProtoInfo EPI;
-  EPI.Variadic = true;
-  QualType FnTy = Ctx.getFunctionType(Ctx.IntTy, {CharPtr, Ctx.IntTy}, EPI);
+  EPI.Variadic = Variadic;
+  QualType FnTy = Ctx.getFunctionType(Ret, Types, EPI);
   DeclContext *DC = TU;
   if (Ctx.getLangOpts().CPlusPlus) {
     auto *LSD = LinkageSpecDecl::Create(Ctx, TU, L, L,
@@ -466,25 +629,23 @@ FunctionDecl *TesseraConsumer::offloadDecl(SourceLocation L) {
   auto *FD =
       FunctionDecl::Create(Ctx, DC, L, L, DeclarationName(&II), FnTy,
                            Ctx.getTrivialTypeSourceInfo(FnTy), SC_Extern);
-  auto Param = [&](llvm::StringRef Name, QualType T) {
-    return ParmVarDecl::Create(Ctx, FD, L, L, &Ctx.Idents.get(Name), T,
-                               Ctx.getTrivialTypeSourceInfo(T), SC_None,
-                               nullptr);
-  };
-  FD->setParams({Param("manifest", CharPtr), Param("nargs", Ctx.IntTy)});
+  llvm::SmallVector<ParmVarDecl *, 4> Parms;
+  for (const auto &P : Params)
+    Parms.push_back(ParmVarDecl::Create(
+        Ctx, FD, L, L, &Ctx.Idents.get(P.first), P.second,
+        Ctx.getTrivialTypeSourceInfo(P.second), SC_None, nullptr));
+  FD->setParams(Parms);
   DC->addDecl(FD);
-  return OffloadFn = FD;
+  return RuntimeFns[Name] = FD;
 }
 
-/// Builds `if (!__tessera_offload("<manifest>", n, &v…)) { D }`.
-Stmt *TesseraConsumer::rewrite(
-    OMPExecutableDirective *D, llvm::StringRef Manifest,
-    llvm::ArrayRef<const VarDecl *> Vars,
-    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+/// A call of the runtime function \p Name (declared on first use).
+Expr *TesseraConsumer::call(
+    llvm::StringRef Name, QualType Ret,
+    llvm::ArrayRef<std::pair<llvm::StringRef, QualType>> Params, bool Variadic,
+    llvm::ArrayRef<Expr *> Args, SourceLocation L) {
   const bool CXX = Ctx.getLangOpts().CPlusPlus;
-  SourceLocation L = D->getBeginLoc();
-  FunctionDecl *FD = offloadDecl(L);
-
+  FunctionDecl *FD = runtimeDecl(Name, Ret, Params, Variadic, L);
   // A function designator is a prvalue in C and an lvalue in C++.
   Expr *Callee = DeclRefExpr::Create(Ctx, NestedNameSpecifierLoc(),
                                      SourceLocation(), FD, false, L,
@@ -493,11 +654,16 @@ Stmt *TesseraConsumer::rewrite(
   Callee = ImplicitCastExpr::Create(Ctx, Ctx.getPointerType(FD->getType()),
                                     CK_FunctionToPointerDecay, Callee, nullptr,
                                     VK_PRValue, FPOptionsOverride());
+  return CallExpr::Create(Ctx, Callee, Args, Ret, VK_PRValue, L,
+                          FPOptionsOverride());
+}
 
-  llvm::SmallVector<Expr *, 8> Args;
-  // The manifest: char[N] in C, const char[N] in C++, decayed to const char*.
-  QualType StrTy = Ctx.getStringLiteralArrayType(Ctx.CharTy, Manifest.size());
-  Expr *Str = StringLiteral::Create(Ctx, Manifest, StringLiteralKind::Ordinary,
+/// A string literal argument: char[N] in C, const char[N] in C++, decayed to
+/// `const char *`. (CodeGen emits equal literals of a translation unit once,
+/// so the manifest passed twice is one object at one address.)
+Expr *TesseraConsumer::stringArg(llvm::StringRef Text, SourceLocation L) {
+  QualType StrTy = Ctx.getStringLiteralArrayType(Ctx.CharTy, Text.size());
+  Expr *Str = StringLiteral::Create(Ctx, Text, StringLiteralKind::Ordinary,
                                     /*Pascal=*/false, StrTy, L);
   Str = ImplicitCastExpr::Create(Ctx, Ctx.getArrayDecayedType(StrTy),
                                  CK_ArrayToPointerDecay, Str, nullptr,
@@ -506,7 +672,15 @@ Stmt *TesseraConsumer::rewrite(
   if (!Ctx.hasSameType(Str->getType(), CharPtr))
     Str = ImplicitCastExpr::Create(Ctx, CharPtr, CK_NoOp, Str, nullptr,
                                    VK_PRValue, FPOptionsOverride());
-  Args.push_back(Str);
+  return Str;
+}
+
+/// `"<text>", nargs, &v0, &v1, …`: the arguments of the variadic entries.
+llvm::SmallVector<Expr *, 8> TesseraConsumer::runtimeArgs(
+    llvm::StringRef Text, llvm::ArrayRef<const VarDecl *> Vars,
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags, SourceLocation L) {
+  llvm::SmallVector<Expr *, 8> Args;
+  Args.push_back(stringArg(Text, L));
   Args.push_back(IntegerLiteral::Create(
       Ctx, llvm::APInt(Ctx.getIntWidth(Ctx.IntTy), Vars.size()), Ctx.IntTy, L));
   for (const VarDecl *VD : Vars) {
@@ -521,23 +695,109 @@ Stmt *TesseraConsumer::rewrite(
                                          OK_Ordinary, L, false,
                                          FPOptionsOverride()));
   }
-  Expr *Call = CallExpr::Create(Ctx, Callee, Args, Ctx.IntTy, VK_PRValue, L,
-                                FPOptionsOverride());
+  return Args;
+}
 
-  // `!call`: int in C; in C++ the operand is converted to bool first.
+/// `!call` for an `int` call: int in C; in C++ the operand is converted to bool
+/// first.
+Expr *TesseraConsumer::notCall(Expr *Call, SourceLocation L) {
   QualType CondTy = Ctx.IntTy;
-  if (CXX) {
+  if (Ctx.getLangOpts().CPlusPlus) {
     Call = ImplicitCastExpr::Create(Ctx, Ctx.BoolTy, CK_IntegralToBoolean, Call,
                                     nullptr, VK_PRValue, FPOptionsOverride());
     CondTy = Ctx.BoolTy;
   }
-  Expr *Cond =
-      UnaryOperator::Create(Ctx, Call, UO_LNot, CondTy, VK_PRValue,
-                            OK_Ordinary, L, false, FPOptionsOverride());
-  Stmt *Then = CompoundStmt::Create(Ctx, {D}, FPOptionsOverride(), L,
+  return UnaryOperator::Create(Ctx, Call, UO_LNot, CondTy, VK_PRValue,
+                               OK_Ordinary, L, false, FPOptionsOverride());
+}
+
+/// Builds
+///   if (!__tessera_offload("<manifest>", n, &v…)) {
+///     D
+///     [if (__tessera_host_pending("<manifest>")) { #pragma omp taskwait }]
+///     __tessera_host_end("<manifest>");
+///   }
+/// (the taskwait only when D has `nowait`).
+Stmt *TesseraConsumer::rewrite(
+    OMPExecutableDirective *D, llvm::StringRef Manifest,
+    llvm::ArrayRef<const VarDecl *> Vars,
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+  SourceLocation L = D->getBeginLoc();
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  Expr *Offload = call(OffloadFnName, Ctx.IntTy,
+                       {{"manifest", CharPtr}, {"nargs", Ctx.IntTy}},
+                       /*Variadic=*/true,
+                       runtimeArgs(Manifest, Vars, RefFlags, L), L);
+
+  llvm::SmallVector<Stmt *, 3> Fallback{D};
+  if (D->hasClausesOfKind<OMPNowaitClause>()) {
+    // The host version is a deferred task: the data it writes can only be
+    // copied to the device once it has finished.
+    Expr *Pending = call(HostPendingFnName, Ctx.IntTy, {{"manifest", CharPtr}},
+                         /*Variadic=*/false, {stringArg(Manifest, L)}, L);
+    Expr *Cond = Pending;
+    if (Ctx.getLangOpts().CPlusPlus)
+      Cond = ImplicitCastExpr::Create(Ctx, Ctx.BoolTy, CK_IntegralToBoolean,
+                                      Pending, nullptr, VK_PRValue,
+                                      FPOptionsOverride());
+    Stmt *Wait = OMPTaskwaitDirective::Create(Ctx, L, L, {});
+    Fallback.push_back(IfStmt::Create(Ctx, L, IfStatementKind::Ordinary,
+                                      nullptr, nullptr, Cond, L, L, Wait));
+  }
+  Fallback.push_back(call(HostEndFnName, Ctx.VoidTy, {{"manifest", CharPtr}},
+                          /*Variadic=*/false, {stringArg(Manifest, L)}, L));
+  Stmt *Then = CompoundStmt::Create(Ctx, Fallback, FPOptionsOverride(), L,
                                     D->getEndLoc());
   return IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr, nullptr,
-                        Cond, L, L, Then);
+                        notCall(Offload, L), L, L, Then);
+}
+
+/// Builds, for `target data`,
+///   { void *__tessera_data_<k> = __tessera_data_begin("<desc>", n, &v…);
+///     D
+///     __tessera_data_end(__tessera_data_<k>); }
+/// and for the standalone directives
+///   if (!__tessera_data("<desc>", n, &v…)) { D }
+Stmt *TesseraConsumer::rewriteData(
+    OMPExecutableDirective *D, const DeclContext *Context,
+    llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+  SourceLocation L = D->getBeginLoc();
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  std::pair<llvm::StringRef, QualType> Params[] = {{"descriptor", CharPtr},
+                                                   {"nargs", Ctx.IntTy}};
+  llvm::SmallVector<Expr *, 8> Args = runtimeArgs(Desc, Vars, RefFlags, L);
+  if (D->getDirectiveKind() != llvm::omp::OMPD_target_data) {
+    Expr *Call = call(DataFnName, Ctx.IntTy, Params, /*Variadic=*/true, Args, L);
+    Stmt *Then =
+        CompoundStmt::Create(Ctx, {D}, FPOptionsOverride(), L, D->getEndLoc());
+    return IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr, nullptr,
+                          notCall(Call, L), L, L, Then);
+  }
+  // The handle lives in a local of the directive's own context (the function,
+  // or the captured region around the directive).
+  QualType VoidPtr = Ctx.VoidPtrTy;
+  Expr *Begin = call(DataBeginFnName, VoidPtr, Params, /*Variadic=*/true, Args, L);
+  auto *DC = const_cast<DeclContext *>(Context);
+  std::string Name = llvm::formatv("__tessera_data_{0}", NextDataIndex - 1);
+  auto *Handle = VarDecl::Create(Ctx, DC, L, L, &Ctx.Idents.get(Name), VoidPtr,
+                                 Ctx.getTrivialTypeSourceInfo(VoidPtr),
+                                 SC_None);
+  Handle->setInit(Begin);
+  Handle->setImplicit();
+  Handle->setReferenced();
+  Handle->markUsed(Ctx);
+  DC->addDecl(Handle);
+  auto *Decl = new (Ctx) DeclStmt(DeclGroupRef(Handle), L, L);
+  Expr *Ref = DeclRefExpr::Create(Ctx, NestedNameSpecifierLoc(),
+                                  SourceLocation(), Handle, false, L, VoidPtr,
+                                  VK_LValue);
+  Ref = ImplicitCastExpr::Create(Ctx, VoidPtr, CK_LValueToRValue, Ref, nullptr,
+                                 VK_PRValue, FPOptionsOverride());
+  Expr *End = call(DataEndFnName, Ctx.VoidTy, {{"handle", VoidPtr}},
+                   /*Variadic=*/false, {Ref}, L);
+  return CompoundStmt::Create(Ctx, {Decl, D, End}, FPOptionsOverride(), L,
+                              D->getEndLoc());
 }
 
 /// The plugin action: parses the options and installs the consumer.

@@ -29,4 +29,18 @@ programs! {
     int_float_double => "types.c",
     host_fallback_with_remarks => "indirect.c",
     cxx_template_and_lambda => "templates.cpp",
+    data_region_time_loop => "data_time_loop.c",
+    data_enter_exit_update => "data_enter_exit.c",
+    data_region_host_fallbacks => "data_fallback.c",
+    concurrent_offloads_from_four_threads => "parallel_offload.c",
+}
+
+/// `OMP_TARGET_OFFLOAD` in its other two settings (the differential tests above run
+/// with it unset, i.e. `DEFAULT`): `DISABLED` gives the CPU results with everything on
+/// the host; `MANDATORY` is harmless when everything offloads and fatal otherwise.
+#[test]
+fn offload_policies_on_data_regions() {
+    tessera_tests::offload_policies("data_time_loop.c", None);
+    tessera_tests::offload_policies("data_enter_exit.c", None);
+    tessera_tests::offload_policies("data_fallback.c", Some("call 'twice(a[i])' is not supported"));
 }

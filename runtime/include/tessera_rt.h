@@ -4,7 +4,19 @@
  *
  *     if (!__tessera_offload(manifest_json, nargs, &v0, &v1, ...)) {
  *         <original region>
+ *         __tessera_host_end(manifest_json);
  *     }
+ *
+ * (a region with `nowait` also gets `if (__tessera_host_pending(manifest_json))
+ * #pragma omp taskwait` before the end call), every `#pragma omp target data` into
+ *
+ *     { void *h = __tessera_data_begin(descriptor_json, nargs, &v0, ...);
+ *       <original directive>
+ *       __tessera_data_end(h); }
+ *
+ * and every `target enter data`, `target exit data` and `target update` into
+ *
+ *     if (!__tessera_data(descriptor_json, nargs, &v0, ...)) { <original directive> }
  *
  * The runtime decides where the region runs. It returns 1 when it ran the region's
  * kernel on a device (and copied the mapped data back), or 0 when the caller must
@@ -13,7 +25,7 @@
  * OMP_TARGET_OFFLOAD=MANDATORY a region that cannot be offloaded terminates the
  * process with exit status 1 instead of returning 0.
  *
- * Both functions are thread-safe: regions may be offloaded from several threads at
+ * All functions are thread-safe: regions may be offloaded from several threads at
  * once (a target region inside `omp parallel`).
  */
 #ifndef TESSERA_RT_H
@@ -42,6 +54,46 @@ int __tessera_offload(const char *manifest, int nargs, ...);
 /* The same, with the addresses in an array: args[0 .. nargs-1] are the variadic
  * arguments of __tessera_offload. */
 int tessera_offload_v(const char *manifest, int nargs, void *const *args);
+
+/* After the original region ran on the host (the fallback branch): when its arrays
+ * reach data an enclosing data region keeps on the device, the offload call copied
+ * that data to the host before returning 0; this call copies the results back to
+ * the device, restores the host copies a device run would have left alone, and
+ * writes the region's report line. Does nothing otherwise (no such host run in
+ * progress on this thread for this manifest). */
+void __tessera_host_end(const char *manifest);
+
+/* Whether this thread has such a host run of `manifest` in progress: the rewritten
+ * code of a `nowait` region then waits for its deferred host task (taskwait) before
+ * calling __tessera_host_end. */
+int __tessera_host_pending(const char *manifest);
+
+/* Executes (or declines) a `target enter data`, `target exit data` or `target
+ * update` directive.
+ *
+ * descriptor: the directive's descriptor, JSON (tessera_ir::data::DataDesc), a
+ *             string literal, cached by address like the manifest.
+ * nargs, ...: one address per descriptor `args` entry, passed as for
+ *             __tessera_offload (scalars used by the sections' bounds included).
+ * Returns 1 when it executed on the device, 0 when the caller must run the original
+ * directive (the host OpenMP runtime: on the host device, a no-op). Under
+ * OMP_TARGET_OFFLOAD=MANDATORY a directive that does not execute on a device stops
+ * the process with exit status 1, as does a directive Tessera cannot execute (a
+ * `depend` clause, …) that names data Tessera holds on the device. */
+int __tessera_data(const char *descriptor, int nargs, ...);
+int tessera_data_v(const char *descriptor, int nargs, void *const *args);
+
+/* The start of a `target data` construct: maps its list items (as evaluated now)
+ * and returns a handle for __tessera_data_end, never null. When the directive does
+ * not map (host device, or left to the host OpenMP runtime), every target region
+ * runs on the host until the end call. */
+void *__tessera_data_begin(const char *descriptor, int nargs, ...);
+void *tessera_data_begin_v(const char *descriptor, int nargs, void *const *args);
+
+/* The end of a `target data` construct: unmaps what the start mapped (copying back
+ * `from`/`tofrom` data whose reference count reaches 0) and frees the handle. Null
+ * is ignored. */
+void __tessera_data_end(void *handle);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,10 @@ pub enum CompilerChoice {
 /// Compilers tried, in order, when `TESSERA_CXX` is unset.
 pub const DEFAULT_COMPILERS: &[&str] = &["c++", "g++", "clang++-19", "clang++"];
 
+/// How long the XRT backend waits for a kernel when `TESSERA_XRT_TIMEOUT_MS` is unset
+/// (or not a number): 10 minutes.
+pub const DEFAULT_XRT_TIMEOUT_MS: u32 = 600_000;
+
 /// The runtime configuration (one snapshot of the environment).
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -75,6 +79,12 @@ pub struct Config {
     /// `TESSERA_EMU_TRACE`: file to append every memory transaction of emulated
     /// kernels to (one text line each).
     pub emu_trace: Option<PathBuf>,
+    /// `TESSERA_BITSTREAM_DIR`: where the XRT backend takes bitstreams from (when
+    /// set, the only place; see `xrt::bitstream_candidates`).
+    pub bitstream_dir: Option<PathBuf>,
+    /// `TESSERA_XRT_TIMEOUT_MS`: how long the XRT backend waits for a kernel; 0 waits
+    /// forever. Default [`DEFAULT_XRT_TIMEOUT_MS`].
+    pub xrt_timeout_ms: u32,
 }
 
 impl Config {
@@ -119,6 +129,10 @@ impl Config {
             path: get("PATH"),
             hls_headers: get("TESSERA_HLS_HEADERS").map(PathBuf::from),
             emu_trace: get("TESSERA_EMU_TRACE").map(PathBuf::from),
+            bitstream_dir: get("TESSERA_BITSTREAM_DIR").map(PathBuf::from),
+            xrt_timeout_ms: text("TESSERA_XRT_TIMEOUT_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_XRT_TIMEOUT_MS),
         }
     }
 
@@ -136,6 +150,8 @@ impl Config {
             path: std::env::var_os("PATH"),
             hls_headers: None,
             emu_trace: None,
+            bitstream_dir: None,
+            xrt_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
         }
     }
 
@@ -188,7 +204,8 @@ mod tests {
         assert_eq!(c.offload, OffloadPolicy::Default);
         assert_eq!(c.device, DeviceRequest::Auto);
         assert!(!c.verbose && c.report.is_none() && c.cache_dir.is_none());
-        assert!(c.hls_headers.is_none() && c.emu_trace.is_none());
+        assert!(c.hls_headers.is_none() && c.emu_trace.is_none() && c.bitstream_dir.is_none());
+        assert_eq!(c.xrt_timeout_ms, DEFAULT_XRT_TIMEOUT_MS);
         assert_eq!(c.cxx, CompilerChoice::Default);
 
         let c = config(&[
@@ -213,6 +230,11 @@ mod tests {
         assert_eq!(config(&[("TESSERA_DEVICE", "gpu")]).device, DeviceRequest::Unknown("gpu".into()));
         assert_eq!(config(&[("TESSERA_DEVICE", "")]).device, DeviceRequest::Auto);
         assert!(!config(&[("TESSERA_VERBOSE", "0")]).verbose);
+        let c = config(&[("TESSERA_BITSTREAM_DIR", "/bits"), ("TESSERA_XRT_TIMEOUT_MS", " 1500 ")]);
+        assert_eq!(c.bitstream_dir.as_deref(), Some(Path::new("/bits")));
+        assert_eq!(c.xrt_timeout_ms, 1500);
+        assert_eq!(config(&[("TESSERA_XRT_TIMEOUT_MS", "0")]).xrt_timeout_ms, 0);
+        assert_eq!(config(&[("TESSERA_XRT_TIMEOUT_MS", "soon")]).xrt_timeout_ms, DEFAULT_XRT_TIMEOUT_MS);
     }
 
     #[test]

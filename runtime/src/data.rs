@@ -169,11 +169,13 @@ pub struct ArrayPlan {
 }
 
 impl ArrayPlan {
-    /// Whether the box is copied host → device before the launch. `from` counts: its
-    /// device buffer is pre-filled with the host values so elements the kernel does
-    /// not write come back unchanged (results identical to the host run).
-    pub fn copies_in(&self) -> bool {
-        self.map != MapKind::Alloc
+    /// Whether the box is copied host → device when a new device buffer is made for
+    /// it (a launch, or a new entry of the present table). `from` counts: its device
+    /// buffer is pre-filled with the host values so elements the kernel does not
+    /// write come back unchanged (results identical to the host run). `alloc` and
+    /// `present` are not copied.
+    pub fn prefills(&self) -> bool {
+        matches!(self.map.base(), MapKind::To | MapKind::From | MapKind::Tofrom)
     }
 
     /// Whether the box is copied device → host after the launch.
@@ -280,67 +282,164 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
             out.push(ArgPlan::Scalar(slot.expect("scalar slots were read above")));
             continue;
         };
-        let eval = |e, what: &str, d: usize| {
-            eval_int(e, &env).map_err(|err| format!("array '{}': cannot evaluate the {what} of dimension {d}: {err}", a.name))
-        };
-        let mut dims = Vec::new();
-        for (d, e) in arr.dims.iter().enumerate() {
-            let v = eval(e, "extent", d)?;
-            if v < 0 {
-                return Err(format!("array '{}': dimension {d} has negative extent {v}", a.name));
-            }
-            dims.push(usize::try_from(v).map_err(|_| format!("array '{}': extent {v} is too large", a.name))?);
-        }
-        if arr.section.len() > dims.len() {
-            return Err(format!(
-                "array '{}': the section has {} subscripts but the array {} dimensions",
-                a.name,
-                arr.section.len(),
-                dims.len()
-            ));
-        }
-        let (mut lower, mut len) = (Vec::new(), Vec::new());
-        for (d, &extent) in dims.iter().enumerate() {
-            let (l, n) = match arr.section.get(d) {
-                Some(s) => (eval(&s.lower, "section start", d)?, eval(&s.length, "section length", d)?),
-                None => (0, extent as i128),
-            };
-            if l < 0 || n < 0 || l + n > extent as i128 {
-                return Err(format!(
-                    "array '{}': section [{l}:{n}] of dimension {d} is outside the extent {extent}",
-                    a.name
-                ));
-            }
-            lower.push(l as usize);
-            len.push(n as usize);
-        }
-        if dims.is_empty() {
-            // An array argument without extents is one element.
-            (dims, lower, len) = (vec![1], vec![0], vec![1]);
-        }
-        let elem_size = a.elem.size();
-        let total = dims.iter().try_fold(elem_size, |acc, &d| acc.checked_mul(d));
-        if total.is_none_or(|t| t > isize::MAX as usize) {
-            return Err(format!("array '{}': {:?} elements of {elem_size} bytes do not fit in memory", a.name, dims));
-        }
-        let shape = BoxShape { elem_size, dims, lower, len };
-        let host = match a.kind {
-            VarKind::Pointer => *(addr as *const *mut u8),
-            _ => addr as *mut u8,
-        };
-        if host.is_null() && !shape.is_empty() {
-            return Err(format!("array '{}' is a null pointer", a.name));
-        }
-        if let Some(span) = shape.span() {
-            if (host as usize).checked_add(span.end).is_none() {
-                return Err(format!("array '{}': its section wraps around the address space", a.name));
-            }
-        }
-        out.push(ArgPlan::Array(ArrayPlan { name: a.name.clone(), map: arr.map, shape, host }));
+        out.push(ArgPlan::Array(eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env)?));
     }
     let plan = Plan { args: out };
     check_overlap(&plan)?;
     Ok(plan)
+}
+
+/// Evaluates one array (a manifest argument or a data directive's list item):
+/// extents and section from the scalar values in `env`, checked against each other
+/// and the address space; `addr` is the address the call passed for the variable.
+///
+/// # Safety
+/// `addr` must be the address of the variable as described in `tessera_rt.h`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn eval_array(
+    name: &str,
+    kind: VarKind,
+    elem: ScalarType,
+    map: MapKind,
+    dims_e: &[tessera_ir::Expr],
+    section: &[tessera_ir::Section],
+    addr: *mut c_void,
+    env: &dyn Fn(&str) -> Option<i128>,
+) -> Result<ArrayPlan, String> {
+    let eval = |e, what: &str, d: usize| {
+        eval_int(e, env).map_err(|err| format!("array '{name}': cannot evaluate the {what} of dimension {d}: {err}"))
+    };
+    let mut dims = Vec::new();
+    for (d, e) in dims_e.iter().enumerate() {
+        let v = eval(e, "extent", d)?;
+        if v < 0 {
+            return Err(format!("array '{name}': dimension {d} has negative extent {v}"));
+        }
+        dims.push(usize::try_from(v).map_err(|_| format!("array '{name}': extent {v} is too large"))?);
+    }
+    if section.len() > dims.len() {
+        return Err(format!(
+            "array '{name}': the section has {} subscripts but the array {} dimensions",
+            section.len(),
+            dims.len()
+        ));
+    }
+    let (mut lower, mut len) = (Vec::new(), Vec::new());
+    for (d, &extent) in dims.iter().enumerate() {
+        let (l, n) = match section.get(d) {
+            Some(s) => (eval(&s.lower, "section start", d)?, eval(&s.length, "section length", d)?),
+            None => (0, extent as i128),
+        };
+        if l < 0 || n < 0 || l + n > extent as i128 {
+            return Err(format!("array '{name}': section [{l}:{n}] of dimension {d} is outside the extent {extent}"));
+        }
+        lower.push(l as usize);
+        len.push(n as usize);
+    }
+    if dims.is_empty() {
+        // An array argument without extents is one element.
+        (dims, lower, len) = (vec![1], vec![0], vec![1]);
+    }
+    let elem_size = elem.size();
+    let total = dims.iter().try_fold(elem_size, |acc, &d| acc.checked_mul(d));
+    if total.is_none_or(|t| t > isize::MAX as usize) {
+        return Err(format!("array '{name}': {dims:?} elements of {elem_size} bytes do not fit in memory"));
+    }
+    let shape = BoxShape { elem_size, dims, lower, len };
+    let host = match kind {
+        VarKind::Pointer => *(addr as *const *mut u8),
+        _ => addr as *mut u8,
+    };
+    if host.is_null() && !shape.is_empty() {
+        return Err(format!("array '{name}' is a null pointer"));
+    }
+    if let Some(span) = shape.span() {
+        if (host as usize).checked_add(span.end).is_none() {
+            return Err(format!("array '{name}': its section wraps around the address space"));
+        }
+    }
+    Ok(ArrayPlan { name: name.to_string(), map, shape, host })
+}
+
+/// The arrays of a region as far as they can be evaluated, for a host fallback
+/// inside a data region ([`crate::present::DataEnv::host_begin`]): an array whose
+/// section cannot be evaluated (or a region whose manifest lists no arguments) is
+/// reduced to its element 0, a `present`-style lookup. Never fails.
+///
+/// # Safety
+/// As for [`plan`]; null addresses are skipped.
+pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<ArrayPlan> {
+    if args.len() != manifest.args.len() {
+        return Vec::new();
+    }
+    let scalars: Vec<Option<ScalarSlot>> = manifest
+        .args
+        .iter()
+        .zip(args)
+        .map(|(a, &addr)| (a.array.is_none() && !addr.is_null()).then(|| ScalarSlot::read(a.elem, addr)))
+        .collect();
+    let env = |name: &str| -> Option<i128> {
+        manifest.args.iter().zip(&scalars).find(|(a, _)| a.name == name).and_then(|(_, s)| s.as_ref()?.as_i128())
+    };
+    let mut out = Vec::new();
+    for (a, &addr) in manifest.args.iter().zip(args) {
+        let Some(arr) = &a.array else { continue };
+        if addr.is_null() || a.kind == VarKind::Scalar {
+            continue;
+        }
+        match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
+            Ok(p) => out.push(p),
+            Err(_) => out.push(element0(&a.name, a.kind, a.elem, addr)),
+        }
+    }
+    out
+}
+
+/// An array reduced to the address of its element 0 (an empty `present` section):
+/// what a lookup by address needs.
+///
+/// # Safety
+/// `addr` must be the address of the variable as described in `tessera_rt.h`.
+pub unsafe fn element0(name: &str, kind: VarKind, elem: ScalarType, addr: *mut c_void) -> ArrayPlan {
+    let host = match kind {
+        VarKind::Pointer => *(addr as *const *mut u8),
+        _ => addr as *mut u8,
+    };
+    let shape = BoxShape { elem_size: elem.size(), dims: vec![0], lower: vec![0], len: vec![0] };
+    ArrayPlan { name: name.to_string(), map: MapKind::Present, shape, host }
+}
+
+/// Evaluates the list items of a data directive from the addresses its call passed
+/// (`desc.args` order): one [`ArrayPlan`] per item, with the item's map type.
+///
+/// # Safety
+/// `args[i]` must be the address the rewritten call passed for `desc.args[i]`.
+pub unsafe fn plan_items(desc: &tessera_ir::data::DataDesc, args: &[*mut c_void]) -> Result<Vec<ArrayPlan>, String> {
+    if args.len() != desc.args.len() {
+        return Err(format!("the call passes {} arguments but the descriptor lists {}", args.len(), desc.args.len()));
+    }
+    if let Some((a, _)) = desc.args.iter().zip(args).find(|(_, p)| p.is_null()) {
+        return Err(format!("argument '{}' has a null address", a.name));
+    }
+    let scalars: Vec<Option<ScalarSlot>> = desc
+        .args
+        .iter()
+        .zip(args)
+        .map(|(a, &addr)| (a.kind == VarKind::Scalar).then(|| ScalarSlot::read(a.elem, addr)))
+        .collect();
+    let env = |name: &str| -> Option<i128> {
+        desc.args.iter().zip(&scalars).find(|(a, _)| a.name == name).and_then(|(_, s)| s.as_ref()?.as_i128())
+    };
+    desc.items
+        .iter()
+        .map(|it| {
+            let a = desc.args.get(it.arg).ok_or_else(|| format!("list item names argument {} of {}", it.arg, args.len()))?;
+            if a.kind == VarKind::Scalar {
+                return Err(format!("list item '{}' is a scalar", a.name));
+            }
+            eval_array(&a.name, a.kind, a.elem, it.map, &it.dims, &it.section, args[it.arg], &env)
+        })
+        .collect()
 }
 
 /// Rejects plans where the mapped host range of an array that is copied back

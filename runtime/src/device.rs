@@ -3,8 +3,8 @@
 //! The choice ([`choose`]) is a pure function of the configuration, the manifest and
 //! the XRT backend's status, so it is tested as a table. A device that can run
 //! kernels implements [`Device`]; the orchestration in `lib.rs` is generic over it,
-//! which is where the XRT backend (a later issue, cargo feature `xrt`) slots in next
-//! to the emulated device of `emu.rs`. The host is not a [`Device`]: running on the
+//! which is where the XRT backend (`xrt/`, cargo feature `xrt`) slots in next to the
+//! emulated device of `emu.rs`. The host is not a [`Device`]: running on the
 //! host means returning 0 so the original region code runs.
 
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
@@ -64,14 +64,10 @@ pub const NO_DEVICE: &str = "no FPGA device (set TESSERA_DEVICE=emu to use the e
 /// Reason given when `TESSERA_DEVICE=xrt` but the runtime lacks the backend.
 pub const XRT_NOT_BUILT: &str = "this runtime was built without XRT support (cargo feature `xrt`)";
 
-/// The XRT backend's status for a manifest's kernel in this build.
-pub fn xrt_status(_manifest: &Manifest) -> XrtStatus {
-    if cfg!(feature = "xrt") {
-        // The XRT backend is a later issue; until it exists no device is ever usable.
-        XrtStatus::Unavailable("the XRT backend is not implemented in this version of the runtime".into())
-    } else {
-        XrtStatus::NotBuilt
-    }
+/// The XRT backend's status for a manifest's kernel in this build (board present,
+/// bitstream found; see `crate::xrt::status`).
+pub fn xrt_status(config: &Config, manifest: &Manifest) -> XrtStatus {
+    crate::xrt::status(config, manifest)
 }
 
 /// Where a region runs.

@@ -13,9 +13,15 @@
 //!     → offload_with(Config, Manifest, args)        pure w.r.t. the environment
 //!         device::choose      → host (reason) | emu | xrt
 //!         data::plan          → scalars, evaluated shapes, section boxes, overlap check
-//!         run_on::<D: Device> → load kernel, alloc, copy in, launch, copy out
+//!         run_on::<D: Device> → load kernel, map (present data: the device data
+//!                               environment's buffers; the rest: buffers of its
+//!                               own), launch, copy out
+//!         host fallback inside a data region → copies around the host run
+//!                               (directives::Envs::host_fallback, __tessera_host_end)
 //!       → report::append / verbose line
 //!   → OMP_TARGET_OFFLOAD=MANDATORY and host: fatal, exit(1)
+//! __tessera_data_begin / __tessera_data_end / __tessera_data → directives (data
+//!   directives on present::DataEnv, the present table)
 //! ```
 //!
 //! Invariants:
@@ -31,7 +37,10 @@
 //! interface), [`emu`] (emulated device: compile cache, shim headers, launch, trace),
 //! [`abi`] (the C structs shared with emulation kernels: port descriptors and
 //! traffic counters), [`data`] (argument values, shapes, section boxes, buffers,
-//! copies), [`report`] (report lines).
+//! copies), [`report`] (report lines), [`xrt`] (the XRT device: bitstream lookup,
+//! board, buffer objects; cargo feature `xrt`), [`present`] (the present table of a
+//! device) and [`directives`] (data directives, host fallbacks inside data regions,
+//! their C entry points).
 
 #![warn(missing_docs)]
 
@@ -39,12 +48,15 @@ pub mod abi;
 pub mod config;
 pub mod data;
 pub mod device;
+pub mod directives;
 pub mod emu;
+pub mod present;
 pub mod report;
+pub mod xrt;
 
 use config::{Config, OffloadPolicy};
 use data::{ArgPlan, Plan};
-use device::{Choice, Device, DeviceBuffer, DeviceKind, KernelArg};
+use device::{Choice, Device, DeviceKind, KernelArg};
 use report::Record;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -54,122 +66,167 @@ use tessera_ir::manifest::Manifest;
 /// Runs one region execution under `config`: chooses the device, runs the kernel or
 /// declines, writes the report line and the verbose line, and returns the record
 /// ([`Record::offloaded`] is the C return value). It does not act on
-/// `OMP_TARGET_OFFLOAD=MANDATORY`; see [`mandatory_violation`].
+/// `OMP_TARGET_OFFLOAD=MANDATORY`; see [`mandatory_violation`]. The region runs
+/// outside any data region (an empty device data environment); see
+/// [`directives::Envs::offload`] for the general case.
 ///
 /// # Safety
 /// `args[i]` must be the address the rewritten call passes for `manifest.args[i]`
 /// (see `tessera_rt.h`), valid and not accessed by anything else during the call.
 pub unsafe fn offload_with(config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Record {
-    let record = execute(config, manifest, args);
-    emit(config, &record);
-    record
+    let launch = directives::Envs::new().offload(config, manifest, args);
+    emit(config, &launch.record);
+    launch.record
 }
 
-/// Decides and runs, without any output.
-unsafe fn execute(config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Record {
+/// Decides and runs one region execution in the data environments `envs`, without
+/// any output. A host fallback whose data is present on a device comes back with the
+/// pins to release after the host run ([`Launch::host`]).
+unsafe fn execute(envs: &directives::Envs, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
     };
-    // A region rejected at compile time carries no argument list; it only reports.
+    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
+    // A region rejected at compile time may carry no argument list; it only reports.
     if manifest.rejected.is_none() && args.len() != manifest.args.len() {
-        return host(format!(
+        return fallback(host(format!(
             "the call passes {} arguments but the manifest lists {}",
             args.len(),
             manifest.args.len()
-        ));
+        )));
     }
-    let kind = match device::choose(config, manifest, &device::xrt_status(manifest)) {
-        Choice::Host(reason) => return host(reason),
+    let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
+        Choice::Host(reason) => return fallback(host(reason)),
         Choice::Offload(kind) => kind,
     };
+    if let Some(reason) = envs.forced_host() {
+        return fallback(host(reason));
+    }
     let mut plan = match data::plan(manifest, args) {
         Ok(p) => p,
-        Err(reason) => return host(reason),
+        Err(reason) => return fallback(host(reason)),
     };
     let result = match kind {
-        DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, manifest, &mut plan)),
-        // Never chosen until the XRT backend exists (`xrt_status` is never Ready).
-        DeviceKind::Xrt => Err("the XRT backend is not implemented in this version of the runtime".into()),
+        DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
+        // Data directives do not map on XRT yet (`directives::choose_data`): its
+        // launches map their data themselves, in an environment of their own.
+        DeviceKind::Xrt => {
+            xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &present::DataEnv::new(), manifest, &mut plan))
+        }
         DeviceKind::Host => Err("internal error: host chosen as a device".into()),
     };
     match result {
-        Ok(t) => Record {
-            device: kind,
-            reason: None,
-            bytes_to_device: t.bytes_to_device,
-            bytes_from_device: t.bytes_from_device,
-            kernel_wall_s: Some(t.stats.kernel_wall_s),
-            ..host(String::new())
-        }
-        .with_traffic(t.stats.arrays),
-        Err(reason) => host(reason),
+        Ok(t) => Launch {
+            record: Record { device: kind, reason: None, kernel_wall_s: Some(t.stats.kernel_wall_s), ..host(String::new()) }
+                .with_traffic(t.stats.arrays)
+                .with_transfers(t.moved),
+            host: None,
+        },
+        Err(reason) => fallback(host(reason)),
     }
+}
+
+/// One region execution, as [`directives::Envs::offload`] returns it.
+pub struct Launch {
+    /// What happened (not yet emitted when `host` is set).
+    pub record: Record,
+    /// A host fallback inside a data region: the device data its arrays reach was
+    /// copied to the host; after the host run, [`directives::Envs::host_end`] copies
+    /// it back and returns the record (with those bytes) to emit.
+    pub host: Option<directives::HostRun>,
 }
 
 /// What one launch moved and measured.
 struct Transfer {
-    bytes_to_device: u64,
-    bytes_from_device: u64,
+    moved: report::Transfers,
     stats: device::LaunchStats,
 }
 
-/// Loads the kernel, allocates a buffer per array, copies the mapped sections in,
-/// launches, and copies them back. Host memory is written only at the very end.
-unsafe fn run_on<D: Device>(dev: &D, manifest: &Manifest, plan: &mut Plan) -> Result<Transfer, String> {
+/// Loads the kernel, maps every array (present data from `env`, the rest into
+/// buffers of its own), launches, and copies back. Host memory is written only at
+/// the very end, after every buffer synced back.
+unsafe fn run_on<D: Device>(
+    dev: &D,
+    env: &present::DataEnv<D::Buffer>,
+    manifest: &Manifest,
+    plan: &mut Plan,
+) -> Result<Transfer, String> {
     let kernel = dev.load(manifest)?;
-    let mut to_device = 0u64;
-    let mut buffers: Vec<Option<D::Buffer>> = Vec::with_capacity(plan.args.len());
-    for a in &plan.args {
-        buffers.push(match a {
+    let mut moved = report::Transfers::default();
+    let arrays: Vec<Option<&data::ArrayPlan>> = plan
+        .args
+        .iter()
+        .map(|a| match a {
+            ArgPlan::Array(arr) => Some(arr),
             ArgPlan::Scalar(_) => None,
-            ArgPlan::Array(arr) => {
-                let mut b = dev.alloc(arr.shape.total_bytes())?;
-                if arr.copies_in() {
-                    to_device += arr.copy_in(b.host_view());
-                    b.sync_to_device()?;
-                }
-                Some(b)
-            }
-        });
-    }
-    let stats = {
-        let mut kargs: Vec<KernelArg<'_, D::Buffer>> = plan
-            .args
-            .iter_mut()
-            .zip(buffers.iter_mut())
-            .map(|(a, b)| match (a, b) {
-                (ArgPlan::Scalar(s), _) => KernelArg::Scalar(s),
-                (ArgPlan::Array(arr), Some(b)) => {
-                    let arr: &data::ArrayPlan = arr;
-                    KernelArg::Array {
-                        buffer: b,
-                        name: &arr.name,
-                        elems: arr.shape.dims.iter().product(),
-                        elem_size: arr.shape.elem_size,
-                    }
-                }
-                (ArgPlan::Array(_), None) => unreachable!("every array has a buffer"),
+        })
+        .collect();
+    let mut maps = env.enter_launch(&arrays, &|bytes| dev.alloc(bytes), &mut moved)?;
+    // Present buffers are held for the kernel's run, in address order (no deadlock
+    // between launches sharing several of them).
+    let mut order: Vec<usize> = (0..maps.len()).filter(|&i| matches!(maps[i], Some(present::LaunchMap::Present(_)))).collect();
+    order.sort_by_key(|&i| match &maps[i] {
+        Some(present::LaunchMap::Present(m)) => m.key,
+        _ => 0,
+    });
+    let launched = {
+        let shared: Vec<(usize, present::Shared<D::Buffer>, usize)> = order
+            .iter()
+            .map(|&i| match &maps[i] {
+                Some(present::LaunchMap::Present(m)) => (i, m.buffer.clone(), m.avail),
+                _ => unreachable!("filtered above"),
             })
             .collect();
-        dev.launch(&kernel, &mut kargs)?
+        let mut guards: Vec<(usize, std::sync::MutexGuard<'_, D::Buffer>)> = Vec::new();
+        for (i, b, _) in &shared {
+            guards.push((*i, b.lock().unwrap_or_else(|e| e.into_inner())));
+        }
+        let avail: Vec<Option<usize>> =
+            (0..maps.len()).map(|i| shared.iter().find(|(j, _, _)| *j == i).map(|s| s.2)).collect();
+        let mut present_bufs: Vec<Option<&mut D::Buffer>> = (0..maps.len()).map(|_| None).collect();
+        for (i, g) in guards.iter_mut() {
+            present_bufs[*i] = Some(&mut **g);
+        }
+        let mut kargs: Vec<KernelArg<'_, D::Buffer>> = Vec::with_capacity(plan.args.len());
+        for (((a, m), p), av) in plan.args.iter_mut().zip(maps.iter_mut()).zip(present_bufs).zip(avail) {
+            kargs.push(match (a, m, p) {
+                (ArgPlan::Scalar(s), _, _) => KernelArg::Scalar(s),
+                (ArgPlan::Array(arr), Some(present::LaunchMap::Private(b)), _) => KernelArg::Array {
+                    buffer: b,
+                    name: &arr.name,
+                    elems: arr.shape.dims.iter().product(),
+                    elem_size: arr.shape.elem_size,
+                },
+                (ArgPlan::Array(arr), Some(present::LaunchMap::Present(_)), Some(b)) => KernelArg::Array {
+                    buffer: b,
+                    name: &arr.name,
+                    // A present argument sees its entry's buffer from its element 0
+                    // on (for `present` arguments, whose extent is unknown, all of it).
+                    elems: av.unwrap_or(0) / arr.shape.elem_size,
+                    elem_size: arr.shape.elem_size,
+                },
+                _ => unreachable!("every array has a mapping"),
+            });
+        }
+        dev.launch(&kernel, &mut kargs)
     };
-    // Sync everything back first (may fail), then copy (cannot fail).
-    for (a, b) in plan.args.iter().zip(buffers.iter_mut()) {
-        if let (ArgPlan::Array(arr), Some(b)) = (a, b) {
-            if arr.copies_out() {
-                b.sync_from_device()?;
-            }
+    let stats = match launched {
+        Ok(s) => s,
+        Err(e) => {
+            env.release_launch(&maps);
+            return Err(e);
         }
-    }
-    let mut from_device = 0u64;
-    for (a, b) in plan.args.iter().zip(buffers.iter_mut()) {
-        if let (ArgPlan::Array(arr), Some(b)) = (a, b) {
-            if arr.copies_out() {
-                from_device += arr.copy_out(b.host_view());
-            }
-        }
-    }
-    Ok(Transfer { bytes_to_device: to_device, bytes_from_device: from_device, stats })
+    };
+    let arrays: Vec<Option<&data::ArrayPlan>> = plan
+        .args
+        .iter()
+        .map(|a| match a {
+            ArgPlan::Array(arr) => Some(arr),
+            ArgPlan::Scalar(_) => None,
+        })
+        .collect();
+    env.exit_launch(&arrays, std::mem::take(&mut maps), &mut moved)?;
+    Ok(Transfer { moved, stats })
 }
 
 /// Writes the report line (`TESSERA_REPORT`) and the verbose line (`TESSERA_VERBOSE`).
@@ -265,7 +322,18 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
             Ok(m) => {
                 let args: &[*mut c_void] =
                     if nargs == 0 { &[] } else { std::slice::from_raw_parts(args, nargs as usize) };
-                execute(config, m, args)
+                let launch = execute(directives::process_envs(), config, m, args);
+                if let Some(run) = launch.host {
+                    // The record is emitted by __tessera_host_end, with the bytes.
+                    if let Some(msg) = mandatory_violation(config, &launch.record) {
+                        emit(config, &launch.record);
+                        eprintln!("{msg}");
+                        std::process::exit(1);
+                    }
+                    directives::push_host_run(manifest, run);
+                    return 0;
+                }
+                launch.record
             }
         }
     };

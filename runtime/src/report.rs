@@ -12,6 +12,9 @@
 //! The `ddr_*`, `bursts` and `arrays` figures are exact counts of the emulated memory
 //! ports (see [`ArrayTraffic`]); they are `null` on the host, and the totals are `null`
 //! when some array's traffic was not counted (a kernel that bypasses the port types).
+//! Then, when not empty, `"transfers":{"a":{"to_device":N,"from_device":M},…}` (the
+//! host ↔ device copies per array), and for data directives `"op":"target enter data"`
+//! (their lines have `"mode":"data"` and `"kernel":null`).
 //! Later issues may add keys after these; readers must ignore keys they do not know.
 
 use crate::device::DeviceKind;
@@ -60,6 +63,65 @@ impl ArrayTraffic {
             read_burst_lengths: hist(&s.read_burst_len),
             write_burst_lengths: hist(&s.write_burst_len),
         }
+    }
+}
+
+/// Bytes one array moved between host and device in one region execution or data
+/// operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Moved {
+    /// Host → device.
+    pub to_device: u64,
+    /// Device → host.
+    pub from_device: u64,
+}
+
+/// Host ↔ device copies per array name, in the order the arrays first moved,
+/// serialised as a JSON object (`{"A":{"to_device":N,"from_device":M},…}`). Only
+/// arrays that moved bytes appear.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transfers(pub Vec<(String, Moved)>);
+
+impl Transfers {
+    /// Adds `to` and `from` bytes for `name` (nothing when both are 0).
+    pub fn add(&mut self, name: &str, to: u64, from: u64) {
+        if to == 0 && from == 0 {
+            return;
+        }
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, m)) => {
+                m.to_device += to;
+                m.from_device += from;
+            }
+            None => self.0.push((name.to_string(), Moved { to_device: to, from_device: from })),
+        }
+    }
+
+    /// Adds everything of `other`.
+    pub fn extend(&mut self, other: &Transfers) {
+        for (n, m) in &other.0 {
+            self.add(n, m.to_device, m.from_device);
+        }
+    }
+
+    /// Total bytes (to the device, from the device).
+    pub fn totals(&self) -> (u64, u64) {
+        self.0.iter().fold((0, 0), |(t, f), (_, m)| (t + m.to_device, f + m.from_device))
+    }
+
+    /// Whether nothing moved.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Transfers {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(Some(self.0.len()))?;
+        for (name, t) in &self.0 {
+            m.serialize_entry(name, t)?;
+        }
+        m.end()
     }
 }
 
@@ -118,6 +180,15 @@ pub struct Record {
     pub bursts: Option<u64>,
     /// Per-array detail, `None` on the host.
     pub arrays: Option<Arrays>,
+    /// Host ↔ device copies per array (omitted when nothing moved). Their sums are
+    /// `bytes_to_device` and `bytes_from_device`.
+    #[serde(skip_serializing_if = "Transfers::is_empty")]
+    pub transfers: Transfers,
+    /// For a data directive: which operation (`target data`, `end target data`,
+    /// `target enter data`, `target exit data`, `target update`); omitted for target
+    /// regions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
 }
 
 impl Record {
@@ -136,7 +207,33 @@ impl Record {
             ddr_write_bytes: None,
             bursts: None,
             arrays: None,
+            transfers: Transfers::default(),
+            op: None,
         }
+    }
+
+    /// A data directive's operation `op` on `device` (the host with `reason`, or a
+    /// device with `reason = None`) that moved `transfers`.
+    pub fn data(region: String, op: &str, device: DeviceKind, reason: Option<String>, transfers: Transfers) -> Record {
+        let (to, from) = transfers.totals();
+        Record {
+            device,
+            reason,
+            bytes_to_device: to,
+            bytes_from_device: from,
+            transfers,
+            op: Some(op.to_string()),
+            ..Record::host(region, None, "data".into(), String::new())
+        }
+    }
+
+    /// Sets the transfer fields (and byte totals) from `transfers`.
+    pub fn with_transfers(mut self, transfers: Transfers) -> Record {
+        let (to, from) = transfers.totals();
+        self.bytes_to_device = to;
+        self.bytes_from_device = from;
+        self.transfers = transfers;
+        self
     }
 
     /// Sets the traffic fields from the per-array counts of a launch.
@@ -163,6 +260,22 @@ impl Record {
 
     /// The `TESSERA_VERBOSE` line, without the newline.
     pub fn verbose_line(&self) -> String {
+        if let Some(op) = &self.op {
+            return match (&self.device, &self.reason) {
+                (DeviceKind::Host, reason) => format!(
+                    "tessera: {}: {op} left to the host: {}",
+                    self.region,
+                    reason.as_deref().unwrap_or("?")
+                ),
+                (d, _) => format!(
+                    "tessera: {}: {op} on {}: {} bytes to the device, {} bytes back",
+                    self.region,
+                    d.name(),
+                    self.bytes_to_device,
+                    self.bytes_from_device
+                ),
+            };
+        }
         match (&self.device, &self.reason) {
             (DeviceKind::Host, reason) => {
                 format!("tessera: {}: running on the host: {}", self.region, reason.as_deref().unwrap_or("?"))

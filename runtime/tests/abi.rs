@@ -303,3 +303,154 @@ fn concurrent_processes_share_one_cache_entry() {
     names.sort();
     assert_eq!(names, ["entry.cpp", "kernel.cpp", "kernel.so"]);
 }
+
+/// A program that uses every data entry point like rewritten code does: a `target
+/// data` around two launches of `scale1d` on present data (pointers without map
+/// clauses), then `target enter data`, `target update`, `target exit data`.
+fn data_program() -> String {
+    use tessera_ir::data::DataOp;
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let abn = [("a", VarKind::Pointer), ("b", VarKind::Pointer), ("n", VarKind::Scalar)];
+    let region = data_desc(
+        "d.c:5",
+        DataOp::Region,
+        &abn,
+        vec![(0, MapKind::To, vec![var("n")], whole()), (1, MapKind::Tofrom, vec![var("n")], whole())],
+    );
+    let enter = data_desc("d.c:20", DataOp::Enter, &abn, vec![(1, MapKind::To, vec![var("n")], whole())]);
+    let update = data_desc("d.c:21", DataOp::Update, &abn, vec![(1, MapKind::From, vec![var("n")], whole())]);
+    let exit = data_desc("d.c:22", DataOp::Exit, &abn, vec![(1, MapKind::Delete, vec![var("n")], whole())]);
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const MANIFEST = {};
+static const char *const REGION = {};
+static const char *const ENTER = {};
+static const char *const UPDATE = {};
+static const char *const EXIT = {};
+
+int main(void) {{
+  int n = 100;
+  float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) {{ a[i] = i + 0.5f; b[i] = 7.0f; }}
+  int on_host = 0, data = 0;
+  void *h = __tessera_data_begin(REGION, 3, &a, &b, &n);
+  for (int rep = 0; rep < 2; rep++)
+    if (!__tessera_offload(MANIFEST, 3, &a, &b, &n)) {{
+      on_host = 1;
+      for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];
+      __tessera_host_end(MANIFEST);
+    }}
+  __tessera_data_end(h);
+  data += __tessera_data(ENTER, 3, &a, &b, &n);
+  data += __tessera_data(UPDATE, 3, &a, &b, &n);
+  data += __tessera_data(EXIT, 3, &a, &b, &n);
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += b[i];
+  printf("on_host=%d data=%d sum=%.2f\n", on_host, data, sum);
+  return 0;
+}}
+"#,
+        c_literal(&scale1d_present().to_json()),
+        c_literal(&region.to_json()),
+        c_literal(&enter.to_json()),
+        c_literal(&update.to_json()),
+        c_literal(&exit.to_json())
+    )
+}
+
+#[test]
+fn data_entries_under_every_offload_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = build_c(tmp.path(), "d", &data_program());
+    let cache = tmp.path().join("cache");
+    let want = "sum=9814.00";
+
+    // DEFAULT: the data region maps, both launches find a and b present.
+    let report = tmp.path().join("default.jsonl");
+    let out = run(
+        &exe,
+        &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache), ("TESSERA_REPORT", &report)],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 data=3 {want}"), "{stderr}");
+    let lines = report_lines(&report);
+    let ops: Vec<&str> = lines.iter().map(|l| l["op"].as_str().unwrap_or("launch")).collect();
+    assert_eq!(
+        ops,
+        ["target data", "launch", "launch", "end target data", "target enter data", "target update", "target exit data"]
+    );
+    assert!(lines.iter().all(|l| l["device"] == "emu"));
+    // a and b go to the device once; b comes back once at the end of the region.
+    assert_eq!(lines[0]["transfers"]["a"]["to_device"], 400);
+    assert_eq!(lines[0]["transfers"]["b"]["to_device"], 400);
+    assert!(lines[1]["transfers"].is_null() && lines[2]["transfers"].is_null());
+    assert_eq!(lines[3]["transfers"]["b"]["from_device"], 400);
+    assert_eq!(lines[3]["mode"], "data");
+
+    // DISABLED: nothing maps, the launches fall back, the original code computes the same.
+    let out = run(
+        &exe,
+        &[("OMP_TARGET_OFFLOAD", Path::new("DISABLED")), ("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache)],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 data=0 {want}"));
+
+    // MANDATORY with the emulated device: fine.
+    let out = run(
+        &exe,
+        &[
+            ("OMP_TARGET_OFFLOAD", Path::new("MANDATORY")),
+            ("TESSERA_DEVICE", Path::new("emu")),
+            ("TESSERA_CACHE_DIR", &cache),
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 data=3 {want}"));
+
+    // MANDATORY on the host: the data region is already fatal.
+    let report = tmp.path().join("mandatory.jsonl");
+    let out = run(
+        &exe,
+        &[
+            ("OMP_TARGET_OFFLOAD", Path::new("mandatory")),
+            ("TESSERA_DEVICE", Path::new("host")),
+            ("TESSERA_REPORT", &report),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tessera: fatal: d.c:5: OMP_TARGET_OFFLOAD=MANDATORY but 'target data' cannot be executed on a device: TESSERA_DEVICE=host\n"
+    );
+    assert_eq!(report_lines(&report).len(), 1);
+}
+
+#[test]
+fn bad_descriptors_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = r#"#include <stdio.h>
+#include "tessera_rt.h"
+int main(void) {
+  int x = 1;
+  int r = __tessera_data("{\"region\": \"bad.c:3\", \"version\": 1}", 1, &x);
+  void *h = __tessera_data_begin("not json", 1, &x);
+  __tessera_data_end(h);
+  __tessera_data_end(0);
+  __tessera_host_end("never offloaded");
+  printf("%d %d %d\n", r, h != 0, __tessera_host_pending("never offloaded"));
+  return 0;
+}
+"#;
+    let exe = build_c(tmp.path(), "bad", program);
+    let report = tmp.path().join("r.jsonl");
+    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_REPORT", &report)]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0 1 0", "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = report_lines(&report);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["region"], "bad.c:3");
+    assert!(lines[0]["reason"].as_str().unwrap().starts_with("data directive descriptor does not parse"));
+    assert_eq!(lines[1]["region"], "<unknown data directive>");
+    assert_eq!(lines[1]["op"], "target data");
+}

@@ -112,7 +112,9 @@ fn from_is_prefilled_with_host_values() {
     // Raw pointers and the one-argument entry: runs, but nothing is counted.
     assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (None, None, None));
     assert_eq!(r.arrays.as_ref().unwrap().0, vec![("b".to_string(), None)]);
-    assert!(r.to_json().ends_with(r#""ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":{"b":null}}"#));
+    assert!(r.to_json().ends_with(
+        r#""ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":{"b":null},"transfers":{"b":{"to_device":44,"from_device":44}}}"#
+    ));
 }
 
 #[test]
@@ -230,6 +232,7 @@ fn report_lines() {
         "ddr_write_bytes",
         "bursts",
         "arrays",
+        "transfers",
     ];
     let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     let obj = v.as_object().unwrap();
@@ -247,6 +250,11 @@ fn report_lines() {
     assert_eq!(v["bursts"], 20);
     assert_eq!(v["arrays"]["a"]["read_bursts"], 10);
     assert_eq!(v["arrays"]["b"]["write_burst_lengths"]["1"], 10);
+    // Host ↔ device copies per array: a to the device, b pre-filled and back.
+    assert_eq!(v["transfers"]["a"]["to_device"], 10 * 4);
+    assert_eq!(v["transfers"]["a"]["from_device"], 0);
+    assert_eq!(v["transfers"]["b"]["to_device"], 10 * 4);
+    assert_eq!(v["transfers"]["b"]["from_device"], 10 * 4);
     // Keys in the documented order.
     let mut pos = 0;
     for k in keys {

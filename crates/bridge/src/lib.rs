@@ -1,9 +1,11 @@
 //! The cxx bridge between the clang plugin and the Rust pipeline.
 //!
 //! Built as a staticlib that the plugin links (see `cmake/TesseraRust.cmake` for the
-//! link recipe that keeps the bundled Rust/isl symbols away from libLLVM's). The one
-//! entry point takes the region IR as JSON and returns the decision, the manifest to
-//! embed in the rewritten call, and the files to write next to the output. The plugin
+//! link recipe that keeps the bundled Rust/isl symbols away from libLLVM's). Two entry
+//! points: `process_region` takes a target region's IR as JSON and returns the
+//! decision, the manifest to embed in the rewritten call, and the files to write next
+//! to the output; `process_data` does the same for a data directive (descriptor and
+//! remark, no files). The plugin
 //! does the I/O; everything here is a pure function of its inputs.
 
 #![warn(missing_docs)]
@@ -42,15 +44,42 @@ mod ffi {
         files: Vec<OutputFile>,
     }
 
+    /// What Tessera decided for one data directive (`target data`, `target enter
+    /// data`, `target exit data`, `target update`).
+    struct DataDecision {
+        /// Non-empty when the IR is invalid: the plugin reports a compile error with
+        /// this text and leaves the directive alone.
+        error: String,
+        /// True when the Tessera runtime handles the directive.
+        offload: bool,
+        /// Descriptor JSON embedded in the runtime call (also for directives left to
+        /// the host OpenMP runtime, so the runtime can report them).
+        descriptor: String,
+        /// When not handled: the remark text, `'<directive>' not offloaded: <reason>`.
+        remark: String,
+        /// Location of the remark; line 0 means the directive.
+        remark_file: String,
+        /// Line of the remark.
+        remark_line: u32,
+        /// Column of the remark.
+        remark_col: u32,
+    }
+
     extern "Rust" {
         /// Decides and generates for one region. `options` are the plugin's
         /// `-fplugin-arg-tessera-<key>=<value>` arguments as `key=value` strings.
         fn process_region(ir_json: &str, options: &[String]) -> RegionDecision;
+
+        /// Validates one data directive (its IR, `tessera_ir::data::DataDirective`,
+        /// as JSON) and builds the runtime's descriptor.
+        fn process_data(ir_json: &str) -> DataDecision;
     }
 }
 
-use ffi::{OutputFile, RegionDecision};
+use ffi::{DataDecision, OutputFile, RegionDecision};
+use tessera_compiler::data::compile_data;
 use tessera_compiler::{compile_region, Options};
+use tessera_ir::data::DataDirective;
 use tessera_ir::Region;
 
 fn error(text: String) -> RegionDecision {
@@ -93,4 +122,34 @@ pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
         remark_col: loc.col,
         files: out.files.into_iter().map(|(name, contents)| OutputFile { name, contents }).collect(),
     }
+}
+
+/// See the bridge declaration.
+pub fn process_data(ir_json: &str) -> DataDecision {
+    let mut d = DataDecision {
+        error: String::new(),
+        offload: false,
+        descriptor: String::new(),
+        remark: String::new(),
+        remark_file: String::new(),
+        remark_line: 0,
+        remark_col: 0,
+    };
+    let out = DataDirective::from_json(ir_json)
+        .map_err(|e| format!("internal error: the plugin produced bad data directive IR: {e}"))
+        .and_then(|dir| compile_data(&dir));
+    match out {
+        Err(e) => d.error = e,
+        Ok(out) => {
+            d.offload = out.rejection.is_none();
+            d.descriptor = out.desc.to_json();
+            if let (Some(remark), Some(r)) = (out.remark(), &out.rejection) {
+                d.remark = remark;
+                d.remark_file = r.loc.file.clone();
+                d.remark_line = r.loc.line;
+                d.remark_col = r.loc.col;
+            }
+        }
+    }
+    d
 }

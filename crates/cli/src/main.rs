@@ -10,9 +10,12 @@
 //!   decisions per region (`explain.rs`).
 //! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` builds the
 //!   kernels' `.xclbin` files with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
+//! - `tessera bench [--size paper|small] …` builds the paper's stencils, runs them on the
+//!   emulated device and prints exact counts and modelled FPGA times (`bench.rs`).
 //!
 //! Only this crate, the plugin glue and the runtime do I/O.
 
+mod bench;
 mod bitstream;
 mod cc;
 mod explain;
@@ -34,7 +37,7 @@ struct Cli {
 enum Command {
     /// Compile and link like `clang-19 -fopenmp`, with Tessera (all arguments go to clang).
     ///
-    /// Tessera options are clang plugin arguments: `-fplugin-arg-tessera-mode=baseline`,
+    /// Tessera options are clang plugin arguments: `-fplugin-arg-tessera-mode=paper|baseline`,
     /// `-fplugin-arg-tessera-verbose`, `-fplugin-arg-tessera-dump-ir=<dir>`,
     /// `-fplugin-arg-tessera-out-dir=<dir>`.
     #[command(disable_help_flag = true)]
@@ -67,6 +70,9 @@ enum Command {
     /// Build the kernels' FPGA binaries (.xclbin) with AMD Vitis: v++ compile and link
     /// for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
     Bitstream(bitstream::BitstreamArgs),
+    /// Build the paper's stencils, run them on the emulated device, check bit-exactness
+    /// and print exact DDR counts, modelled FPGA times and measured times.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +82,7 @@ fn main() -> ExitCode {
         Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), &mode),
         Command::Explain(args) => explain::run(&args),
         Command::Bitstream(args) => bitstream::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
 

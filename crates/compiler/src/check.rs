@@ -33,24 +33,49 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
         if v.kind == VarKind::Scalar {
             continue;
         }
-        resolved_dims(v)?;
-        if v.kind == VarKind::Pointer && v.map.is_none() {
-            return Err(reject(RejectReason::UnmappedPointer { array: v.name.clone() }, &v.loc));
+        if let Some(m) = v.map {
+            // Exit-only map types and the manifest-only `present` never come from a
+            // target construct's map clause (clang rejects them).
+            if !matches!(m.base(), MapKind::To | MapKind::From | MapKind::Tofrom | MapKind::Alloc) {
+                return Err(reject(RejectReason::UnsupportedClause { clause: format!("map({}: …)", m.name()) }, &v.loc));
+            }
         }
-        if v.written && v.map == Some(MapKind::To) {
+        if is_attached(v) {
+            // OpenMP: a pointer without a map clause is a zero-length array section;
+            // the data it points at must be present (mapped by an enclosing data
+            // region), and its extent comes from that mapping at run time. The inner
+            // extents, which subscripts need, must still be known.
+            resolved_dims_from(v, &[], 1)?;
+        } else {
+            resolved_dims(v)?;
+        }
+        if v.written && v.map.map(MapKind::base) == Some(MapKind::To) {
             return Err(reject(RejectReason::WriteToInput { array: v.name.clone() }, &v.loc));
         }
     }
     Ok(())
 }
 
+/// Whether the runtime finds the variable's data in the present table (a pointer
+/// without a map clause), rather than mapping it for the launch.
+pub fn is_attached(v: &Var) -> bool {
+    v.kind == VarKind::Pointer && v.map.is_none()
+}
+
 /// The extent of every dimension of an array variable: from its type, or for the
 /// outermost dimension from its map-clause section (`lower + length`).
 pub fn resolved_dims(v: &Var) -> Result<Vec<Expr>, Rejection> {
+    resolved_dims_from(v, &v.section, 0)
+}
+
+/// The extents of dimensions `from..` of `v` (all of them with `from = 0`), the
+/// outermost one taken from `section` when the type does not give it.
+pub fn resolved_dims_from(v: &Var, section: &[tessera_ir::Section], from: usize) -> Result<Vec<Expr>, Rejection> {
     v.dims
         .iter()
         .enumerate()
-        .map(|(d, e)| match (e, v.section.get(d)) {
+        .skip(from)
+        .map(|(d, e)| match (e, section.get(d)) {
             (Some(e), _) => Ok(e.clone()),
             (None, Some(s)) if d == 0 => {
                 let ty = match (s.lower.ty(), s.length.ty()) {

@@ -53,12 +53,6 @@ pub enum RejectReason {
         /// The array.
         array: String,
     },
-    /// A pointer used in the region without a map clause (it would need a device
-    /// mapping created by an enclosing `target data`).
-    UnmappedPointer {
-        /// The pointer.
-        array: String,
-    },
     /// The region assigns a scalar of the enclosing function (needs `reduction` or a
     /// mapped scalar).
     ScalarWrite {
@@ -84,7 +78,6 @@ impl RejectReason {
             RejectReason::NonAffineSubscript { .. } => "non-affine-subscript",
             RejectReason::NonAffineBound { .. } => "non-affine-bound",
             RejectReason::UnknownExtent { .. } => "unknown-extent",
-            RejectReason::UnmappedPointer { .. } => "unmapped-pointer",
             RejectReason::ScalarWrite { .. } => "scalar-write",
             RejectReason::WriteToInput { .. } => "write-to-input",
         }
@@ -105,9 +98,6 @@ impl RejectReason {
             }
             RejectReason::UnknownExtent { array } => {
                 format!("the size of '{array}' is unknown (give it an array section in a map clause, e.g. '{array}[0:n]')")
-            }
-            RejectReason::UnmappedPointer { array } => {
-                format!("pointer '{array}' has no map clause (add e.g. 'map(tofrom: {array}[0:n])')")
             }
             RejectReason::ScalarWrite { name } => format!("the region assigns the scalar '{name}' of the enclosing function"),
             RejectReason::WriteToInput { array } => {

@@ -126,7 +126,7 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
 }
 
 /// Whether C++ text `text` contains the identifier `id` as a whole token.
-fn mentions(text: &str, id: &str) -> bool {
+pub(crate) fn mentions(text: &str, id: &str) -> bool {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices(id).any(|(at, _)| {
         let before = text[..at].chars().next_back();

@@ -33,10 +33,41 @@ pub trait Shapes {
     fn extents(&self, array: &str) -> &[Expr];
 }
 
-/// Prints `e` as a C++ expression.
+/// How the leaves of an expression that depend on where the data lives are printed:
+/// array element reads and variable references. Everything else (literals, casts,
+/// operators, parentheses) is printed the same way for every kernel, so two kernels
+/// with different leaves compute with the same expression tree and the same types.
+///
+/// The baseline kernel reads the flat `m_axi` pointers ([`Flat`]); the paper's kernel
+/// reads its cache buffers and spells loop indices as tile origin plus intra-tile index.
+pub trait Leaves {
+    /// An array element read, `array[index…]` in the source (pre-order: the reads of
+    /// an expression are printed in the order `Expr::visit` visits them).
+    fn read(&self, array: &str, index: &[Expr]) -> String;
+    /// A reference to variable `name`.
+    fn var(&self, name: &str) -> String {
+        ident(name)
+    }
+}
+
+/// Flat arrays: every read is `array[linear index]` over the region's shapes.
+pub struct Flat<'a>(pub &'a dyn Shapes);
+
+impl Leaves for Flat<'_> {
+    fn read(&self, array: &str, index: &[Expr]) -> String {
+        element(array, index, self.0)
+    }
+}
+
+/// Prints `e` as a C++ expression over flat arrays.
 pub fn expr(e: &Expr, shapes: &dyn Shapes) -> String {
+    expr_with(e, &Flat(shapes))
+}
+
+/// Prints `e` as a C++ expression with the given leaves.
+pub fn expr_with(e: &Expr, leaves: &dyn Leaves) -> String {
     let mut s = String::new();
-    write(&mut s, e, 0, shapes);
+    write(&mut s, e, 0, leaves);
     s
 }
 
@@ -49,21 +80,22 @@ pub fn element(array: &str, index: &[Expr], shapes: &dyn Shapes) -> String {
 /// large arrays do not overflow `int`: `((long)(i0) * e1 + i1) * e2 + i2`.
 pub fn linear_index(array: &str, index: &[Expr], shapes: &dyn Shapes) -> String {
     let extents = shapes.extents(array);
+    let flat = Flat(shapes);
     let mut s = String::new();
     for (d, i) in index.iter().enumerate() {
         if d == 0 {
             if index.len() == 1 {
-                write(&mut s, i, 0, shapes);
+                write(&mut s, i, 0, &flat);
             } else {
                 s.push_str("(long)");
-                write(&mut s, i, PREC_UNARY, shapes);
+                write(&mut s, i, PREC_UNARY, &flat);
             }
         } else {
             let lhs = if d == 1 { s.clone() } else { format!("({s})") };
             s = format!("{lhs} * ");
-            write(&mut s, &extents[d], PREC_MUL + 1, shapes);
+            write(&mut s, &extents[d], PREC_MUL + 1, &flat);
             s.push_str(" + ");
-            write(&mut s, i, PREC_ADD + 1, shapes);
+            write(&mut s, i, PREC_ADD + 1, &flat);
         }
     }
     s
@@ -131,7 +163,7 @@ pub fn float_literal(bits: u64, ty: ScalarType) -> String {
     }
 }
 
-fn write(s: &mut String, e: &Expr, outer: u8, shapes: &dyn Shapes) {
+fn write(s: &mut String, e: &Expr, outer: u8, leaves: &dyn Leaves) {
     let p = precedence(e);
     let paren = p < outer;
     if paren {
@@ -140,8 +172,8 @@ fn write(s: &mut String, e: &Expr, outer: u8, shapes: &dyn Shapes) {
     match e {
         Expr::Int { value, ty } => s.push_str(&int_literal(*value, *ty)),
         Expr::Float { bits, ty } => s.push_str(&float_literal(*bits, *ty)),
-        Expr::Var { name, .. } => s.push_str(&ident(name)),
-        Expr::Read { array, index, .. } => s.push_str(&element(array, index, shapes)),
+        Expr::Var { name, .. } => s.push_str(&leaves.var(name)),
+        Expr::Read { array, index, .. } => s.push_str(&leaves.read(array, index)),
         Expr::Unary { op, arg, .. } => {
             s.push_str(match op {
                 UnOp::Neg => "-",
@@ -152,10 +184,10 @@ fn write(s: &mut String, e: &Expr, outer: u8, shapes: &dyn Shapes) {
             // Avoid `--x` / `- -1` being read as a decrement.
             if matches!(**arg, Expr::Unary { .. }) || precedence(arg) == PREC_UNARY {
                 s.push('(');
-                write(s, arg, 0, shapes);
+                write(s, arg, 0, leaves);
                 s.push(')');
             } else {
-                write(s, arg, PREC_UNARY, shapes);
+                write(s, arg, PREC_UNARY, leaves);
             }
         }
         Expr::Binary { op, lhs, rhs, .. } => {
@@ -164,24 +196,24 @@ fn write(s: &mut String, e: &Expr, outer: u8, shapes: &dyn Shapes) {
             // `-Wparentheses`).
             let bitwise = matches!(op, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr);
             let operand = |e: &Expr, min: u8| if bitwise && matches!(e, Expr::Binary { .. }) { PREC_ATOM } else { min };
-            write(s, lhs, operand(lhs, p), shapes);
+            write(s, lhs, operand(lhs, p), leaves);
             s.push(' ');
             s.push_str(op.c_op());
             s.push(' ');
-            write(s, rhs, operand(rhs, p + 1), shapes);
+            write(s, rhs, operand(rhs, p + 1), leaves);
         }
         Expr::Cast { arg, ty } => {
             s.push('(');
             s.push_str(ty.c_name());
             s.push(')');
-            write(s, arg, PREC_UNARY, shapes);
+            write(s, arg, PREC_UNARY, leaves);
         }
         Expr::Select { cond, then, otherwise, .. } => {
-            write(s, cond, 2, shapes);
+            write(s, cond, 2, leaves);
             s.push_str(" ? ");
-            write(s, then, 1, shapes);
+            write(s, then, 1, leaves);
             s.push_str(" : ");
-            write(s, otherwise, 1, shapes);
+            write(s, otherwise, 1, leaves);
         }
         Expr::Unsupported { text, .. } => {
             // The checker rejects regions with unsupported nodes before code generation.

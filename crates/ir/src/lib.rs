@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod data;
 pub mod eval;
 pub mod manifest;
 pub mod print;
@@ -186,28 +187,94 @@ pub enum VarKind {
     Array,
 }
 
-/// OpenMP map types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// OpenMP map types, with the `always` modifier folded in.
+///
+/// `release` and `delete` occur only in `target exit data`; the motions of `target
+/// update` are `to` and `from`. `present` is never written in a map clause: it marks a
+/// manifest argument that is a pointer without a map clause, which OpenMP treats as a
+/// zero-length array section — the data it points at must already be mapped (by an
+/// enclosing data region), and nothing is copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MapKind {
     /// `map(to: …)`: copied to the device before the region.
+    #[serde(rename = "to")]
     To,
     /// `map(from: …)`: copied back after the region.
+    #[serde(rename = "from")]
     From,
     /// `map(tofrom: …)` (also the implicit map of a whole array).
+    #[serde(rename = "tofrom")]
     Tofrom,
     /// `map(alloc: …)`: device storage only.
+    #[serde(rename = "alloc")]
     Alloc,
+    /// `map(release: …)`: decrements the reference count, never copies.
+    #[serde(rename = "release")]
+    Release,
+    /// `map(delete: …)`: sets the dynamic reference count to zero, never copies.
+    #[serde(rename = "delete")]
+    Delete,
+    /// `map(always, to: …)`: copied to the device even when already present.
+    #[serde(rename = "always to")]
+    AlwaysTo,
+    /// `map(always, from: …)`: copied back even when the mapping stays.
+    #[serde(rename = "always from")]
+    AlwaysFrom,
+    /// `map(always, tofrom: …)`.
+    #[serde(rename = "always tofrom")]
+    AlwaysTofrom,
+    /// A pointer without a map clause (manifests only, see the type's doc).
+    #[serde(rename = "present")]
+    Present,
 }
 
 impl MapKind {
-    /// Whether the host data is copied to the device before the launch.
-    pub fn copies_in(self) -> bool {
-        matches!(self, MapKind::To | MapKind::Tofrom)
+    /// The map type without the `always` modifier.
+    pub fn base(self) -> MapKind {
+        match self {
+            MapKind::AlwaysTo => MapKind::To,
+            MapKind::AlwaysFrom => MapKind::From,
+            MapKind::AlwaysTofrom => MapKind::Tofrom,
+            k => k,
+        }
     }
-    /// Whether the device data is copied back after the launch.
+    /// The map type with the `always` modifier (`None` for types that cannot have it).
+    pub fn with_always(self) -> Option<MapKind> {
+        match self.base() {
+            MapKind::To => Some(MapKind::AlwaysTo),
+            MapKind::From => Some(MapKind::AlwaysFrom),
+            MapKind::Tofrom => Some(MapKind::AlwaysTofrom),
+            _ => None,
+        }
+    }
+    /// Whether the `always` modifier is present.
+    pub fn is_always(self) -> bool {
+        matches!(self, MapKind::AlwaysTo | MapKind::AlwaysFrom | MapKind::AlwaysTofrom)
+    }
+    /// Whether the host data is copied to the device when the mapping is created
+    /// (or on every entry, with `always`).
+    pub fn copies_in(self) -> bool {
+        matches!(self.base(), MapKind::To | MapKind::Tofrom)
+    }
+    /// Whether the device data is copied back when the mapping ends (or on every
+    /// exit, with `always`).
     pub fn copies_out(self) -> bool {
-        matches!(self, MapKind::From | MapKind::Tofrom)
+        matches!(self.base(), MapKind::From | MapKind::Tofrom)
+    }
+    /// The OpenMP spelling (`always, tofrom` with the modifier).
+    pub fn name(self) -> &'static str {
+        match self {
+            MapKind::To => "to",
+            MapKind::From => "from",
+            MapKind::Tofrom => "tofrom",
+            MapKind::Alloc => "alloc",
+            MapKind::Release => "release",
+            MapKind::Delete => "delete",
+            MapKind::AlwaysTo => "always, to",
+            MapKind::AlwaysFrom => "always, from",
+            MapKind::AlwaysTofrom => "always, tofrom",
+            MapKind::Present => "present",
+        }
     }
 }
 
@@ -234,7 +301,8 @@ pub struct Var {
     /// over scalar variables in [`Region::vars`].
     pub dims: Vec<Option<Expr>>,
     /// The map clause naming this variable, if any (scalars without one are
-    /// firstprivate).
+    /// firstprivate; a pointer without one reaches data an enclosing data region
+    /// mapped, as a zero-length array section).
     pub map: Option<MapKind>,
     /// The array section of that map clause, one entry per subscript given (may be
     /// fewer than `dims`: the remaining dimensions are whole). Empty: the whole array.

@@ -54,7 +54,10 @@ pub struct Arg {
 /// Shape and data movement of an array argument.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArrayArg {
-    /// Map type.
+    /// Map type. [`MapKind::Present`] marks a pointer without a map clause: its data
+    /// must be present on the device already (mapped by an enclosing data region); its
+    /// outermost extent is unknown (`dims[0]` is then `0`, and the runtime takes the
+    /// extent from the present mapping) and its section is empty.
     pub map: MapKind,
     /// Extent of every dimension, outermost first, as expressions over the scalar
     /// arguments. The device buffer holds the whole index space `∏ dims`.

@@ -80,6 +80,19 @@ extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports) {
     )
 }
 
+/// [`scale1d`] with `a` and `b` given as pointers without map clauses (`present`:
+/// their data must be mapped by an enclosing data region).
+pub fn scale1d_present() -> Manifest {
+    let mut m = scale1d();
+    for a in m.args.iter_mut().take(2) {
+        let arr = a.array.as_mut().unwrap();
+        arr.map = MapKind::Present;
+        arr.dims = vec![Expr::int(0)];
+        arr.section = vec![];
+    }
+    m
+}
+
 /// 2D: `b[i][j] = 2 * a[i][j] + b[i][j]` over the whole `n × m` index space; `a` maps
 /// `to` whole, `b` maps `tofrom: b[1:n-2][1:m-2]`. `a` is passed as a pointer, `b` as
 /// an array object (`float b[n][m]`).
@@ -138,6 +151,32 @@ extern "C" void tessera_emu_entry(void **args) { evens((float *)args[0], *(const
         kernel,
         entry,
     )
+}
+
+/// A data directive descriptor at `region` for `op`: `args` are (name, kind) of `f32`
+/// arrays and `int` scalars; `items` are (argument index, map, extents, section).
+pub fn data_desc(
+    region: &str,
+    op: tessera_ir::data::DataOp,
+    args: &[(&str, VarKind)],
+    items: Vec<(usize, MapKind, Vec<Expr>, Vec<Section>)>,
+) -> tessera_ir::data::DataDesc {
+    use tessera_ir::data::{DataArg, DataDesc, DescItem, DATA_VERSION};
+    DataDesc {
+        version: DATA_VERSION,
+        region: region.into(),
+        op,
+        rejected: None,
+        args: args
+            .iter()
+            .map(|(n, k)| DataArg {
+                name: n.to_string(),
+                kind: *k,
+                elem: if *k == VarKind::Scalar { ScalarType::I32 } else { ScalarType::F32 },
+            })
+            .collect(),
+        items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section }).collect(),
+    }
 }
 
 /// Address of a variable, as the rewritten call passes it.

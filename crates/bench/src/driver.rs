@@ -1,0 +1,379 @@
+//! The bench driver: builds each stencil with `tessera cc`, runs it on the emulated
+//! device, reads the runtime report and feeds the model. The only module that does I/O.
+//!
+//! Every child process writes its stdout and stderr into the stencil's work directory
+//! (no pipes to drain) and is killed after [`Env::timeout`].
+
+use crate::analysis::{self, Facts};
+use crate::runreport::{self, RunRecord};
+use crate::{dims, Bench, Config, Exact, Measured, Modelled, Status, StencilConfig, StencilResult, STENCILS};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tessera_ir::Region;
+use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, Params, Streamed, Structure, Traffic};
+use tessera_poly::{optimize, Plan, PolyOptions};
+
+/// Where things are.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// The `tessera` executable (with `tessera_plugin.so` and `libtessera_rt.so` next to it).
+    pub tessera: PathBuf,
+    /// `bench/stencils`.
+    pub stencil_dir: PathBuf,
+    /// Scratch directory: one subdirectory per stencil (binaries, IR dumps, reports, logs).
+    pub work_dir: PathBuf,
+    /// Limit for each compile and each run.
+    pub timeout: Duration,
+}
+
+/// `bench/stencils` for a `tessera` executable in `<repo>/target/release/`, else below
+/// the current directory or one of its ancestors.
+pub fn default_stencil_dir(exe: &Path) -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(d) = exe.canonicalize().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        candidates.extend(d.ancestors().map(|a| a.join("bench/stencils")));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        candidates.extend(cwd.ancestors().map(|a| a.join("bench/stencils")));
+    }
+    candidates.into_iter().find(|c| c.join("2D-jacobi.c").is_file())
+}
+
+/// Runs the bench over `only` (all of [`STENCILS`] when empty), calling `progress` with
+/// one line before and one after each stencil.
+pub fn run(cfg: &Config, env: &Env, only: &[String], progress: &mut dyn FnMut(&str)) -> Bench {
+    let p = Params::VCU118;
+    let clock_mhz = cfg.clock.clock_mhz(&p);
+    let names: Vec<&str> = STENCILS.iter().copied().filter(|n| only.is_empty() || only.iter().any(|o| o == n)).collect();
+    let start = Instant::now();
+    let mut stencils = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        progress(&format!("[{}/{}] {name} …", k + 1, names.len()));
+        let t = Instant::now();
+        let r = stencil(cfg, env, name, &p, clock_mhz);
+        progress(&format!("[{}/{}] {name}: {} ({:.1} s)", k + 1, names.len(), summary(&r), t.elapsed().as_secs_f64()));
+        stencils.push(r);
+    }
+    Bench { config: cfg.clone(), clock_mhz, clock_rule: cfg.clock.describe(&p), stencils, total_s: start.elapsed().as_secs_f64() }
+}
+
+/// The progress line's verdict.
+fn summary(r: &StencilResult) -> String {
+    let what = match r.status {
+        Status::Ok => "bit-exact".to_string(),
+        Status::ModeUnavailable => format!("mode {} unavailable, baseline bit-exact", r.config.mode),
+        Status::Mismatch => "NOT BIT-EXACT".to_string(),
+        Status::Failed => format!("FAILED: {}", r.error.as_deref().unwrap_or("").lines().next().unwrap_or("")),
+    };
+    match &r.modelled {
+        Some(m) => format!("{what}, modelled speedup {:.1}x", m.speedup),
+        None => what,
+    }
+}
+
+/// A built stencil.
+struct Built {
+    bin: PathBuf,
+    ir_dir: PathBuf,
+    compile_s: f64,
+}
+
+/// Why a build failed.
+enum BuildError {
+    /// The compiler does not generate this mode.
+    UnknownMode(String),
+    /// Anything else.
+    Failed(String),
+}
+
+/// One run on the emulated device.
+struct Ran {
+    record: RunRecord,
+    bit_exact: bool,
+    run_s: f64,
+}
+
+/// Runs `cmd` with stdout/stderr in `<log>.out` / `<log>.err`; returns (success,
+/// stdout, stderr, seconds).
+fn run_logged(mut cmd: Command, log: &Path, timeout: Duration) -> Result<(bool, String, String, f64), String> {
+    let out_path = log.with_extension("out");
+    let err_path = log.with_extension("err");
+    let out = std::fs::File::create(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
+    let err = std::fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
+    let t = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(s) => break s,
+            None if t.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{:?} did not finish within {} s (killed)", cmd.get_program(), timeout.as_secs()));
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    Ok((status.success(), read(&out_path), read(&err_path), secs))
+}
+
+/// The first lines of a log, for messages.
+fn excerpt(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(6).collect();
+    lines.join("\n")
+}
+
+fn build(cfg: &Config, env: &Env, name: &str, mode: &str, dir: &Path) -> Result<Built, BuildError> {
+    let src = env.stencil_dir.join(format!("{name}.c"));
+    let bin = dir.join(format!("{name}.{mode}"));
+    let ir_dir = dir.join(format!("ir-{mode}"));
+    let _ = std::fs::remove_dir_all(&ir_dir);
+    std::fs::create_dir_all(&ir_dir).map_err(|e| BuildError::Failed(format!("{}: {e}", ir_dir.display())))?;
+    let tile: Vec<String> = cfg.tiles.sizes(dims(name)).iter().map(i64::to_string).collect();
+    let mut cmd = Command::new(&env.tessera);
+    cmd.arg("cc")
+        .arg("-O2")
+        .args(cfg.size.defines(dims(name)))
+        .arg(format!("-fplugin-arg-tessera-mode={mode}"))
+        .arg(format!("-fplugin-arg-tessera-tile={}", tile.join(",")))
+        .arg(format!("-fplugin-arg-tessera-port-width={}", cfg.port_width))
+        .arg(format!("-fplugin-arg-tessera-dump-ir={}", ir_dir.display()))
+        .arg(&src)
+        .arg("-o")
+        .arg(&bin);
+    let (ok, _, err, secs) = run_logged(cmd, &dir.join(format!("compile-{mode}")), env.timeout).map_err(BuildError::Failed)?;
+    if !ok {
+        if err.contains("unknown mode") {
+            let line = err.lines().find(|l| l.contains("unknown mode")).unwrap_or("unknown mode");
+            let msg = line.split("error: ").last().unwrap_or(line).trim().to_string();
+            return Err(BuildError::UnknownMode(msg));
+        }
+        return Err(BuildError::Failed(format!("tessera cc ({mode}) failed:\n{}", excerpt(&err))));
+    }
+    Ok(Built { bin, ir_dir, compile_s: secs })
+}
+
+fn run_on_emu(env: &Env, name: &str, mode: &str, built: &Built, dir: &Path) -> Result<Ran, String> {
+    let report = dir.join(format!("report-{mode}.jsonl"));
+    let _ = std::fs::remove_file(&report);
+    let mut cmd = Command::new(&built.bin);
+    cmd.current_dir(dir)
+        .env("TESSERA_DEVICE", "emu")
+        .env("TESSERA_REPORT", &report)
+        .env("OMP_TARGET_OFFLOAD", "MANDATORY")
+        .env_remove("TESSERA_VERBOSE")
+        .env_remove("TESSERA_EMU_TRACE");
+    let (ok, out, err, secs) = run_logged(cmd, &dir.join(format!("run-{mode}")), env.timeout)?;
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    let records = runreport::parse(&text)?;
+    let record = match records.as_slice() {
+        [r] => r.clone(),
+        [] => return Err(format!("the {mode} run wrote no report line:\n{}", excerpt(&err))),
+        _ => return Err(format!("the {mode} run wrote {} report lines, expected one region execution", records.len())),
+    };
+    if record.device != "emu" {
+        return Err(format!(
+            "the region ran on the {} instead of the emulated device: {}",
+            record.device,
+            record.reason.as_deref().unwrap_or("no reason")
+        ));
+    }
+    let bit_exact = ok && out.contains(&format!("{name}: bit-exact"));
+    if !ok && !out.contains("MISMATCH") {
+        return Err(format!("the {mode} run failed:\n{}", excerpt(&format!("{out}{err}"))));
+    }
+    Ok(Ran { record, bit_exact, run_s: secs })
+}
+
+/// The one region IR the plugin dumped.
+fn load_ir(dir: &Path) -> Result<Region, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".ir.json"))
+        .collect();
+    files.sort();
+    match files.as_slice() {
+        [f] => Region::from_json(&std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?)
+            .map_err(|e| format!("{}: {e}", f.display())),
+        _ => Err(format!("{}: expected one dumped region IR, found {}", dir.display(), files.len())),
+    }
+}
+
+/// The baseline kernel's structure, with the iteration count derived from the exact
+/// counts (every iteration issues `accesses_per_iteration` single-beat bursts) and
+/// checked against the domain.
+fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, String> {
+    let a = facts.accesses_per_iteration.max(1);
+    let bursts = traffic.bursts();
+    if !bursts.is_multiple_of(a) {
+        return Err(format!("{bursts} baseline bursts are not a multiple of {a} accesses per iteration"));
+    }
+    let iterations = bursts / a;
+    if let Some(i) = facts.iterations.filter(|&i| i != iterations) {
+        return Err(format!("the baseline kernel issued {bursts} bursts = {iterations} iterations, the domain has {i}"));
+    }
+    Ok(Structure::Baseline(BaselineLoop {
+        iterations,
+        accesses_per_iteration: facts.distinct_accesses_per_iteration,
+        in_place: facts.in_place,
+        depth_ops: facts.depth_ops,
+    }))
+}
+
+/// The structure of the kernel that ran in `mode`.
+fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic) -> Result<Structure, String> {
+    match mode {
+        "baseline" => baseline_structure(facts, traffic),
+        "paper" => {
+            let plan = plan.ok_or("a paper kernel ran but the optimizer has no plan for the region")?;
+            let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
+            Ok(Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops }))
+        }
+        // FIXME: the tessera generator does not exist yet; until it does, its kernels
+        // are modelled as fully overlapped streams (an optimistic bound).
+        "tessera" => Ok(Structure::Streamed(Streamed { depth_ops: facts.depth_ops })),
+        m => Err(format!("no model for kernel mode '{m}'")),
+    }
+}
+
+fn describe(s: &Structure) -> String {
+    match s {
+        Structure::Baseline(b) => format!(
+            "baseline: {} iterations x {} serialized single-beat accesses{}",
+            b.iterations,
+            b.accesses_per_iteration,
+            if b.in_place { " (in place)" } else { "" }
+        ),
+        Structure::BlockedRows(r) => format!("blocked rows: {} rows, depth {} ops, every burst a blocking round trip", r.rows, r.depth_ops),
+        Structure::Streamed(s) => format!("streamed: overlapped ports, depth {} ops", s.depth_ops),
+    }
+}
+
+fn stencil(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64) -> StencilResult {
+    let d = dims(name);
+    let tile = cfg.tiles.sizes(d);
+    let mut r = StencilResult {
+        name: name.to_string(),
+        config: StencilConfig { tiles: cfg.tiles.name().into(), tile_sizes: tile.clone(), port_width: cfg.port_width, mode: cfg.mode.clone() },
+        status: Status::Failed,
+        error: None,
+        bit_exact: None,
+        ran_mode: None,
+        baseline: None,
+        exact: None,
+        modelled: None,
+        measured: Measured::default(),
+    };
+    if let Err(e) = stencil_into(cfg, env, name, p, clock_mhz, &tile, &mut r) {
+        r.status = if r.bit_exact == Some(false) { Status::Mismatch } else { Status::Failed };
+        r.error = Some(e);
+    }
+    r
+}
+
+fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64, tile: &[i64], r: &mut StencilResult) -> Result<(), String> {
+    let dir = env.work_dir.join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+
+    // The baseline: reference of the speedup, and the source of the region IR.
+    let base_built = build(cfg, env, name, "baseline", &dir).map_err(|e| match e {
+        BuildError::UnknownMode(m) | BuildError::Failed(m) => m,
+    })?;
+    let base = run_on_emu(env, name, "baseline", &base_built, &dir)?;
+    if !base.bit_exact {
+        r.bit_exact = Some(false);
+        return Err("the baseline kernel's results differ from the CPU's".into());
+    }
+    let region = load_ir(&base_built.ir_dir)?;
+    let facts = analysis::facts(&region)?;
+    let t = Instant::now();
+    let plan = optimize(&region, &PolyOptions { tile: Some(tile.to_vec()), port_width: cfg.port_width });
+    r.measured.optimizer_s = Some(t.elapsed().as_secs_f64());
+    let base_traffic = base.record.traffic()?;
+    let base_structure = baseline_structure(&facts, &base_traffic)?;
+    let base_est = estimate(&base_structure, &base_traffic, clock_mhz, p).map_err(|e| e.to_string())?;
+    r.baseline = Some(crate::BaselineFigures {
+        ddr_read_bytes: base_traffic.read_bytes(),
+        ddr_write_bytes: base_traffic.write_bytes(),
+        bursts: base_traffic.bursts(),
+        modelled_s: base_est.kernel_s,
+        modelled_cycles: base_est.cycles.total,
+        roofline_fraction: base_est.roofline_fraction(),
+        emulation_s: base.record.kernel_wall_s,
+        compile_s: base_built.compile_s,
+    });
+
+    // The configured kernel.
+    let (built, ran) = if cfg.mode == "baseline" {
+        (base_built, base)
+    } else {
+        match build(cfg, env, name, &cfg.mode, &dir) {
+            Ok(b) => {
+                let ran = run_on_emu(env, name, &cfg.mode, &b, &dir)?;
+                (b, ran)
+            }
+            Err(BuildError::UnknownMode(m)) => {
+                r.status = Status::ModeUnavailable;
+                r.error = Some(m);
+                return Ok(());
+            }
+            Err(BuildError::Failed(m)) => return Err(m),
+        }
+    };
+    r.measured.compile_s = Some(built.compile_s);
+    r.measured.emulation_s = ran.record.kernel_wall_s;
+    r.measured.run_s = Some(ran.run_s);
+    r.bit_exact = Some(ran.bit_exact);
+    r.ran_mode = Some(ran.record.mode.clone());
+    let traffic = ran.record.traffic()?;
+    let plan_ok = plan.as_ref().ok();
+    let buffer_elements = if ran.record.mode == "baseline" { 0 } else { plan_ok.map_or(0, |p| p.buffers.total_elements) };
+    let moved = traffic.bytes();
+    let compulsory = facts.compulsory_bytes();
+    r.exact = Some(Exact {
+        ddr_read_bytes: ran.record.ddr_read_bytes.unwrap_or(traffic.read_bytes()),
+        ddr_write_bytes: ran.record.ddr_write_bytes.unwrap_or(traffic.write_bytes()),
+        compulsory_bytes: compulsory,
+        bursts: ran.record.bursts.unwrap_or(traffic.bursts()),
+        buffer_elements,
+        traffic_ratio: compulsory.filter(|&c| c > 0).map(|c| moved as f64 / c as f64),
+        bytes_to_device: ran.record.bytes_to_device,
+        bytes_from_device: ran.record.bytes_from_device,
+    });
+    if !ran.bit_exact {
+        return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
+    }
+    let s = structure(&ran.record.mode, &facts, plan_ok, &traffic)?;
+    let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
+    let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);
+    r.modelled = Some(Modelled {
+        baseline_s: base_est.kernel_s,
+        kernel_s: est.kernel_s,
+        kernel_cycles: est.cycles.total,
+        roofline_s: est.roofline_s,
+        host_transfer_s: host,
+        clock_mhz,
+        speedup: base_est.kernel_s / est.kernel_s,
+        roofline_fraction: est.roofline_fraction(),
+        baseline_roofline_fraction: base_est.roofline_fraction(),
+        end_to_end_s: host + est.kernel_s,
+        bound: match est.bound {
+            tessera_model::Bound::Cycles => "cycles".into(),
+            tessera_model::Bound::Bandwidth => "bandwidth".into(),
+        },
+        structure: describe(&s),
+    });
+    if ran.record.mode != cfg.mode {
+        r.error = Some(format!("the compiler generated a {} kernel instead of {}", ran.record.mode, cfg.mode));
+    }
+    r.status = Status::Ok;
+    Ok(())
+}

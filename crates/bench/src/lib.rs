@@ -1,0 +1,328 @@
+//! `tessera bench`: the paper's ten stencils (`bench/stencils/*.c`,
+//! `shared/design/benchmarks.md`) built with Tessera, run on the emulated device,
+//! checked bit for bit, and modelled on the VCU118.
+//!
+//! ```text
+//! per stencil:
+//!   tessera cc -O2 -D<size> -fplugin-arg-tessera-{mode,tile,port-width,dump-ir}=…   measured: compile_s
+//!   ./stencil  (TESSERA_DEVICE=emu, TESSERA_REPORT, OMP_TARGET_OFFLOAD=MANDATORY)
+//!       "<name>: bit-exact", exit 0                                        bit_exact
+//!       report line: exact DDR bytes, bursts per length                    exact
+//!   the dumped region IR ─ analysis::facts ─► iterations, accesses, depth, compulsory bytes
+//!                        ─ tessera_poly::optimize ─► plan: buffer elements, rows   measured: optimizer_s
+//!   tessera_model::estimate(structure, exact traffic, clock) ─► seconds   modelled
+//! ```
+//!
+//! The baseline kernel is always built and run too: it is the reference of the
+//! speedup, and its counts feed the modelled baseline time. A mode the compiler does
+//! not know yet (`unknown mode`) is reported per stencil, never fatal.
+//!
+//! Modules: [`analysis`] (pure facts from the IR and plan), [`runreport`] (the runtime
+//! report), [`driver`] (builds and runs: the only I/O), [`output`] (table, JSON, SVG).
+//! Figures are labelled by kind (perf-model.md): *exact* counts, *modelled* FPGA
+//! time, *measured here* compile and emulation times.
+
+#![warn(missing_docs)]
+
+pub mod analysis;
+pub mod driver;
+pub mod output;
+pub mod runreport;
+
+pub use driver::{run, Env};
+use serde::Serialize;
+use tessera_model::ClockRule;
+
+/// The ten stencils of the paper's Table 1, in its order.
+pub const STENCILS: [&str; 10] =
+    ["1D-jacobi", "2D-5p", "2D-9p", "2D-jacobi", "2D-fdtd0", "2D-fdtd1", "2D-fdtd2", "3D-19p", "3D-27p", "3D-heat"];
+
+/// Dimensionality of a stencil, from its name (`1D-…`, `2D-…`, `3D-…`).
+pub fn dims(name: &str) -> usize {
+    match name.as_bytes().first() {
+        Some(b'1') => 1,
+        Some(b'3') => 3,
+        _ => 2,
+    }
+}
+
+/// Problem size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    /// The paper's: 64 MiB per array (1D N = 2^24, 2D 4096², 3D 256³).
+    Paper,
+    /// The sources' defaults: small, odd sizes (tests).
+    Small,
+}
+
+impl Size {
+    /// Parses `paper` / `small`.
+    pub fn parse(s: &str) -> Result<Size, String> {
+        match s {
+            "paper" => Ok(Size::Paper),
+            "small" => Ok(Size::Small),
+            _ => Err(format!("--size {s}: expected paper or small")),
+        }
+    }
+
+    /// The spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Size::Paper => "paper",
+            Size::Small => "small",
+        }
+    }
+
+    /// The `-D` flags for a stencil of `d` dimensions.
+    pub fn defines(self, d: usize) -> Vec<String> {
+        match (self, d) {
+            (Size::Small, _) => Vec::new(),
+            (Size::Paper, 1) => vec!["-DN=16777216".into()],
+            (Size::Paper, 2) => vec!["-DNI=4096".into(), "-DNJ=4096".into()],
+            (Size::Paper, _) => vec!["-DNI=256".into(), "-DNJ=256".into(), "-DNK=256".into()],
+        }
+    }
+}
+
+/// Tile-size preset (benchmarks.md, "Configurations used by the paper").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tiles {
+    /// The paper's "half" tiles: 256, 32², 16³.
+    Small,
+    /// The paper's "default" tiles: 512, 64², 32³.
+    Default,
+    /// The large tiles of the paper's headline figures: 1024, 128², 32³ (also
+    /// `tessera_poly::default_tile_sizes`).
+    Large,
+}
+
+impl Tiles {
+    /// Parses `small` / `default` / `large`.
+    pub fn parse(s: &str) -> Result<Tiles, String> {
+        match s {
+            "small" => Ok(Tiles::Small),
+            "default" => Ok(Tiles::Default),
+            "large" => Ok(Tiles::Large),
+            _ => Err(format!("--tiles {s}: expected small, default or large")),
+        }
+    }
+
+    /// The spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tiles::Small => "small",
+            Tiles::Default => "default",
+            Tiles::Large => "large",
+        }
+    }
+
+    /// Tile sizes for a nest of depth `d`, outermost first.
+    pub fn sizes(self, d: usize) -> Vec<i64> {
+        let per_dim = match (self, d) {
+            (Tiles::Small, 1) => 256,
+            (Tiles::Small, 2) => 32,
+            (Tiles::Small, _) => 16,
+            (Tiles::Default, 1) => 512,
+            (Tiles::Default, 2) => 64,
+            (Tiles::Default, _) => 32,
+            (Tiles::Large, 1) => 1024,
+            (Tiles::Large, 2) => 128,
+            (Tiles::Large, _) => 32,
+        };
+        vec![per_dim; d]
+    }
+}
+
+/// Kernel modes the bench knows how to model.
+pub const MODES: [&str; 3] = ["baseline", "paper", "tessera"];
+
+/// One benchmark configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Config {
+    /// Problem size.
+    pub size: Size,
+    /// Tile sizes.
+    pub tiles: Tiles,
+    /// Port width in elements per beat (4, 8, 16).
+    pub port_width: u32,
+    /// Kernel mode (`baseline`, `paper`, `tessera`).
+    pub mode: String,
+    /// How the modelled clock is chosen.
+    #[serde(skip)]
+    pub clock: ClockRule,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { size: Size::Paper, tiles: Tiles::Default, port_width: 16, mode: "paper".into(), clock: ClockRule::Paper }
+    }
+}
+
+/// Exact counts of the configured kernel's run (perf-model.md kind 1).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exact {
+    /// DDR bytes read.
+    pub ddr_read_bytes: u64,
+    /// DDR bytes written.
+    pub ddr_write_bytes: u64,
+    /// Each element read once plus each element written once (`None`: not a box).
+    pub compulsory_bytes: Option<u64>,
+    /// AXI transactions, both directions.
+    pub bursts: u64,
+    /// On-chip buffer elements of the kernel (0 for the baseline, the plan's total
+    /// otherwise).
+    pub buffer_elements: u64,
+    /// (DDR bytes read + written) ÷ compulsory bytes.
+    pub traffic_ratio: Option<f64>,
+    /// Host → device bytes (PCIe).
+    pub bytes_to_device: u64,
+    /// Device → host bytes (PCIe).
+    pub bytes_from_device: u64,
+}
+
+/// The baseline kernel's figures (exact counts, modelled time, measured times).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BaselineFigures {
+    /// Exact DDR bytes read.
+    pub ddr_read_bytes: u64,
+    /// Exact DDR bytes written.
+    pub ddr_write_bytes: u64,
+    /// Exact bursts.
+    pub bursts: u64,
+    /// Modelled seconds.
+    pub modelled_s: f64,
+    /// Modelled cycles.
+    pub modelled_cycles: u64,
+    /// Modelled fraction of the DDR roofline.
+    pub roofline_fraction: f64,
+    /// Measured emulation time of the kernel.
+    pub emulation_s: Option<f64>,
+    /// Measured `tessera cc` time.
+    pub compile_s: f64,
+}
+
+/// Modelled FPGA figures (perf-model.md kind 2).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Modelled {
+    /// The baseline kernel's time.
+    pub baseline_s: f64,
+    /// The configured kernel's time.
+    pub kernel_s: f64,
+    /// The configured kernel's cycles.
+    pub kernel_cycles: u64,
+    /// DDR bytes ÷ 19.2 GB/s.
+    pub roofline_s: f64,
+    /// PCIe transfers.
+    pub host_transfer_s: f64,
+    /// The clock of both designs.
+    pub clock_mhz: f64,
+    /// `baseline_s / kernel_s`.
+    pub speedup: f64,
+    /// `roofline_s / kernel_s`.
+    pub roofline_fraction: f64,
+    /// The baseline's `roofline_s / baseline_s` (its own traffic).
+    pub baseline_roofline_fraction: f64,
+    /// `host_transfer_s + kernel_s`.
+    pub end_to_end_s: f64,
+    /// `cycles` or `bandwidth`.
+    pub bound: String,
+    /// The structure the kernel was modelled with.
+    pub structure: String,
+}
+
+/// Times measured on this machine (perf-model.md kind 3).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Measured {
+    /// `tessera cc` of the configured kernel (wall).
+    pub compile_s: Option<f64>,
+    /// `tessera_poly::optimize` on the region (in this process).
+    pub optimizer_s: Option<f64>,
+    /// The configured kernel on the emulated device (`kernel_wall_s`).
+    pub emulation_s: Option<f64>,
+    /// The whole program (CPU reference, transfers, kernel).
+    pub run_s: Option<f64>,
+}
+
+/// How one stencil went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Built, ran on the emulated device, bit-exact, modelled.
+    Ok,
+    /// The compiler does not generate the requested mode (yet); the baseline ran.
+    ModeUnavailable,
+    /// The result differs from the CPU's.
+    Mismatch,
+    /// A build, run, report or model step failed.
+    Failed,
+}
+
+impl Status {
+    /// Whether this makes the bench fail.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Mismatch | Status::Failed)
+    }
+}
+
+/// The result of one stencil (the JSON record; field names are an interface).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StencilResult {
+    /// Stencil name.
+    pub name: String,
+    /// Configuration.
+    pub config: StencilConfig,
+    /// Outcome.
+    pub status: Status,
+    /// What went wrong (or the mode message).
+    pub error: Option<String>,
+    /// Whether the configured kernel's results equal the CPU's (`None`: not run).
+    pub bit_exact: Option<bool>,
+    /// The mode the runtime reports for the run (a plan the generator refuses runs as
+    /// the baseline kernel).
+    pub ran_mode: Option<String>,
+    /// The baseline kernel (always built and run: the speedup's reference).
+    pub baseline: Option<BaselineFigures>,
+    /// Exact counts of the configured kernel.
+    pub exact: Option<Exact>,
+    /// Modelled times.
+    pub modelled: Option<Modelled>,
+    /// Measured times.
+    pub measured: Measured,
+}
+
+/// The configuration of one stencil's run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StencilConfig {
+    /// Preset name.
+    pub tiles: String,
+    /// The sizes passed to the compiler.
+    pub tile_sizes: Vec<i64>,
+    /// Elements per beat.
+    pub port_width: u32,
+    /// Requested mode.
+    pub mode: String,
+}
+
+/// A whole bench run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bench {
+    /// The configuration.
+    pub config: Config,
+    /// The clock every design was modelled at.
+    pub clock_mhz: f64,
+    /// The rule that chose it, in words.
+    pub clock_rule: String,
+    /// One result per stencil, in [`STENCILS`] order.
+    pub stencils: Vec<StencilResult>,
+    /// Wall time of the whole run (measured here).
+    pub total_s: f64,
+}
+
+impl Bench {
+    /// Whether any stencil failed or mismatched.
+    pub fn failed(&self) -> bool {
+        self.stencils.iter().any(|s| s.status.is_failure())
+    }
+}

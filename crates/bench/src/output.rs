@@ -1,0 +1,448 @@
+//! The bench's outputs: the table (stdout), the JSON record and the SVG figure (like
+//! the paper's Fig. 7/8: modelled speedup over the baseline per stencil, and the
+//! fraction of the DDR roofline each design reaches). Pure: strings in, strings out.
+
+use crate::{Bench, Status, StencilResult};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use tessera_model::Params;
+
+/// Bytes with a decimal unit.
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b < 1e3 {
+        format!("{b:.0} B")
+    } else if b < 1e6 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.2} GB", b / 1e9)
+    }
+}
+
+/// Seconds with a unit.
+pub fn fmt_s(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s >= 1e-6 {
+        format!("{:.1} µs", s * 1e6)
+    } else {
+        format!("{:.0} ns", s * 1e9)
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// The configuration line shared by the table and the figure.
+fn config_line(b: &Bench) -> String {
+    let c = &b.config;
+    let t: Vec<String> = [1, 2, 3].iter().map(|&d| c.tiles.sizes(d).iter().map(i64::to_string).collect::<Vec<_>>().join("x")).collect();
+    format!(
+        "size {}, tiles {} ({}), port width {}, mode {}",
+        c.size.name(),
+        c.tiles.name(),
+        t.join(" / "),
+        c.port_width,
+        c.mode
+    )
+}
+
+/// The table printed after a run.
+pub fn table(b: &Bench) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "tessera bench: {}", config_line(b));
+    let _ = writeln!(o, "clock: {}", b.clock_rule);
+    let _ = writeln!(o, "exact = counted in emulation; modelled = VCU118 model (docs/performance.md); measured = this machine");
+    let _ = writeln!(
+        o,
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
+        "", "", "exact", "", "", "", "", "modelled", "", "", "", "", "", "", "measured", ""
+    );
+    let _ = writeln!(
+        o,
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
+        "stencil", "result", "DDR R+W", "compuls.", "ratio", "bursts", "buffer", "baseline", "kernel", "speedup", "roofline", "%roof", "host", "e2e", "compile", "emulation"
+    );
+    for s in &b.stencils {
+        let result = match s.status {
+            Status::Ok => "bit-exact",
+            Status::ModeUnavailable => "no mode",
+            Status::Mismatch => "MISMATCH",
+            Status::Failed => "FAILED",
+        };
+        let e = s.exact.as_ref();
+        let m = s.modelled.as_ref();
+        let base_s = m.map(|m| m.baseline_s).or(s.baseline.as_ref().map(|x| x.modelled_s));
+        let _ = writeln!(
+            o,
+            "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
+            s.name,
+            result,
+            opt(e, |e| fmt_bytes(e.ddr_read_bytes + e.ddr_write_bytes)),
+            opt(e.and_then(|e| e.compulsory_bytes), fmt_bytes),
+            opt(e.and_then(|e| e.traffic_ratio), |r| format!("{r:.2}")),
+            opt(e, |e| e.bursts.to_string()),
+            opt(e, |e| e.buffer_elements.to_string()),
+            opt(base_s, fmt_s),
+            opt(m, |m| fmt_s(m.kernel_s)),
+            opt(m, |m| format!("{:.1}x", m.speedup)),
+            opt(m, |m| fmt_s(m.roofline_s)),
+            opt(m, |m| format!("{:.1}", 100.0 * m.roofline_fraction)),
+            opt(m, |m| fmt_s(m.host_transfer_s)),
+            opt(m, |m| fmt_s(m.end_to_end_s)),
+            opt(s.measured.compile_s.or(s.baseline.as_ref().map(|x| x.compile_s)), fmt_s),
+            opt(s.measured.emulation_s.or(s.baseline.as_ref().and_then(|x| x.emulation_s)), fmt_s),
+        );
+    }
+    // Notes, one per distinct message, naming the stencils it concerns.
+    let mut notes: Vec<(Vec<&str>, &str)> = Vec::new();
+    for s in &b.stencils {
+        if let Some(e) = &s.error {
+            match notes.iter_mut().find(|(_, m)| *m == e.as_str()) {
+                Some((names, _)) => names.push(&s.name),
+                None => notes.push((vec![&s.name], e)),
+            }
+        }
+    }
+    for (names, e) in notes {
+        let who = if names.len() == b.stencils.len() && names.len() > 1 { "every stencil".to_string() } else { names.join(", ") };
+        let mut lines = e.lines();
+        let _ = writeln!(o, "note: {who}: {}", lines.next().unwrap_or(""));
+        for l in lines {
+            let _ = writeln!(o, "      {l}");
+        }
+    }
+    let _ = writeln!(o, "total: {} (measured)", fmt_s(b.total_s));
+    o
+}
+
+/// The JSON record of a run: the configuration, the clock, every model parameter with
+/// its source, and one object per stencil (field names are an interface).
+pub fn to_json(b: &Bench) -> Value {
+    let p = Params::VCU118;
+    json!({
+        "tool": "tessera bench",
+        "kinds": {
+            "exact": "counted in emulation through the kernels' memory ports",
+            "modelled": "FPGA time from the VCU118 model fed by the exact counts (docs/performance.md)",
+            "measured": "wall time on the machine that ran the bench",
+        },
+        "size": b.config.size.name(),
+        "config": { "tiles": b.config.tiles.name(), "port_width": b.config.port_width, "mode": b.config.mode },
+        "clock": { "mhz": b.clock_mhz, "rule": b.clock_rule },
+        "model_parameters": p.table(),
+        "stencils": b.stencils,
+        "total_s": b.total_s,
+    })
+}
+
+/// A logarithmic y axis over whole decades.
+struct LogAxis {
+    lo: i32,
+    hi: i32,
+    top: f64,
+    bottom: f64,
+}
+
+impl LogAxis {
+    fn new(values: &[f64], at_least: (f64, f64), top: f64, bottom: f64) -> LogAxis {
+        let vals: Vec<f64> = values.iter().copied().filter(|v| *v > 0.0 && v.is_finite()).collect();
+        let min = vals.iter().copied().fold(at_least.0, f64::min);
+        let max = vals.iter().copied().fold(at_least.1, f64::max);
+        let lo = min.log10().floor() as i32;
+        let hi = (max.log10().ceil() as i32).max(lo + 1);
+        LogAxis { lo, hi, top, bottom }
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let t = (v.max(10f64.powi(self.lo)).log10() - self.lo as f64) / (self.hi - self.lo) as f64;
+        self.bottom - t * (self.bottom - self.top)
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn decade_label(e: i32, percent: bool) -> String {
+    let v = 10f64.powi(e);
+    let s = if e >= 0 { format!("{v:.0}") } else { format!("{v}") };
+    if percent {
+        format!("{s}%")
+    } else {
+        format!("{s}x")
+    }
+}
+
+/// Gridlines, decade labels and the rotated axis title of one panel.
+fn axis(o: &mut String, a: &LogAxis, left: f64, right: f64, title: &str, percent: bool) {
+    for e in a.lo..=a.hi {
+        let y = a.y(10f64.powi(e));
+        let _ = writeln!(o, r##"<line x1="{left}" y1="{y:.1}" x2="{right}" y2="{y:.1}" stroke="#ddd"/>"##);
+        let _ = writeln!(o, r##"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##, left - 6.0, y + 4.0, decade_label(e, percent));
+    }
+    let _ = writeln!(o, r##"<line x1="{left}" y1="{:.1}" x2="{left}" y2="{:.1}" stroke="#333"/>"##, a.top, a.bottom);
+    let _ = writeln!(o, r##"<line x1="{left}" y1="{:.1}" x2="{right}" y2="{:.1}" stroke="#333"/>"##, a.bottom, a.bottom);
+    let cy = (a.top + a.bottom) / 2.0;
+    let _ = writeln!(
+        o,
+        r##"<text x="18" y="{cy:.1}" transform="rotate(-90 18 {cy:.1})" text-anchor="middle" font-size="12">{}</text>"##,
+        esc(title)
+    );
+}
+
+/// The figure: modelled speedup per stencil (top) and modelled fraction of the DDR
+/// roofline of the baseline and the configured design (bottom), both log scale.
+pub fn svg(b: &Bench) -> String {
+    let (w, h) = (980.0, 690.0);
+    let (left, right) = (80.0, w - 20.0);
+    let n = b.stencils.len().max(1) as f64;
+    let group = (right - left) / n;
+    let mode = &b.config.mode;
+    let colour = "#3b6fb6";
+    let grey = "#9a9a9a";
+    let mut o = String::new();
+    let _ = writeln!(o, r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">"##);
+    let _ = writeln!(o, r##"<rect width="{w}" height="{h}" fill="white"/>"##);
+    let mid = w / 2.0;
+    let _ = writeln!(
+        o,
+        r##"<text x="{mid:.1}" y="24" text-anchor="middle" font-size="15" font-weight="bold">Tessera on the VCU118, modelled (not measured on an FPGA)</text>"##
+    );
+    let _ = writeln!(o, r##"<text x="{mid:.1}" y="42" text-anchor="middle" font-size="11">{}</text>"##, esc(&config_line(b)));
+    let _ = writeln!(
+        o,
+        r##"<text x="{mid:.1}" y="57" text-anchor="middle" font-size="11">clock {} MHz for every design; cycle model fed by the exact DDR counts of emulated runs (docs/performance.md)</text>"##,
+        b.clock_mhz
+    );
+
+    // Top panel: speedup.
+    let speedups: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.speedup)).collect();
+    let vals: Vec<f64> = speedups.iter().flatten().copied().collect();
+    let a = LogAxis::new(&vals, (1.0, 10.0), 100.0, 300.0);
+    let _ = writeln!(
+        o,
+        r##"<text x="{left}" y="86" font-size="13" font-weight="bold">Modelled speedup of {} over the baseline kernel (log scale)</text>"##,
+        esc(mode)
+    );
+    axis(&mut o, &a, left, right, "speedup (modelled)", false);
+    let one = a.y(1.0);
+    let _ = writeln!(o, r##"<line x1="{left}" y1="{one:.1}" x2="{right}" y2="{one:.1}" stroke="#333" stroke-dasharray="4 3"/>"##);
+    for (k, (s, v)) in b.stencils.iter().zip(&speedups).enumerate() {
+        let cx = left + group * (k as f64 + 0.5);
+        let bw = group * 0.45;
+        match v {
+            Some(v) => {
+                let y = a.y(*v);
+                let _ = writeln!(
+                    o,
+                    r##"<rect x="{:.1}" y="{:.1}" width="{bw:.1}" height="{:.1}" fill="{colour}"><title>{}: modelled speedup {v:.1}x</title></rect>"##,
+                    cx - bw / 2.0,
+                    y.min(a.bottom),
+                    (a.bottom - y).max(0.0),
+                    esc(&s.name)
+                );
+                let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"##, y - 4.0, fmt_x(*v));
+            }
+            None => {
+                let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="#a00">{}</text>"##, a.bottom - 6.0, na(s));
+            }
+        }
+        let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
+    }
+
+    // Bottom panel: roofline fraction, baseline and the configured design.
+    let base: Vec<Option<f64>> = b
+        .stencils
+        .iter()
+        .map(|s| s.modelled.as_ref().map(|m| m.baseline_roofline_fraction).or(s.baseline.as_ref().map(|x| x.roofline_fraction)))
+        .collect();
+    let design: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.roofline_fraction)).collect();
+    let pct: Vec<f64> = base.iter().chain(&design).flatten().map(|v| v * 100.0).collect();
+    let a = LogAxis::new(&pct, (1.0, 100.0), 375.0, 610.0);
+    let _ = writeln!(
+        o,
+        r##"<text x="{left}" y="361" font-size="13" font-weight="bold">Modelled fraction of the DDR roofline each design reaches (log scale)</text>"##
+    );
+    axis(&mut o, &a, left, right, "% of roofline (modelled)", true);
+    for (k, s) in b.stencils.iter().enumerate() {
+        let cx = left + group * (k as f64 + 0.5);
+        let bw = group * 0.36;
+        let bars: Vec<(f64, Option<f64>, &str, String)> = if mode == "baseline" {
+            vec![(cx, base[k], grey, "baseline".into())]
+        } else {
+            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, design[k], colour, mode.clone())]
+        };
+        for (x, v, fill, what) in bars {
+            match v {
+                Some(v) => {
+                    let y = a.y(v * 100.0);
+                    let _ = writeln!(
+                        o,
+                        r##"<rect x="{:.1}" y="{:.1}" width="{bw:.1}" height="{:.1}" fill="{fill}"><title>{} {what}: {:.3}% of the DDR roofline (modelled)</title></rect>"##,
+                        x - bw / 2.0,
+                        y.min(a.bottom),
+                        (a.bottom - y).max(0.0),
+                        esc(&s.name),
+                        v * 100.0
+                    );
+                    let _ = writeln!(o, r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="9">{}</text>"##, y - 3.0, fmt_pct(v * 100.0));
+                }
+                None => {
+                    let _ = writeln!(o, r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="9" fill="#a00">n/a</text>"##, a.bottom - 6.0);
+                }
+            }
+        }
+        let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
+    }
+    // Legend.
+    let ly = h - 22.0;
+    let _ = writeln!(o, r##"<rect x="{left}" y="{:.1}" width="12" height="12" fill="{grey}"/>"##, ly - 10.0);
+    let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">baseline (modelled)</text>"##, left + 16.0);
+    if mode != "baseline" {
+        let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"##, left + 160.0, ly - 10.0);
+        let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} (modelled)</text>"##, left + 176.0, esc(mode));
+    }
+    let _ = writeln!(
+        o,
+        r##"<text x="{right}" y="{ly:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
+fn fmt_x(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}x")
+    } else {
+        format!("{v:.1}x")
+    }
+}
+
+fn fmt_pct(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}%")
+    } else if v >= 0.1 {
+        format!("{v:.1}%")
+    } else {
+        format!("{v:.2}%")
+    }
+}
+
+fn na(s: &StencilResult) -> &'static str {
+    match s.status {
+        Status::ModeUnavailable => "mode n/a",
+        Status::Mismatch => "mismatch",
+        _ => "n/a",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BaselineFigures, Config, Exact, Measured, Modelled, StencilConfig};
+
+    fn result(name: &str, status: Status, speedup: Option<f64>) -> StencilResult {
+        StencilResult {
+            name: name.into(),
+            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: "paper".into() },
+            status,
+            error: if status == Status::ModeUnavailable { Some("-fplugin-arg-tessera-mode=paper: unknown mode".into()) } else { None },
+            bit_exact: Some(true),
+            ran_mode: speedup.map(|_| "paper".into()),
+            baseline: Some(BaselineFigures {
+                ddr_read_bytes: 5 << 26,
+                ddr_write_bytes: 1 << 26,
+                bursts: 6 << 24,
+                modelled_s: 10.0,
+                modelled_cycles: 500_000_000,
+                roofline_fraction: 0.002,
+                emulation_s: Some(0.3),
+                compile_s: 0.25,
+            }),
+            exact: speedup.map(|_| Exact {
+                ddr_read_bytes: 1 << 26,
+                ddr_write_bytes: 1 << 26,
+                compulsory_bytes: Some(1 << 27),
+                bursts: 70_000,
+                buffer_elements: 624,
+                traffic_ratio: Some(1.0),
+                bytes_to_device: 3 << 26,
+                bytes_from_device: 1 << 26,
+            }),
+            modelled: speedup.map(|v| Modelled {
+                baseline_s: 10.0,
+                kernel_s: 10.0 / v,
+                kernel_cycles: 1000,
+                roofline_s: 0.007,
+                host_transfer_s: 0.17,
+                clock_mhz: 50.0,
+                speedup: v,
+                roofline_fraction: 0.007 / (10.0 / v),
+                baseline_roofline_fraction: 0.002,
+                end_to_end_s: 0.17 + 10.0 / v,
+                bound: "cycles".into(),
+                structure: "blocked rows".into(),
+            }),
+            measured: Measured::default(),
+        }
+    }
+
+    fn bench() -> Bench {
+        Bench {
+            config: Config::default(),
+            clock_mhz: 50.0,
+            clock_rule: "50 MHz for every design".into(),
+            stencils: vec![result("2D-jacobi", Status::Ok, Some(115.0)), result("2D-5p", Status::ModeUnavailable, None)],
+            total_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(fmt_bytes(402_260_064), "402.3 MB");
+        assert_eq!(fmt_s(10.0565), "10.06 s");
+        assert_eq!(fmt_s(0.0872), "87.2 ms");
+        assert_eq!(fmt_s(4.2e-7), "420 ns");
+    }
+
+    #[test]
+    fn table_json_and_svg_say_what_kind_each_figure_is() {
+        let b = bench();
+        let t = table(&b);
+        assert!(t.contains("2D-jacobi  bit-exact |"), "{t}");
+        assert!(t.contains("115.0x"), "{t}");
+        assert!(t.contains("note: 2D-5p: -fplugin-arg-tessera-mode=paper: unknown mode"), "{t}");
+        assert!(t.contains("exact = counted in emulation; modelled"), "{t}");
+        let j = to_json(&b);
+        let s = &j["stencils"][0];
+        for (obj, keys) in [
+            ("config", &["tiles", "port_width", "mode"][..]),
+            ("exact", &["ddr_read_bytes", "ddr_write_bytes", "compulsory_bytes", "bursts", "buffer_elements"][..]),
+            ("modelled", &["baseline_s", "kernel_s", "kernel_cycles", "roofline_s", "host_transfer_s", "clock_mhz"][..]),
+            ("measured", &["compile_s", "optimizer_s", "emulation_s"][..]),
+        ] {
+            for k in keys {
+                assert!(s[obj].get(*k).is_some(), "{obj}.{k} missing in {s}");
+            }
+        }
+        assert_eq!(s["name"], "2D-jacobi");
+        assert_eq!(s["bit_exact"], true);
+        assert_eq!(j["stencils"][1]["status"], "mode-unavailable");
+        assert_eq!(j["clock"]["mhz"], 50.0);
+        assert!(j["model_parameters"].as_array().unwrap().iter().all(|p| p["source"].as_str().unwrap().len() > 30));
+        let svg = svg(&b);
+        if let Ok(p) = std::env::var("TESSERA_BENCH_SVG_OUT") {
+            std::fs::write(p, &svg).unwrap();
+        }
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("Modelled speedup of paper over the baseline kernel"));
+        assert!(svg.contains("Modelled fraction of the DDR roofline"));
+        assert!(svg.contains(">115x<") && svg.contains("mode n/a"));
+    }
+}

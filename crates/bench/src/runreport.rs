@@ -1,0 +1,119 @@
+//! Reading the runtime's report (`TESSERA_REPORT`, one JSON line per region execution;
+//! `runtime/README.md`, "Report") and turning its exact counts into the model's
+//! [`Traffic`]. Unknown keys are ignored, as the runtime asks.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use tessera_model::{Port, Traffic};
+
+/// Exact traffic of one array.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ArrayCounts {
+    /// Bytes read (whole beats).
+    pub read_bytes: u64,
+    /// Bytes written (whole beats).
+    pub write_bytes: u64,
+    /// Read bursts.
+    pub read_bursts: u64,
+    /// Write bursts.
+    pub write_bursts: u64,
+    /// Beats, both directions.
+    pub beats: u64,
+    /// Bytes actually stored (strobes honoured).
+    pub write_enabled_bytes: u64,
+    /// Beats → number of read bursts of that length.
+    pub read_burst_lengths: BTreeMap<String, u64>,
+    /// Beats → number of write bursts of that length.
+    pub write_burst_lengths: BTreeMap<String, u64>,
+}
+
+/// One region execution.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct RunRecord {
+    /// `file:line` of the directive.
+    pub region: String,
+    /// Kernel name, `None` on the host.
+    pub kernel: Option<String>,
+    /// Kernel flavour that ran (`baseline`, `paper`, …).
+    pub mode: String,
+    /// `emu`, `xrt` or `host`.
+    pub device: String,
+    /// Why the region ran on the host.
+    pub reason: Option<String>,
+    /// Bytes copied host → device.
+    pub bytes_to_device: u64,
+    /// Bytes copied device → host.
+    pub bytes_from_device: u64,
+    /// Wall time of the kernel call in emulation (measured here).
+    pub kernel_wall_s: Option<f64>,
+    /// Exact DDR bytes read.
+    pub ddr_read_bytes: Option<u64>,
+    /// Exact DDR bytes written.
+    pub ddr_write_bytes: Option<u64>,
+    /// Exact bursts, both directions.
+    pub bursts: Option<u64>,
+    /// Per array.
+    pub arrays: Option<BTreeMap<String, ArrayCounts>>,
+}
+
+/// Parses every line of a report file.
+pub fn parse(text: &str) -> Result<Vec<RunRecord>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("report line {}: {e}", i + 1)))
+        .collect()
+}
+
+fn histogram(h: &BTreeMap<String, u64>, port: &mut tessera_model::Bursts) -> Result<(), String> {
+    for (len, &n) in h {
+        let beats: u64 = len.parse().map_err(|_| format!("burst length '{len}' is not a number"))?;
+        port.add(beats, n);
+    }
+    Ok(())
+}
+
+impl RunRecord {
+    /// The exact traffic per port, or why there is none (host run, uncounted ports).
+    pub fn traffic(&self) -> Result<Traffic, String> {
+        let arrays = self.arrays.as_ref().ok_or_else(|| match &self.reason {
+            Some(r) => format!("no DDR counts: the region ran on the {} ({r})", self.device),
+            None => "no DDR counts in the report (ports not counted)".to_string(),
+        })?;
+        let mut ports = Vec::new();
+        for (name, a) in arrays {
+            let bytes = a.read_bytes + a.write_bytes;
+            let beat_bytes = bytes.checked_div(a.beats).unwrap_or(0);
+            if a.beats > 0 && beat_bytes * a.beats != bytes {
+                return Err(format!("array {name}: {bytes} bytes in {} beats is not a whole beat width", a.beats));
+            }
+            let mut p = Port::new(name, beat_bytes);
+            histogram(&a.read_burst_lengths, &mut p.read)?;
+            histogram(&a.write_burst_lengths, &mut p.write)?;
+            if p.read.count() != a.read_bursts || p.write.count() != a.write_bursts {
+                return Err(format!("array {name}: burst histogram and burst counts disagree"));
+            }
+            ports.push(p);
+        }
+        Ok(Traffic { ports })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example line of runtime/README.md.
+    #[test]
+    fn parses_the_documented_line() {
+        let line = r#"{"region":"stencil.c:12","kernel":"k","mode":"baseline","device":"emu","reason":null,"bytes_to_device":3200,"bytes_from_device":1600,"kernel_wall_s":0.00012,"ddr_read_bytes":4776,"ddr_write_bytes":1592,"bursts":1592,"new_key":1,"arrays":{"a":{"read_bytes":4776,"write_bytes":0,"read_bursts":1194,"write_bursts":0,"beats":1194,"write_enabled_bytes":0,"read_burst_lengths":{"1":1194},"write_burst_lengths":{}},"b":{"read_bytes":0,"write_bytes":1592,"read_bursts":0,"write_bursts":398,"beats":398,"write_enabled_bytes":1592,"read_burst_lengths":{},"write_burst_lengths":{"1":398}}}}
+{"region":"stencil.c:30","kernel":null,"mode":"baseline","device":"host","reason":"r","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}
+"#;
+        let r = parse(line).unwrap();
+        assert_eq!(r.len(), 2);
+        let t = r[0].traffic().unwrap();
+        assert_eq!((t.read_bytes(), t.write_bytes(), t.bursts()), (4776, 1592, 1592));
+        assert_eq!(t.ports[0].beat_bytes, 4);
+        assert!(r[1].traffic().unwrap_err().contains("ran on the host (r)"));
+    }
+}

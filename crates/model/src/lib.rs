@@ -1,0 +1,411 @@
+//! Tessera's performance model: modelled FPGA seconds for one kernel execution on the
+//! VCU118, from the exact DDR counts of the emulated run and the kernel's static
+//! structure (perf-model.md, kind 2 "modelled"). Pure functions; every parameter is in
+//! [`params`], once, with its source.
+//!
+//! Cycles and clock are kept apart: a structure is turned into **cycles** at a given
+//! clock (memory latencies are nanoseconds, converted with the clock and rounded up to
+//! whole cycles), then into seconds by dividing by the clock. The clock of a real design
+//! is only known after synthesis, so it comes from a documented rule ([`ClockRule`]:
+//! the paper's comparison clock of 50 MHz) that `--clock-mhz` overrides.
+//!
+//! With `f` the clock, `cyc(t) = ⌈t · f⌉` (t in ns, f in GHz), `β` beats per cycle,
+//! `D` the operation depth of the statement (floating-point operations on its longest
+//! path) and `t_op` the latency of one operation:
+//!
+//! ```text
+//! Baseline   (plain HLS kernel: every access a serialized single-beat round trip)
+//!   C = I · A · cyc(t_acc · (k_ip if in place else 1)) + cyc(D · t_op)
+//!       I iterations, A distinct accesses per iteration (duplicate reads of one element
+//!       in one statement merged), k_ip the in-place factor
+//! BlockedRows (the paper's kernel: per row a blocking read, compute, write, wait)
+//!   C = Σ_read bursts (cyc(t_rd) + ⌈b/β⌉) + Σ_write bursts (⌈b/β⌉ + cyc(t_wr))
+//!       + R · max(1, cyc(D · t_op))                  b beats per burst, R rows
+//! Streamed   (reads, compute and writes overlap; bursts outstanding)
+//!   C = cyc(t_rd) + max over ports and directions ⌈beats/β⌉ + cyc(D · t_op) + cyc(t_wr)
+//!
+//! roofline_s = (DDR bytes read + written) / BW_ddr
+//! kernel_s   = max(C / f, roofline_s)                 no kernel beats the DDR bank
+//! host_s     = (bytes to device + bytes from device) / BW_pcie
+//! ```
+//!
+//! The bursts of `BlockedRows` are the exact histogram of the run (every burst is
+//! counted, including chunk pre-loads and boundary splits), so only the row count and
+//! the statement's depth come from the static structure.
+
+#![warn(missing_docs)]
+
+pub mod axi;
+pub mod params;
+pub mod traffic;
+
+pub use params::{Param, Params};
+pub use traffic::{Bursts, Port, Traffic};
+
+use serde::Serialize;
+use std::fmt;
+
+/// `ns` nanoseconds in whole cycles of a `clock_mhz` clock, rounded up (a transaction
+/// completes on a clock edge). A tiny tolerance keeps exact products exact.
+pub fn ns_to_cycles(ns: f64, clock_mhz: f64) -> u64 {
+    let c = ns * clock_mhz / 1000.0;
+    (c - 1e-9).ceil().max(0.0) as u64
+}
+
+/// Seconds the DDR bank needs to move `bytes` at its peak bandwidth.
+pub fn roofline_s(bytes: u64, p: &Params) -> f64 {
+    bytes as f64 / p.ddr_bytes_per_s
+}
+
+/// Seconds of host ↔ board transfers of `bytes` bytes over PCIe.
+pub fn host_transfer_s(bytes: u64, p: &Params) -> f64 {
+    bytes as f64 / p.pcie_bytes_per_s
+}
+
+/// How the clock of a design is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum ClockRule {
+    /// Every design (baseline and optimized) at the paper's comparison clock,
+    /// [`Params::paper_clock_mhz`] (50 MHz): the paper measured its speedups there.
+    Paper,
+    /// A clock given by the user (`--clock-mhz`), for every design.
+    Fixed(f64),
+}
+
+impl ClockRule {
+    /// The clock (MHz) of a design under this rule.
+    pub fn clock_mhz(self, p: &Params) -> f64 {
+        match self {
+            ClockRule::Paper => p.paper_clock_mhz,
+            ClockRule::Fixed(mhz) => mhz,
+        }
+    }
+
+    /// One sentence for reports.
+    pub fn describe(self, p: &Params) -> String {
+        match self {
+            ClockRule::Paper => format!(
+                "{} MHz for every design: the paper's comparison clock (its speedups were measured at {} MHz; real clocks are known only after synthesis)",
+                p.paper_clock_mhz, p.paper_clock_mhz
+            ),
+            ClockRule::Fixed(mhz) => format!("{mhz} MHz for every design (--clock-mhz)"),
+        }
+    }
+}
+
+/// The plain HLS kernel: the original loop nest, pipelined innermost loop, every
+/// array access a single-beat `m_axi` transaction (perf-model.md calibration).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BaselineLoop {
+    /// Executions of the statement(s).
+    pub iterations: u64,
+    /// DDR accesses per iteration after HLS merges duplicate reads of one element in
+    /// one statement.
+    pub accesses_per_iteration: u64,
+    /// Whether an array is read and written through its one port.
+    pub in_place: bool,
+    /// Floating-point operations on the statement's longest path.
+    pub depth_ops: u32,
+}
+
+/// The paper's optimized kernel: per pipelined row one read request and burst per
+/// buffer to fill, the unrolled computation, one write request and burst with strobes,
+/// then the wait for the write response, nothing overlapped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockedRows {
+    /// Rows computed: executions of the unrolled innermost intra-tile loop, all tiles.
+    pub rows: u64,
+    /// Floating-point operations on the statement's longest path.
+    pub depth_ops: u32,
+}
+
+/// A kernel whose reads, computation and writes overlap (dataflow with outstanding
+/// bursts): bound by its busiest port channel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Streamed {
+    /// Floating-point operations on the statement's longest path.
+    pub depth_ops: u32,
+}
+
+/// The static structure of a kernel, the model's input next to the traffic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Structure {
+    /// `baseline` mode.
+    Baseline(BaselineLoop),
+    /// `paper` mode.
+    BlockedRows(BlockedRows),
+    /// An overlapped kernel (the bandwidth-bound reference).
+    Streamed(Streamed),
+}
+
+/// Cycles of one kernel execution, by cause (they add up to `total`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Cycles {
+    /// All cycles.
+    pub total: u64,
+    /// Waiting for DDR: round trips, write responses, serialized single accesses.
+    pub latency: u64,
+    /// Moving beats.
+    pub transfer: u64,
+    /// The datapath.
+    pub compute: u64,
+}
+
+/// Which bound sets the modelled kernel time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    /// The kernel's own cycles (latency, beats, compute).
+    Cycles,
+    /// The DDR bank's bandwidth.
+    Bandwidth,
+}
+
+/// The model's answer for one kernel execution.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    /// Kernel cycles at `clock_mhz`.
+    pub cycles: Cycles,
+    /// The clock the cycles are counted at.
+    pub clock_mhz: f64,
+    /// `cycles / clock`.
+    pub cycles_s: f64,
+    /// DDR bytes ÷ DDR bandwidth.
+    pub roofline_s: f64,
+    /// `max(cycles_s, roofline_s)`.
+    pub kernel_s: f64,
+    /// Which of the two it is.
+    pub bound: Bound,
+}
+
+impl Estimate {
+    /// Fraction of the DDR roofline the kernel reaches (`roofline_s / kernel_s`, ≤ 1).
+    pub fn roofline_fraction(&self) -> f64 {
+        if self.kernel_s > 0.0 {
+            self.roofline_s / self.kernel_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Why the model cannot answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelError {
+    /// The clock is not a positive number.
+    BadClock(f64),
+    /// The traffic holds a burst no AXI master can issue.
+    IllegalBurst(String),
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::BadClock(c) => write!(f, "clock of {c} MHz: expected a positive number"),
+            ModelError::IllegalBurst(e) => write!(f, "illegal burst in the traffic: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// Cycles of the datapath for a statement of `depth_ops` operations.
+fn depth_cycles(depth_ops: u32, clock_mhz: f64, p: &Params) -> u64 {
+    ns_to_cycles(depth_ops as f64 * p.fp_op_ns, clock_mhz)
+}
+
+/// Kernel cycles of `structure` moving `traffic` at `clock_mhz` (equations in the
+/// crate docs).
+pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Cycles, ModelError> {
+    if !(clock_mhz.is_finite() && clock_mhz > 0.0) {
+        return Err(ModelError::BadClock(clock_mhz));
+    }
+    let c = match structure {
+        Structure::Baseline(b) => {
+            let factor = if b.in_place { p.baseline_in_place_factor } else { 1.0 };
+            let per_access = ns_to_cycles(p.baseline_access_ns * factor, clock_mhz);
+            Cycles {
+                total: 0,
+                latency: b.iterations * b.accesses_per_iteration * per_access,
+                transfer: 0,
+                compute: depth_cycles(b.depth_ops, clock_mhz, p),
+            }
+        }
+        Structure::BlockedRows(r) => {
+            traffic.check(p).map_err(ModelError::IllegalBurst)?;
+            let rd = ns_to_cycles(p.read_round_trip_ns, clock_mhz);
+            let wr = ns_to_cycles(p.write_response_ns, clock_mhz);
+            let reads: u64 = traffic.ports.iter().map(|x| x.read.count()).sum();
+            let writes: u64 = traffic.ports.iter().map(|x| x.write.count()).sum();
+            Cycles {
+                total: 0,
+                latency: reads * rd + writes * wr,
+                transfer: traffic.ports.iter().map(|x| x.read.beat_cycles(p) + x.write.beat_cycles(p)).sum(),
+                compute: r.rows * depth_cycles(r.depth_ops, clock_mhz, p).max(1),
+            }
+        }
+        Structure::Streamed(s) => {
+            traffic.check(p).map_err(ModelError::IllegalBurst)?;
+            let any_read = traffic.ports.iter().any(|x| x.read.count() > 0);
+            let any_write = traffic.ports.iter().any(|x| x.write.count() > 0);
+            let busiest = traffic.ports.iter().map(|x| x.read.beat_cycles(p).max(x.write.beat_cycles(p))).max().unwrap_or(0);
+            Cycles {
+                total: 0,
+                latency: if any_read { ns_to_cycles(p.read_round_trip_ns, clock_mhz) } else { 0 }
+                    + if any_write { ns_to_cycles(p.write_response_ns, clock_mhz) } else { 0 },
+                transfer: busiest,
+                compute: depth_cycles(s.depth_ops, clock_mhz, p),
+            }
+        }
+    };
+    Ok(Cycles { total: c.latency + c.transfer + c.compute, ..c })
+}
+
+/// The modelled time of one kernel execution.
+pub fn estimate(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Estimate, ModelError> {
+    let cycles = kernel_cycles(structure, traffic, clock_mhz, p)?;
+    let cycles_s = cycles.total as f64 / (clock_mhz * 1e6);
+    let roofline_s = roofline_s(traffic.bytes(), p);
+    let (kernel_s, bound) = if roofline_s > cycles_s { (roofline_s, Bound::Bandwidth) } else { (cycles_s, Bound::Cycles) };
+    Ok(Estimate { cycles, clock_mhz, cycles_s, roofline_s, kernel_s, bound })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Params = Params::VCU118;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
+    }
+
+    fn port(name: &str, beat_bytes: u64, reads: &[(u64, u64)], writes: &[(u64, u64)]) -> Port {
+        let mut p = Port::new(name, beat_bytes);
+        for &(b, n) in reads {
+            p.read.add(b, n);
+        }
+        for &(b, n) in writes {
+            p.write.add(b, n);
+        }
+        p
+    }
+
+    #[test]
+    fn clock_conversion_rounds_up_to_whole_cycles() {
+        assert_eq!(ns_to_cycles(100.0, 50.0), 5); // 20 ns cycles
+        assert_eq!(ns_to_cycles(90.0, 50.0), 5); // 4.5 -> 5
+        assert_eq!(ns_to_cycles(100.0, 300.0), 30);
+        assert_eq!(ns_to_cycles(90.0, 300.0), 27);
+        assert_eq!(ns_to_cycles(100.0, 345.0), 35); // 34.5 -> 35
+        assert_eq!(ns_to_cycles(0.0, 345.0), 0);
+        assert_eq!(ClockRule::Paper.clock_mhz(&P), 50.0);
+        assert_eq!(ClockRule::Fixed(200.0).clock_mhz(&P), 200.0);
+        assert!(ClockRule::Paper.describe(&P).starts_with("50 MHz for every design"));
+    }
+
+    /// One read burst of 16 beats of 64 B (1 KiB): one round trip, then 16 beats.
+    #[test]
+    fn a_single_burst() {
+        let t = Traffic { ports: vec![port("A", 64, &[(16, 1)], &[])] };
+        let s = Structure::BlockedRows(BlockedRows { rows: 0, depth_ops: 0 });
+        // 50 MHz: 100 ns = 5 cycles, + 16 beats = 21 cycles = 420 ns.
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        assert_eq!(e.cycles, Cycles { total: 21, latency: 5, transfer: 16, compute: 0 });
+        assert!(close(e.kernel_s, 420e-9), "{}", e.kernel_s);
+        assert!(close(e.roofline_s, 1024.0 / 19.2e9));
+        assert_eq!(e.bound, Bound::Cycles);
+        // 300 MHz: 30 + 16 = 46 cycles = 153.3 ns.
+        let e = estimate(&s, &t, 300.0, &P).unwrap();
+        assert_eq!(e.cycles.total, 46);
+        assert!(close(e.kernel_s, 46.0 / 300e6));
+        // The same burst written: 16 beats, then the 100 ns response.
+        let t = Traffic { ports: vec![port("B", 64, &[], &[(16, 1)])] };
+        assert_eq!(kernel_cycles(&s, &t, 50.0, &P).unwrap().total, 21);
+    }
+
+    /// 1000 rows, each: read 9 beats (144 floats at w = 16), compute a 5-operation
+    /// statement, write 8 beats (128 floats), wait for the response.
+    #[test]
+    fn a_latency_bound_row_loop() {
+        let t = Traffic { ports: vec![port("A", 64, &[(9, 1000)], &[]), port("B", 64, &[], &[(8, 1000)])] };
+        let s = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        // Per row: 5 (read round trip) + 9 + ⌈5 · 15 ns / 20 ns⌉ = 4 + 8 + 5 (response) = 31.
+        assert_eq!(e.cycles, Cycles { total: 31_000, latency: 10_000, transfer: 17_000, compute: 4_000 });
+        assert!(close(e.kernel_s, 31_000.0 / 50e6)); // 620 µs
+        let bytes = 1000.0 * 17.0 * 64.0;
+        assert!(close(e.roofline_s, bytes / 19.2e9)); // 56.7 µs
+        assert_eq!(e.bound, Bound::Cycles);
+        assert!(close(e.roofline_fraction(), (bytes / 19.2e9) / 620e-6)); // 9.1 %
+    }
+
+    /// 1 GiB read on one 512-bit port and 1 GiB written on another, overlapped, at
+    /// 300 MHz: the ports could move 2 × 19.2 GB/s, the DDR bank only 19.2 GB/s.
+    #[test]
+    fn a_bandwidth_bound_stream() {
+        let bursts = (1u64 << 24) / 64; // 2^24 beats in 64-beat bursts
+        let t = Traffic { ports: vec![port("A", 64, &[(64, bursts)], &[]), port("B", 64, &[], &[(64, bursts)])] };
+        let s = Structure::Streamed(Streamed { depth_ops: 1 });
+        let e = estimate(&s, &t, 300.0, &P).unwrap();
+        // 30 + 2^24 + ⌈15 ns · 0.3⌉ = 5 + 30.
+        assert_eq!(e.cycles.total, 30 + (1 << 24) + 5 + 30);
+        assert!(close(e.cycles_s, 16_777_281.0 / 300e6)); // 55.9 ms
+        assert!(close(e.roofline_s, (1u64 << 31) as f64 / 19.2e9)); // 111.8 ms
+        assert_eq!(e.bound, Bound::Bandwidth);
+        assert!(close(e.kernel_s, e.roofline_s));
+        assert!(close(e.roofline_fraction(), 1.0));
+    }
+
+    /// 2D-jacobi at 4096²: 4094² iterations, 6 accesses (5 reads, 1 write), each a
+    /// 90 ns round trip = 5 cycles at 50 MHz.
+    #[test]
+    fn the_baseline_is_serialized_single_beats() {
+        let i = 4094u64 * 4094;
+        let t = Traffic { ports: vec![port("A", 4, &[(1, 5 * i)], &[]), port("B", 4, &[], &[(1, i)])] };
+        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 6, in_place: false, depth_ops: 5 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        assert_eq!(e.cycles, Cycles { total: 502_825_084, latency: 502_825_080, transfer: 0, compute: 4 });
+        assert!(close(e.kernel_s, 10.056_501_68));
+        assert!(close(e.roofline_s, 402_260_064.0 / 19.2e9)); // 21 ms
+        // 2D-fdtd0 (in place): 4095·4096 iterations, 4 accesses of ⌈2.5 · 90 ns / 20 ns⌉ = 12 cycles.
+        let i = 4095u64 * 4096;
+        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 4, in_place: true, depth_ops: 3 });
+        let c = kernel_cycles(&s, &Traffic::default(), 50.0, &P).unwrap();
+        assert_eq!(c.total, i * 4 * 12 + 3);
+    }
+
+    #[test]
+    fn host_transfers_and_errors() {
+        // 2D-jacobi: A and B to the device, B back: 3 × 64 MiB at 1.55 GB/s.
+        assert!(close(host_transfer_s(3 << 26, &P), 201_326_592.0 / 1.55e9)); // 0.130 s
+        let t = Traffic { ports: vec![port("A", 64, &[(65, 1)], &[])] };
+        let s = Structure::BlockedRows(BlockedRows { rows: 1, depth_ops: 1 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap_err();
+        assert!(e.to_string().contains("port A (read): a burst of 65 beats of 64 B crosses a 4096 B boundary"), "{e}");
+        assert_eq!(estimate(&s, &Traffic::default(), 0.0, &P).unwrap_err(), ModelError::BadClock(0.0));
+    }
+
+    /// A hand-made paper-mode kernel for 1D-jacobi (N = 2^24, tile 1024, w = 16): per
+    /// tile one full buffer of 1040 floats read (65 beats: bursts of 64 + 1 at the
+    /// 4 KiB boundary), 1024 outputs computed, one line of 1024 + halo written.
+    #[test]
+    fn a_hand_made_paper_kernel() {
+        let tiles = ((1u64 << 24) - 2).div_ceil(1024); // 16384
+        let mut a = Port::new("A", 64);
+        a.read.add_repeated(&axi::split(0, 65, 64, &P), tiles);
+        let mut b = Port::new("B", 64);
+        b.write.add_repeated(&axi::split(0, 65, 64, &P), tiles);
+        let t = Traffic { ports: vec![a, b] };
+        let s = Structure::BlockedRows(BlockedRows { rows: tiles, depth_ops: 3 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        // Per tile: 2 reads (5 + 64, 5 + 1), 3 compute (45 ns), 2 writes (64 + 5, 1 + 5).
+        assert_eq!(e.cycles.total, tiles * (69 + 6 + 3 + 69 + 6));
+        let base = Structure::Baseline(BaselineLoop { iterations: (1 << 24) - 2, accesses_per_iteration: 4, in_place: false, depth_ops: 3 });
+        let b = estimate(&base, &Traffic::default(), 50.0, &P).unwrap();
+        let speedup = b.kernel_s / e.kernel_s;
+        // 335 544 283 cycles vs 16384 · 153 = 2 506 752.
+        assert!(close(speedup, 335_544_283.0 / 2_506_752.0), "{speedup}"); // 133.9
+    }
+}

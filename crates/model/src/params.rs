@@ -1,0 +1,123 @@
+//! Every parameter of the performance model, once, with its unit and its source.
+//!
+//! The table is written with one macro so that the value a formula uses, the unit and
+//! the source the report prints can never drift apart: [`Params::VCU118`] holds the
+//! values, [`Params::table`] lists them with their sources (the JSON report and
+//! `docs/performance.md` print that list).
+//!
+//! Where a source gives a range, the model takes the end that makes Tessera look
+//! *worse* (a faster baseline, slower optimized round trips): modelled speedups are
+//! then lower bounds with respect to that parameter. Facts quoted as "perf-model.md"
+//! are from `shared/design/perf-model.md` (VCU118 facts and the calibration against the
+//! paper's measurements).
+
+use serde::Serialize;
+
+/// One row of the parameter table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Param {
+    /// Field name in [`Params`].
+    pub name: &'static str,
+    /// Value (in `unit`).
+    pub value: f64,
+    /// Unit.
+    pub unit: &'static str,
+    /// Where the value comes from.
+    pub source: &'static str,
+}
+
+macro_rules! params {
+    ($( $(#[doc = $doc:expr])* $field:ident : $ty:ty = $value:expr, unit $unit:expr, source $source:expr; )*) => {
+        /// The model's parameters (see the module docs; [`Params::VCU118`] is the only
+        /// set the project uses, tests may vary single fields).
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub struct Params {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Params {
+            /// The Xilinx VCU118 (XCVU9P, DDR4 bank C1, PCIe to the host).
+            pub const VCU118: Params = Params { $( $field: $value, )* };
+
+            /// Every parameter with its value, unit and source, in declaration order.
+            pub fn table(&self) -> Vec<Param> {
+                vec![ $( Param { name: stringify!($field), value: self.$field as f64, unit: $unit, source: $source }, )* ]
+            }
+        }
+    };
+}
+
+params! {
+    /// DDR bandwidth of the one bank a design uses (bytes per second).
+    ddr_bytes_per_s: f64 = 19.2e9,
+        unit "B/s",
+        source "VCU118 DDR4 bank C1: DDR4-2400 on a 64-bit bus, 2400 MT/s x 8 B = 19.2 GB/s theoretical (perf-model.md, target platform facts; vendor guidance 17-19 GB/s achievable with 512-bit bursts). The roofline, and a cap no kernel can beat.";
+    /// Time of one array access of the baseline kernel (ns).
+    baseline_access_ns: f64 = 90.0,
+        unit "ns",
+        source "perf-model.md calibration: a plain HLS kernel behaves as if every array access were its own serialized single-beat round trip of roughly 90-100 ns (about 65 ns in one 1D case); duplicate reads of one element in one statement are merged. Lower end of the range: a slower baseline would inflate the speedups.";
+    /// Factor on every access of an in-place baseline kernel (an array read and
+    /// written through its one port).
+    baseline_in_place_factor: f64 = 2.5,
+        unit "x",
+        source "perf-model.md calibration: in-place kernels (read-modify-write of the same array through one port) were 2.5-6x worse per access, consistent with waiting for write acknowledgements. Lower end of the range, for the same reason.";
+    /// Read round trip of a burst: read request to first beat (ns).
+    read_round_trip_ns: f64 = 100.0,
+        unit "ns",
+        source "perf-model.md calibration: the paper's optimized designs, each round trip (read request -> first beat) roughly 100 ns.";
+    /// Write round trip of a burst: last write beat to write response (ns).
+    write_response_ns: f64 = 100.0,
+        unit "ns",
+        source "perf-model.md calibration: the paper's optimized designs, each round trip (last write beat -> response) roughly 100 ns.";
+    /// Beats one AXI port moves per kernel clock cycle and direction.
+    beats_per_cycle: f64 = 1.0,
+        unit "beats/cycle",
+        source "AXI4 data channels carry one beat per clock (perf-model.md: 'plus beats at one per cycle').";
+    /// Longest AXI4 incrementing burst (beats).
+    axi_max_burst_beats: u64 = 256,
+        unit "beats",
+        source "AXI4 (ARM IHI 0022): INCR bursts are 1-256 beats (perf-model.md, AXI rules).";
+    /// Address boundary no AXI burst crosses (bytes).
+    axi_boundary_bytes: u64 = 4096,
+        unit "B",
+        source "AXI4 (ARM IHI 0022): a burst never crosses a 4 KiB boundary; at 64-byte beats a burst is at most 64 beats (perf-model.md, AXI rules).";
+    /// Host <-> board transfer rate over PCIe, both directions (bytes per second).
+    pcie_bytes_per_s: f64 = 1.55e9,
+        unit "B/s",
+        source "perf-model.md: PCIe Gen3 x16 in theory, but the paper's measured end-to-end rate is about 1.53 GB/s to the device and 1.58 GB/s back; modelled as 1.55 GB/s, linear in bytes.";
+    /// Latency of one floating-point operation (add, subtract, multiply, divide) on
+    /// the critical path of the unrolled datapath (ns).
+    fp_op_ns: f64 = 15.0,
+        unit "ns",
+        source "Tessera estimate, not calibrated: a pipelined floating-point adder or multiplier of about 4-5 stages at about 300 MHz. Only the compute term of a row uses it, which is small next to the DDR round trips.";
+    /// The clock every design is modelled at unless `--clock-mhz` overrides it (MHz).
+    paper_clock_mhz: f64 = 50.0,
+        unit "MHz",
+        source "perf-model.md: the paper's frequency search found 50-345 MHz per design (3D 50-145, 2D 200-345), but its speedups were measured at 50 MHz 'to ease comparison'. A design's real clock is only known after synthesis.";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_parameter_has_a_unit_and_a_source() {
+        let t = Params::VCU118.table();
+        assert_eq!(t.len(), 11);
+        for p in &t {
+            assert!(!p.unit.is_empty() && p.source.len() > 30, "{}", p.name);
+        }
+        assert_eq!(t[0].name, "ddr_bytes_per_s");
+        assert_eq!(t[0].value, 19.2e9);
+    }
+
+    /// docs/performance.md lists every parameter.
+    #[test]
+    fn the_documentation_lists_every_parameter() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/performance.md");
+        let doc = std::fs::read_to_string(&p).unwrap();
+        for row in Params::VCU118.table() {
+            assert!(doc.contains(&format!("| `{}` |", row.name)), "{} is not in {}", row.name, p.display());
+        }
+    }
+}

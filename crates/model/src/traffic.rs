@@ -1,0 +1,120 @@
+//! DDR traffic of one kernel execution per memory port: how many bursts of each length
+//! it issued in each direction. The bench driver fills it from the runtime report's
+//! exact counts (`read_burst_lengths`, `write_burst_lengths`, bytes ÷ beats); tests
+//! build it by hand.
+
+use crate::axi;
+use crate::params::Params;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Burst length histogram: beats → number of bursts of that length.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Bursts(pub BTreeMap<u64, u64>);
+
+impl Bursts {
+    /// Adds `count` bursts of `beats` beats.
+    pub fn add(&mut self, beats: u64, count: u64) {
+        if count > 0 {
+            *self.0.entry(beats).or_insert(0) += count;
+        }
+    }
+
+    /// `count` repetitions of the bursts `lengths` (e.g. one row, [`axi::split`]).
+    pub fn add_repeated(&mut self, lengths: &[u64], count: u64) {
+        for &b in lengths {
+            self.add(b, count);
+        }
+    }
+
+    /// Number of bursts.
+    pub fn count(&self) -> u64 {
+        self.0.values().sum()
+    }
+
+    /// Number of beats.
+    pub fn beats(&self) -> u64 {
+        self.0.iter().map(|(b, n)| b * n).sum()
+    }
+
+    /// Σ over bursts of ⌈beats / beats_per_cycle⌉: the cycles the data channel is busy.
+    pub fn beat_cycles(&self, p: &Params) -> u64 {
+        self.0.iter().map(|(&b, &n)| beat_cycles(b, p) * n).sum()
+    }
+}
+
+/// Cycles to move `beats` beats on one channel.
+pub fn beat_cycles(beats: u64, p: &Params) -> u64 {
+    (beats as f64 / p.beats_per_cycle).ceil() as u64
+}
+
+/// The traffic of one memory port (one array, one `m_axi` bundle).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Port {
+    /// Array name.
+    pub name: String,
+    /// Bytes per beat (4 for a float port, 64 for a 512-bit port).
+    pub beat_bytes: u64,
+    /// Read bursts.
+    pub read: Bursts,
+    /// Write bursts.
+    pub write: Bursts,
+}
+
+impl Port {
+    /// A port without traffic.
+    pub fn new(name: &str, beat_bytes: u64) -> Port {
+        Port { name: name.to_string(), beat_bytes, read: Bursts::default(), write: Bursts::default() }
+    }
+
+    /// Bytes read (whole beats).
+    pub fn read_bytes(&self) -> u64 {
+        self.read.beats() * self.beat_bytes
+    }
+
+    /// Bytes written (whole beats, strobes ignored: a strobed beat occupies the bus).
+    pub fn write_bytes(&self) -> u64 {
+        self.write.beats() * self.beat_bytes
+    }
+}
+
+/// The traffic of every port of a kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Traffic {
+    /// One entry per array port.
+    pub ports: Vec<Port>,
+}
+
+impl Traffic {
+    /// Bytes read from DDR.
+    pub fn read_bytes(&self) -> u64 {
+        self.ports.iter().map(Port::read_bytes).sum()
+    }
+
+    /// Bytes written to DDR.
+    pub fn write_bytes(&self) -> u64 {
+        self.ports.iter().map(Port::write_bytes).sum()
+    }
+
+    /// Bytes moved in both directions.
+    pub fn bytes(&self) -> u64 {
+        self.read_bytes() + self.write_bytes()
+    }
+
+    /// Bursts in both directions.
+    pub fn bursts(&self) -> u64 {
+        self.ports.iter().map(|p| p.read.count() + p.write.count()).sum()
+    }
+
+    /// Checks every burst against the AXI rules ([`axi::check`]).
+    pub fn check(&self, p: &Params) -> Result<(), String> {
+        for port in &self.ports {
+            for (dir, bursts) in [("read", &port.read), ("write", &port.write)] {
+                for &beats in bursts.0.keys() {
+                    axi::check(beats, port.beat_bytes, p).map_err(|e| format!("port {} ({dir}): {e}", port.name))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1006 @@
+//! The device data environment of one device: OpenMP's *present table*.
+//!
+//! Data mapped by `target data`, `target enter data` (and unmapped by their end and
+//! by `target exit data`) lives in entries keyed by host address ranges. Each
+//! [`Entry`] holds the device buffer, the mapped host byte range `[lo, hi)` (the span
+//! of the section that created it), the host address `origin` that device offset 0
+//! stands for (element 0 of the variable that created it — the buffer holds that
+//! variable's whole index space, like a launch buffer), and two reference counts as
+//! OpenMP 5.1 §2.21.7 defines them: *structured* (`target data`, target regions) and
+//! *dynamic* (`target enter data` / `target exit data`). An entry exists while their
+//! sum is positive.
+//!
+//! Rules (list item = an evaluated [`ArrayPlan`], its range = its section's span):
+//! - **Enter** (`target data`, `target enter data`): range inside an entry → that
+//!   entry's count + 1, copy host → device only with `always` (to/tofrom). No entry
+//!   overlaps it → new entry with count 1, its section copied host → device for
+//!   `to`/`tofrom` and, as for launches, pre-filled for `from` (`alloc`: nothing).
+//!   Overlapping an entry without lying inside it → error (OpenMP leaves it
+//!   unspecified; libomptarget aborts). All-or-nothing: an error leaves the table as
+//!   it was.
+//! - **Exit** (end of `target data`, `target exit data`): range inside an entry →
+//!   decrement (structured or dynamic count, never below 0; `delete` sets the dynamic
+//!   count to 0); when the sum reaches 0, copy device → host for `from`/`tofrom` and
+//!   remove the entry; with `always`, copy back in any case. Not present → nothing.
+//! - **Update** (`target update`): the parts of the section that lie inside entries
+//!   are copied in the motion's direction; the rest is ignored (not present).
+//! - **Launch** (a target region): an argument whose range is inside an entry uses
+//!   that entry's buffer with no copies (unless `always`), its structured count
+//!   raised for the duration; a `present` argument (a pointer without a map clause)
+//!   must point into an entry, and its extent is the rest of that entry's buffer.
+//!   Other arguments are mapped privately for the launch, as without data regions.
+//!   See [`DataEnv::enter_launch`].
+//! - **Host fallback** inside a data region: see [`DataEnv::host_begin`].
+//!
+//! Concurrency: the table is behind one mutex, held for table changes and the copies
+//! they imply. Each buffer has its own mutex; a kernel holds the buffers it uses
+//! (taken in address order, outside the table lock) for its whole run, so kernels on
+//! the same present data run one after the other, and a data operation on a buffer a
+//! kernel uses waits for that kernel. The table lock is never requested while
+//! holding a buffer.
+
+use crate::data::ArrayPlan;
+use crate::device::DeviceBuffer;
+use crate::report::Transfers;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tessera_ir::MapKind;
+
+/// A device buffer shared by the table and the launches that use it.
+pub type Shared<B> = Arc<Mutex<B>>;
+
+/// Which reference count an operation changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefKind {
+    /// `target data` and target regions.
+    Structured,
+    /// `target enter data` and `target exit data`.
+    Dynamic,
+}
+
+/// One mapping of the present table.
+pub struct Entry<B> {
+    /// First mapped host byte.
+    pub lo: usize,
+    /// One past the last mapped host byte.
+    pub hi: usize,
+    /// The host address device offset 0 stands for.
+    pub origin: usize,
+    /// Bytes of the buffer (the creating variable's whole index space).
+    pub len: usize,
+    /// Name of the variable that created the entry (messages).
+    pub name: String,
+    /// The device memory.
+    pub buffer: Shared<B>,
+    /// Structured reference count.
+    pub structured: u64,
+    /// Dynamic reference count.
+    pub dynamic: u64,
+}
+
+/// What tests and reports can see of an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryInfo {
+    /// Mapped host range.
+    pub lo: usize,
+    /// End of the mapped host range.
+    pub hi: usize,
+    /// Creator's name.
+    pub name: String,
+    /// Structured reference count.
+    pub structured: u64,
+    /// Dynamic reference count.
+    pub dynamic: u64,
+}
+
+/// A list item found in (or added to) the table: the entry (by its key, `lo`), its
+/// buffer, and the device byte offset of the item's element 0.
+pub struct Mapping<B> {
+    /// Key of the entry.
+    pub key: usize,
+    /// Its buffer.
+    pub buffer: Shared<B>,
+    /// Device byte offset of the item's element 0 (negative when element 0 lies
+    /// before the entry's origin).
+    pub offset: i128,
+    /// Bytes of the buffer from the item's element 0 to its end.
+    pub avail: usize,
+}
+
+/// How one launch argument reaches its device memory.
+pub enum LaunchMap<B> {
+    /// Found in the table: the entry's buffer (pinned for the launch).
+    Present(Mapping<B>),
+    /// Mapped for this launch only: a buffer of its own.
+    Private(B),
+}
+
+/// Data the host copy of a region needs from the device, and gives back: one range
+/// of one entry (see [`DataEnv::host_begin`]).
+pub struct Pin<B> {
+    key: usize,
+    name: String,
+    map: MapKind,
+    buffer: Shared<B>,
+    origin: usize,
+    /// Host byte runs `(address, length)` inside the entry.
+    runs: Vec<(usize, usize)>,
+    /// The host bytes of `runs` before the region, concatenated.
+    saved: Vec<u8>,
+}
+
+/// The device data environment of one device.
+pub struct DataEnv<B> {
+    table: Mutex<BTreeMap<usize, Entry<B>>>,
+}
+
+impl<B> Default for DataEnv<B> {
+    fn default() -> Self {
+        DataEnv { table: Mutex::new(BTreeMap::new()) }
+    }
+}
+
+/// Where a host byte range stands relative to the table.
+enum Found {
+    /// Inside the entry with this key.
+    Inside(usize),
+    /// Overlaps the entry with this key without lying inside it.
+    Partial(usize),
+    /// Overlaps nothing.
+    Absent,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Finds where `[lo, hi)` (non-empty) stands.
+fn find<B>(table: &BTreeMap<usize, Entry<B>>, lo: usize, hi: usize) -> Found {
+    // The entry starting at or before lo, then any entry starting inside [lo, hi).
+    if let Some((&k, e)) = table.range(..=lo).next_back() {
+        if e.hi > lo {
+            return if hi <= e.hi { Found::Inside(k) } else { Found::Partial(k) };
+        }
+    }
+    match table.range(lo..hi).next() {
+        Some((&k, _)) => Found::Partial(k),
+        None => Found::Absent,
+    }
+}
+
+/// The entry containing the host address `addr`.
+fn containing<B>(table: &BTreeMap<usize, Entry<B>>, addr: usize) -> Option<usize> {
+    let (&k, e) = table.range(..=addr).next_back()?;
+    (addr < e.hi).then_some(k)
+}
+
+/// The byte runs of `item`'s section box as host addresses, clipped to `[lo, hi)`.
+fn runs_in(item: &ArrayPlan, lo: usize, hi: usize) -> Vec<(usize, usize)> {
+    let base = item.host as usize;
+    let mut v = Vec::new();
+    item.shape.for_each_run(|off, len| {
+        let (a, b) = ((base + off).max(lo), (base + off + len).min(hi));
+        if a < b {
+            v.push((a, b - a));
+        }
+    });
+    v
+}
+
+/// Copies host runs into `buf` (device offset = address − `origin`) and syncs them to
+/// the device; returns the bytes.
+///
+/// # Safety
+/// The runs must be readable host memory inside the buffer's range.
+unsafe fn to_device<B: DeviceBuffer>(buf: &mut B, origin: usize, runs: &[(usize, usize)]) -> Result<u64, String> {
+    if runs.is_empty() {
+        return Ok(0);
+    }
+    let view = buf.host_view();
+    let mut n = 0u64;
+    for &(addr, len) in runs {
+        let off = addr - origin;
+        assert!(off + len <= view.len(), "run outside the device buffer");
+        std::ptr::copy_nonoverlapping(addr as *const u8, view.as_mut_ptr().add(off), len);
+        n += len as u64;
+    }
+    buf.sync_to_device()?;
+    Ok(n)
+}
+
+/// Copies runs from `buf` (already synced from the device) into host memory; returns
+/// the bytes.
+///
+/// # Safety
+/// The runs must be writable host memory inside the buffer's range.
+unsafe fn from_view<B: DeviceBuffer>(buf: &mut B, origin: usize, runs: &[(usize, usize)]) -> u64 {
+    let view = buf.host_view();
+    let mut n = 0u64;
+    for &(addr, len) in runs {
+        let off = addr - origin;
+        assert!(off + len <= view.len(), "run outside the device buffer");
+        std::ptr::copy_nonoverlapping(view.as_ptr().add(off), addr as *mut u8, len);
+        n += len as u64;
+    }
+    n
+}
+
+/// One planned copy back to the host: the buffer, its origin, the runs, the name.
+type CopyBack<B> = (Shared<B>, usize, Vec<(usize, usize)>, String);
+
+/// Syncs every buffer of `copies` from the device (may fail, before any host write),
+/// then copies the runs into host memory (cannot fail). Returns the bytes per name.
+///
+/// # Safety
+/// The runs must be writable host memory inside their buffers' ranges.
+unsafe fn copy_back<B: DeviceBuffer>(copies: &[CopyBack<B>], moved: &mut Transfers) -> Result<(), String> {
+    for (buf, _, runs, _) in copies {
+        if !runs.is_empty() {
+            lock(buf).sync_from_device()?;
+        }
+    }
+    for (buf, origin, runs, name) in copies {
+        let n = from_view(&mut *lock(buf), *origin, runs);
+        moved.add(name, 0, n);
+    }
+    Ok(())
+}
+
+impl<B: DeviceBuffer> DataEnv<B> {
+    /// An empty environment.
+    pub fn new() -> DataEnv<B> {
+        DataEnv::default()
+    }
+
+    /// Whether nothing is mapped.
+    pub fn is_empty(&self) -> bool {
+        lock(&self.table).is_empty()
+    }
+
+    /// The entries, in address order (tests, diagnostics).
+    pub fn entries(&self) -> Vec<EntryInfo> {
+        lock(&self.table)
+            .values()
+            .map(|e| EntryInfo { lo: e.lo, hi: e.hi, name: e.name.clone(), structured: e.structured, dynamic: e.dynamic })
+            .collect()
+    }
+
+    /// Map-entering for `items` (`target data` with [`RefKind::Structured`],
+    /// `target enter data` with [`RefKind::Dynamic`]); returns one mapping per item
+    /// (`None` for an empty section, which maps nothing). All or nothing.
+    ///
+    /// # Safety
+    /// Every item's host memory must be valid for its section box.
+    pub unsafe fn enter(
+        &self,
+        items: &[&ArrayPlan],
+        refs: RefKind,
+        alloc: &dyn Fn(usize) -> Result<B, String>,
+        moved: &mut Transfers,
+    ) -> Result<Vec<Option<Mapping<B>>>, String> {
+        let mut table = lock(&self.table);
+        // Phase 1: classify and allocate; nothing in the table changes yet.
+        enum Plan<B> {
+            Skip,
+            Existing(usize),
+            New(usize, B),
+            /// Inside an entry this same call creates (index into `items`).
+            Same(usize),
+        }
+        let mut plans: Vec<Plan<B>> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let Some(span) = item.host_span() else {
+                plans.push(Plan::Skip);
+                continue;
+            };
+            let fresh = items[..i].iter().zip(&plans).enumerate().find_map(|(j, (it, p))| match p {
+                Plan::New(..) => it.host_span().filter(|s| s.start < span.end && span.start < s.end).map(|s| (j, s)),
+                _ => None,
+            });
+            let plan = match (find(&table, span.start, span.end), fresh) {
+                (Found::Partial(k), _) => {
+                    return Err(partial(item, &table[&k]));
+                }
+                (Found::Inside(k), _) => Plan::Existing(k),
+                (Found::Absent, Some((j, s))) if span.start >= s.start && span.end <= s.end => Plan::Same(j),
+                (Found::Absent, Some((j, _))) => {
+                    return Err(format!(
+                        "array '{}' overlaps '{}' of the same directive without lying inside it",
+                        item.name, items[j].name
+                    ))
+                }
+                (Found::Absent, None) => Plan::New(span.start, alloc(item.shape.total_bytes())?),
+            };
+            plans.push(plan);
+        }
+        // Phase 2: insert and count, then copy; undone if a copy fails.
+        let mut out: Vec<Option<Mapping<B>>> = Vec::with_capacity(items.len());
+        let mut created: Vec<usize> = Vec::new();
+        let mut keys: Vec<Option<usize>> = Vec::with_capacity(items.len());
+        for (item, plan) in items.iter().zip(plans) {
+            let key = match plan {
+                Plan::Skip => None,
+                Plan::Existing(k) => Some(k),
+                Plan::Same(j) => keys[j],
+                Plan::New(lo, buf) => {
+                    let span = item.host_span().expect("a new entry has a span");
+                    table.insert(
+                        lo,
+                        Entry {
+                            lo,
+                            hi: span.end,
+                            origin: item.host as usize,
+                            len: item.shape.total_bytes(),
+                            name: item.name.clone(),
+                            buffer: Arc::new(Mutex::new(buf)),
+                            structured: 0,
+                            dynamic: 0,
+                        },
+                    );
+                    created.push(lo);
+                    Some(lo)
+                }
+            };
+            keys.push(key);
+            out.push(key.map(|k| {
+                let e = table.get_mut(&k).expect("entry just found or inserted");
+                match refs {
+                    RefKind::Structured => e.structured += 1,
+                    RefKind::Dynamic => e.dynamic += 1,
+                }
+                mapping(e, k, item)
+            }));
+        }
+        for (i, item) in items.iter().enumerate() {
+            let Some(k) = keys[i] else { continue };
+            let e = &table[&k];
+            let new = created.contains(&k) && keys[..i].iter().all(|&p| p != Some(k));
+            // A new mapping gets the section (pre-filled for `from`, see data.rs);
+            // an existing one only with `always`.
+            let copy = if new { item.prefills() } else { item.map.is_always() && item.map.copies_in() };
+            if copy {
+                let runs = runs_in(item, e.lo, e.hi);
+                let r = to_device(&mut *lock(&e.buffer), e.origin, &runs);
+                match r {
+                    Ok(n) => moved.add(&item.name, n, 0),
+                    Err(err) => {
+                        drop_refs(&mut table, &keys, refs);
+                        return Err(format!("array '{}': {err}", item.name));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Map-exiting for `items` (end of `target data` with the mappings its entry
+    /// returned; `target exit data` with `None`, looking each item up).
+    ///
+    /// # Safety
+    /// Every item's host memory must be valid (and writable) for its section box.
+    pub unsafe fn exit(
+        &self,
+        items: &[&ArrayPlan],
+        keys: Option<&[Option<usize>]>,
+        refs: RefKind,
+        moved: &mut Transfers,
+    ) -> Result<(), String> {
+        let mut table = lock(&self.table);
+        let mut copies: Vec<CopyBack<B>> = Vec::new();
+        let mut removed: Vec<usize> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let key = match keys {
+                Some(k) => k[i],
+                None => item.host_span().and_then(|s| match find(&table, s.start, s.end) {
+                    Found::Inside(k) => Some(k),
+                    _ => None,
+                }),
+            };
+            let Some(key) = key else { continue };
+            let Some(e) = table.get_mut(&key) else { continue };
+            match (refs, item.map) {
+                (RefKind::Structured, _) => e.structured = e.structured.saturating_sub(1),
+                (RefKind::Dynamic, MapKind::Delete) => e.dynamic = 0,
+                (RefKind::Dynamic, _) => e.dynamic = e.dynamic.saturating_sub(1),
+            }
+            let last = e.structured + e.dynamic == 0;
+            if (last || item.map.is_always()) && item.map.copies_out() {
+                copies.push((e.buffer.clone(), e.origin, runs_in(item, e.lo, e.hi), item.name.clone()));
+            }
+            if last {
+                removed.push(key);
+            }
+        }
+        // Entries leave the table once their data is back.
+        let r = copy_back(&copies, moved);
+        for k in removed {
+            table.remove(&k);
+        }
+        r
+    }
+
+    /// `target update`: copies the parts of every item's section that lie inside
+    /// entries, host → device for `to`, device → host for `from`.
+    ///
+    /// # Safety
+    /// Every item's host memory must be valid (and writable, for `from`) for its box.
+    pub unsafe fn update(&self, items: &[&ArrayPlan], moved: &mut Transfers) -> Result<(), String> {
+        let table = lock(&self.table);
+        let mut copies: Vec<CopyBack<B>> = Vec::new();
+        for item in items {
+            let Some(span) = item.host_span() else { continue };
+            let first = table.range(..=span.start).next_back().map_or(span.start, |(&k, _)| k);
+            for e in table.range(first..span.end).map(|(_, e)| e).filter(|e| e.hi > span.start) {
+                let runs = runs_in(item, e.lo, e.hi);
+                if item.map.copies_in() {
+                    let n = to_device(&mut *lock(&e.buffer), e.origin, &runs)
+                        .map_err(|err| format!("array '{}': {err}", item.name))?;
+                    moved.add(&item.name, n, 0);
+                } else {
+                    copies.push((e.buffer.clone(), e.origin, runs, item.name.clone()));
+                }
+            }
+        }
+        copy_back(&copies, moved)
+    }
+
+    /// Whether any entry overlaps an item's section, or (for an item whose section is
+    /// empty, e.g. a `present` argument) contains its element 0: the test for
+    /// directives Tessera cannot honour.
+    pub fn touches(&self, items: &[&ArrayPlan]) -> Option<String> {
+        let table = lock(&self.table);
+        items.iter().find_map(|item| {
+            let hit = match item.host_span() {
+                Some(s) => !matches!(find(&table, s.start, s.end), Found::Absent),
+                None => containing(&table, item.host as usize).is_some(),
+            };
+            hit.then(|| item.name.clone())
+        })
+    }
+
+    /// Maps the array arguments of one launch (`None` for scalars): present ones are
+    /// pinned (structured count + 1) and copied only with `always`; the others get a
+    /// private buffer from `alloc`, filled as without data regions (see
+    /// `data::ArrayPlan::prefills`). `map(present)` arguments must point into an
+    /// entry. Fails — with everything undone — when an argument overlaps an entry
+    /// without lying inside it, when a `present` argument is not mapped, when two
+    /// arguments would share one entry (a kernel gets one buffer per argument), or
+    /// when a present argument's element 0 is not where its entry's buffer starts.
+    ///
+    /// # Safety
+    /// Every array's host memory must be valid for its section box.
+    pub unsafe fn enter_launch(
+        &self,
+        args: &[Option<&ArrayPlan>],
+        alloc: &dyn Fn(usize) -> Result<B, String>,
+        moved: &mut Transfers,
+    ) -> Result<Vec<Option<LaunchMap<B>>>, String> {
+        let mut table = lock(&self.table);
+        let mut found: Vec<Option<usize>> = Vec::with_capacity(args.len());
+        for item in args {
+            let Some(item) = item else {
+                found.push(None);
+                continue;
+            };
+            let key = if item.map == MapKind::Present {
+                let addr = item.host as usize;
+                match containing(&table, addr) {
+                    Some(k) => Some(k),
+                    None => {
+                        return Err(format!(
+                            "'{}' has no map clause and the data it points to is not mapped on the device \
+                             (OpenMP: it must be present, e.g. mapped by an enclosing 'target data')",
+                            item.name
+                        ))
+                    }
+                }
+            } else {
+                match item.host_span().map(|s| find(&table, s.start, s.end)) {
+                    Some(Found::Inside(k)) => Some(k),
+                    Some(Found::Partial(k)) => return Err(partial(item, &table[&k])),
+                    Some(Found::Absent) | None => None,
+                }
+            };
+            if let Some(k) = key {
+                let e = &table[&k];
+                if item.host as usize != e.origin {
+                    return Err(format!(
+                        "'{}' is present on the device, but inside the mapping of '{}' rather than at its start \
+                         (a kernel argument starts at its buffer's base)",
+                        item.name, e.name
+                    ));
+                }
+                if let Some(other) = found.iter().zip(args).find_map(|(f, a)| (*f == Some(k)).then_some(*a).flatten()) {
+                    return Err(format!("'{}' and '{}' are one mapping on the device", other.name, item.name));
+                }
+            }
+            found.push(key);
+        }
+        // Every check passed: pin, allocate, copy.
+        let mut out: Vec<Option<LaunchMap<B>>> = Vec::with_capacity(args.len());
+        for (item, key) in args.iter().zip(&found) {
+            let Some(item) = item else {
+                out.push(None);
+                continue;
+            };
+            match key {
+                Some(k) => {
+                    let e = table.get_mut(k).expect("found above");
+                    e.structured += 1;
+                    let m = mapping(e, *k, item);
+                    if item.map.is_always() && item.map.copies_in() {
+                        let runs = runs_in(item, e.lo, e.hi);
+                        let r = to_device(&mut *lock(&e.buffer), e.origin, &runs);
+                        match r {
+                            Ok(n) => moved.add(&item.name, n, 0),
+                            Err(err) => {
+                                out.push(Some(LaunchMap::Present(m)));
+                                drop(table);
+                                self.release_launch(&out);
+                                return Err(format!("array '{}': {err}", item.name));
+                            }
+                        }
+                    }
+                    out.push(Some(LaunchMap::Present(m)));
+                }
+                None => {
+                    let mut b = match alloc(item.shape.total_bytes()) {
+                        Ok(b) => b,
+                        Err(err) => {
+                            drop(table);
+                            self.release_launch(&out);
+                            return Err(err);
+                        }
+                    };
+                    if item.prefills() {
+                        let view = b.host_view();
+                        moved.add(&item.name, item.copy_in(view), 0);
+                        if let Err(err) = b.sync_to_device() {
+                            drop(table);
+                            self.release_launch(&out);
+                            return Err(err);
+                        }
+                    }
+                    out.push(Some(LaunchMap::Private(b)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Unpins a launch's present arguments without copying anything (after a failed
+    /// launch; entries that reach count 0 are removed with their data).
+    pub fn release_launch(&self, maps: &[Option<LaunchMap<B>>]) {
+        let mut table = lock(&self.table);
+        for m in maps.iter().flatten() {
+            if let LaunchMap::Present(m) = m {
+                if let Some(e) = table.get_mut(&m.key) {
+                    e.structured = e.structured.saturating_sub(1);
+                    if e.structured + e.dynamic == 0 {
+                        table.remove(&m.key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// After a launch: copies back what the maps say (private `from`/`tofrom`
+    /// sections; present ones with `always`, or when their entry's count reaches 0)
+    /// and unpins. Every buffer is synced before host memory is written.
+    ///
+    /// # Safety
+    /// Every array's host memory must be valid and writable for its section box.
+    pub unsafe fn exit_launch(
+        &self,
+        args: &[Option<&ArrayPlan>],
+        maps: Vec<Option<LaunchMap<B>>>,
+        moved: &mut Transfers,
+    ) -> Result<(), String> {
+        // Private buffers first: synced, then copied, outside the table lock.
+        let mut private: Vec<(&ArrayPlan, B)> = Vec::new();
+        let mut present: Vec<(&ArrayPlan, Mapping<B>)> = Vec::new();
+        for (item, m) in args.iter().zip(maps) {
+            match (item, m) {
+                (Some(item), Some(LaunchMap::Private(b))) => private.push((item, b)),
+                (Some(item), Some(LaunchMap::Present(m))) => present.push((item, m)),
+                _ => {}
+            }
+        }
+        for (item, b) in private.iter_mut() {
+            if item.copies_out() {
+                if let Err(err) = b.sync_from_device() {
+                    let maps: Vec<Option<LaunchMap<B>>> =
+                        present.into_iter().map(|(_, m)| Some(LaunchMap::Present(m))).collect();
+                    self.release_launch(&maps);
+                    return Err(err);
+                }
+            }
+        }
+        let mut table = lock(&self.table);
+        let mut copies: Vec<CopyBack<B>> = Vec::new();
+        let mut removed = Vec::new();
+        for (item, m) in &present {
+            let Some(e) = table.get_mut(&m.key) else { continue };
+            e.structured = e.structured.saturating_sub(1);
+            let last = e.structured + e.dynamic == 0;
+            if (last || item.map.is_always()) && item.map.copies_out() {
+                copies.push((e.buffer.clone(), e.origin, runs_in(item, e.lo, e.hi), item.name.clone()));
+            }
+            if last {
+                removed.push(m.key);
+            }
+        }
+        let r = copy_back(&copies, moved);
+        for k in removed {
+            table.remove(&k);
+        }
+        drop(table);
+        r?;
+        for (item, b) in private.iter_mut() {
+            if item.copies_out() {
+                moved.add(&item.name, 0, item.copy_out(b.host_view()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Before a region runs on the host while some of its data is present.
+    ///
+    /// On a device, the region would read and write the *device* copies of present
+    /// data and leave their host copies alone (OpenMP copies nothing for data that
+    /// is already present). The host code reads and writes host memory, so for every
+    /// part of an argument's section that lies inside an entry (for a `present`
+    /// argument: the rest of the entry its pointer points into), this pins the entry
+    /// (structured count + 1), saves the host bytes, and copies the device bytes
+    /// over them — except with `always` and `to`/`tofrom`, where OpenMP would copy
+    /// host → device instead, which is done here too. [`host_end`](Self::host_end)
+    /// then copies the results to the device and puts the saved host bytes back.
+    /// Arguments that nothing maps are left alone.
+    ///
+    /// # Safety
+    /// Every array's host memory must be valid and writable for its section box.
+    pub unsafe fn host_begin(&self, args: &[&ArrayPlan], moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
+        let mut table = lock(&self.table);
+        let mut pins: Vec<Pin<B>> = Vec::new();
+        for item in args {
+            let by_address = item.map == MapKind::Present || item.host_span().is_none();
+            let keys: Vec<usize> = if by_address {
+                containing(&table, item.host as usize).into_iter().collect()
+            } else {
+                let s = item.host_span().expect("checked");
+                let first = table.range(..=s.start).next_back().map_or(s.start, |(&k, _)| k);
+                table.range(first..s.end).filter(|(_, e)| e.hi > s.start).map(|(&k, _)| k).collect()
+            };
+            for k in keys {
+                let e = table.get_mut(&k).expect("key from the table");
+                let runs =
+                    if by_address { vec![(item.host as usize, e.hi - item.host as usize)] } else { runs_in(item, e.lo, e.hi) };
+                let mut saved = Vec::with_capacity(runs.iter().map(|r| r.1).sum());
+                for &(addr, len) in &runs {
+                    saved.extend_from_slice(std::slice::from_raw_parts(addr as *const u8, len));
+                }
+                e.structured += 1;
+                pins.push(Pin {
+                    key: k,
+                    name: item.name.clone(),
+                    map: item.map,
+                    buffer: e.buffer.clone(),
+                    origin: e.origin,
+                    runs,
+                    saved,
+                });
+            }
+        }
+        drop(table);
+        let mut copies: Vec<CopyBack<B>> = Vec::new();
+        let mut failed = None;
+        for p in &pins {
+            if p.map.is_always() && p.map.copies_in() {
+                match to_device(&mut *lock(&p.buffer), p.origin, &p.runs) {
+                    Ok(n) => moved.add(&p.name, n, 0),
+                    Err(err) => {
+                        failed = Some(err);
+                        break;
+                    }
+                }
+            } else {
+                copies.push((p.buffer.clone(), p.origin, p.runs.clone(), p.name.clone()));
+            }
+        }
+        if let Some(err) = failed {
+            self.host_end_pins(pins, false, moved).ok();
+            return Err(err);
+        }
+        if let Err(err) = copy_back(&copies, moved) {
+            self.host_end_pins(pins, false, moved).ok();
+            return Err(err);
+        }
+        Ok(pins)
+    }
+
+    /// After the host run of [`host_begin`](Self::host_begin): copies the pinned
+    /// parts host → device (the host code may have written them), unpins, and puts
+    /// the saved host bytes back — unless OpenMP would have copied the results to the
+    /// host (`always` with `from`/`tofrom`, or `from`/`tofrom` when the entry's count
+    /// reaches 0 and it is removed).
+    ///
+    /// # Safety
+    /// The pinned host memory must still be valid.
+    pub unsafe fn host_end(&self, pins: Vec<Pin<B>>, moved: &mut Transfers) -> Result<(), String> {
+        self.host_end_pins(pins, true, moved)
+    }
+
+    unsafe fn host_end_pins(&self, pins: Vec<Pin<B>>, copy: bool, moved: &mut Transfers) -> Result<(), String> {
+        let mut table = lock(&self.table);
+        let mut first_err = None;
+        for p in &pins {
+            if copy {
+                match to_device(&mut *lock(&p.buffer), p.origin, &p.runs) {
+                    Ok(n) => moved.add(&p.name, n, 0),
+                    Err(e) => {
+                        first_err.get_or_insert(format!("array '{}': {e}", p.name));
+                    }
+                }
+            }
+            let mut keep = copy && p.map.is_always() && p.map.copies_out();
+            if let Some(e) = table.get_mut(&p.key) {
+                e.structured = e.structured.saturating_sub(1);
+                if e.structured + e.dynamic == 0 {
+                    keep |= copy && p.map.copies_out();
+                    table.remove(&p.key);
+                }
+            }
+            if !keep {
+                let mut at = 0;
+                for &(addr, len) in &p.runs {
+                    std::ptr::copy_nonoverlapping(p.saved.as_ptr().add(at), addr as *mut u8, len);
+                    at += len;
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// The mapping of `item` in entry `e` (key `k`).
+fn mapping<B>(e: &Entry<B>, k: usize, item: &ArrayPlan) -> Mapping<B> {
+    let offset = item.host as usize as i128 - e.origin as i128;
+    Mapping { key: k, buffer: e.buffer.clone(), offset, avail: (e.len as i128 - offset).max(0) as usize }
+}
+
+/// Undoes the reference counts phase 2 of `enter` added, removing entries that fall
+/// to 0 (with their data: nothing was copied out of them).
+fn drop_refs<B>(table: &mut BTreeMap<usize, Entry<B>>, keys: &[Option<usize>], refs: RefKind) {
+    for k in keys.iter().flatten() {
+        if let Some(e) = table.get_mut(k) {
+            match refs {
+                RefKind::Structured => e.structured = e.structured.saturating_sub(1),
+                RefKind::Dynamic => e.dynamic = e.dynamic.saturating_sub(1),
+            }
+            if e.structured + e.dynamic == 0 {
+                table.remove(k);
+            }
+        }
+    }
+}
+
+/// The error for a range that overlaps an entry without lying inside it.
+fn partial<B>(item: &ArrayPlan, e: &Entry<B>) -> String {
+    format!(
+        "array '{}' is partly mapped on the device: its section overlaps the mapping of '{}' without lying inside it",
+        item.name, e.name
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{BoxShape, HostBuffer};
+    use crate::device::DeviceBuffer;
+
+    /// A 1D `f32` item over `v`, section `[lo : len]`.
+    fn item(name: &str, map: MapKind, v: &mut [f32], lo: usize, len: usize) -> ArrayPlan {
+        let shape = BoxShape { elem_size: 4, dims: vec![v.len()], lower: vec![lo], len: vec![len] };
+        ArrayPlan { name: name.into(), map, shape, host: v.as_mut_ptr() as *mut u8 }
+    }
+
+    fn alloc() -> impl Fn(usize) -> Result<HostBuffer, String> {
+        HostBuffer::new
+    }
+
+    /// The device copy of element `i` of the array whose entry has key `k`.
+    fn device(env: &DataEnv<HostBuffer>, k: usize, i: usize) -> f32 {
+        let t = lock(&env.table);
+        let e = &t[&k];
+        let mut b = lock(&e.buffer);
+        let v = b.host_view();
+        f32::from_ne_bytes(v[i * 4..i * 4 + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn reference_counts_and_copies() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        let key = a.as_ptr() as usize;
+        let mut moved = Transfers::default();
+        unsafe {
+            // Enter twice: one copy, dynamic count 2.
+            let it = item("a", MapKind::To, &mut a, 0, 10);
+            env.enter(&[&it], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            env.enter(&[&it], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            assert_eq!(moved.totals(), (40, 0));
+            assert_eq!(env.entries()[0].dynamic, 2);
+            // A structured reference on a part (present: no copy).
+            let part = item("a", MapKind::Tofrom, &mut a, 2, 3);
+            let maps = env.enter(&[&part], RefKind::Structured, &alloc(), &mut moved).unwrap();
+            assert_eq!(maps[0].as_ref().unwrap().key, key);
+            assert_eq!(moved.totals(), (40, 0));
+            // The device copy changes; the host's does not.
+            lock(&maps[0].as_ref().unwrap().buffer).host_view()[8..12].copy_from_slice(&100f32.to_ne_bytes());
+            assert_eq!(device(&env, key, 2), 100.0);
+            // Exit from (dynamic 2 -> 1): nothing moves.
+            let from = item("a", MapKind::From, &mut a, 0, 10);
+            env.exit(&[&from], None, RefKind::Dynamic, &mut moved).unwrap();
+            assert_eq!(moved.totals(), (40, 0));
+            // Delete: dynamic 0, the structured reference keeps it.
+            let del = item("a", MapKind::Delete, &mut a, 0, 10);
+            env.exit(&[&del], None, RefKind::Dynamic, &mut moved).unwrap();
+            assert_eq!(env.entries()[0].dynamic, 0);
+            assert_eq!(env.entries()[0].structured, 1);
+            // The structured end (tofrom on [2:3]) is the last reference: [2:3] comes back.
+            let part = item("a", MapKind::Tofrom, &mut a, 2, 3);
+            env.exit(&[&part], Some(&[Some(key)]), RefKind::Structured, &mut moved).unwrap();
+        }
+        assert!(env.is_empty());
+        assert_eq!(moved.totals(), (40, 12));
+        assert_eq!(a[2], 100.0);
+        assert_eq!(a[1], 1.0);
+    }
+
+    #[test]
+    fn always_and_update() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let key = a.as_ptr() as usize;
+        let mut moved = Transfers::default();
+        unsafe {
+            env.enter(&[&item("a", MapKind::Alloc, &mut a, 0, 8)], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            assert_eq!(moved.totals(), (0, 0));
+            assert_eq!(device(&env, key, 3), 0.0);
+            // always to: copied although present.
+            env.enter(&[&item("a", MapKind::AlwaysTo, &mut a, 2, 4)], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            assert_eq!(moved.totals(), (16, 0));
+            assert_eq!((device(&env, key, 1), device(&env, key, 3)), (0.0, 3.0));
+            // update to / from of parts.
+            a[0] = 50.0;
+            env.update(&[&item("a", MapKind::To, &mut a, 0, 1)], &mut moved).unwrap();
+            assert_eq!(device(&env, key, 0), 50.0);
+            a[5] = -1.0;
+            env.update(&[&item("a", MapKind::From, &mut a, 4, 2)], &mut moved).unwrap();
+            assert_eq!(a[5], 5.0);
+            assert_eq!(moved.totals(), (20, 8));
+            // always from with a count left: copied, entry stays.
+            a[7] = -7.0;
+            env.exit(&[&item("a", MapKind::AlwaysFrom, &mut a, 6, 2)], None, RefKind::Dynamic, &mut moved).unwrap();
+            assert_eq!(a[7], 0.0, "alloc'd and never written: the device's zero");
+            assert_eq!(env.entries()[0].dynamic, 1);
+            // release: no copy, gone.
+            env.exit(&[&item("a", MapKind::Release, &mut a, 0, 8)], None, RefKind::Dynamic, &mut moved).unwrap();
+            assert!(env.is_empty());
+            // Not present: update and exit do nothing.
+            env.update(&[&item("a", MapKind::From, &mut a, 0, 8)], &mut moved).unwrap();
+            env.exit(&[&item("a", MapKind::From, &mut a, 0, 8)], None, RefKind::Dynamic, &mut moved).unwrap();
+        }
+        assert_eq!(moved.totals(), (20, 16));
+    }
+
+    #[test]
+    fn partial_overlaps_are_refused_whole() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a = vec![0f32; 16];
+        let mut b = vec![0f32; 4];
+        let mut moved = Transfers::default();
+        unsafe {
+            env.enter(&[&item("a", MapKind::To, &mut a, 4, 4)], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            // b is fine, a[2:4] overlaps a[4:4] without lying inside: nothing happens.
+            let e = env
+                .enter(
+                    &[&item("b", MapKind::To, &mut b, 0, 4), &item("a", MapKind::To, &mut a, 2, 4)],
+                    RefKind::Dynamic,
+                    &alloc(),
+                    &mut moved,
+                )
+                .err()
+                .unwrap();
+            assert!(e.contains("array 'a' is partly mapped"), "{e}");
+            assert_eq!(env.entries().len(), 1);
+            // Two items of one directive: the second inside the first is one entry.
+            env.enter(
+                &[&item("b", MapKind::To, &mut b, 0, 4), &item("b", MapKind::To, &mut b, 1, 2)],
+                RefKind::Dynamic,
+                &alloc(),
+                &mut moved,
+            )
+            .unwrap();
+            let bs = env.entries().into_iter().find(|e| e.name == "b").unwrap();
+            assert_eq!(bs.dynamic, 2);
+            assert_eq!(env.touches(&[&item("x", MapKind::To, &mut a, 6, 4)]).as_deref(), Some("x"));
+            assert_eq!(env.touches(&[&item("x", MapKind::To, &mut a, 10, 4)]), None);
+        }
+    }
+
+    #[test]
+    fn launches_use_present_buffers_and_map_the_rest() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let mut p: Vec<f32> = vec![1.0; 4];
+        let mut moved = Transfers::default();
+        unsafe {
+            env.enter(&[&item("a", MapKind::Tofrom, &mut a, 0, 8)], RefKind::Structured, &alloc(), &mut moved).unwrap();
+            // `present` a (no map clause) and a private tofrom p.
+            let mut present = item("a", MapKind::Present, &mut a, 0, 0);
+            present.shape.dims = vec![0];
+            present.shape.len = vec![0];
+            let private = item("p", MapKind::Tofrom, &mut p, 0, 4);
+            let maps = env.enter_launch(&[Some(&present), None, Some(&private)], &alloc(), &mut moved).unwrap();
+            match &maps[0] {
+                Some(LaunchMap::Present(m)) => assert_eq!((m.offset, m.avail), (0, 32)),
+                _ => panic!("a must be present"),
+            }
+            assert!(matches!(maps[2], Some(LaunchMap::Private(_))));
+            assert_eq!(env.entries()[0].structured, 2);
+            assert_eq!(moved.0.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "p"]);
+            env.exit_launch(&[Some(&present), None, Some(&private)], maps, &mut moved).unwrap();
+            assert_eq!(env.entries()[0].structured, 1);
+            // A pointer into nothing mapped, and one into the middle of a mapping.
+            let mut q = vec![0f32; 2];
+            let mut absent = item("q", MapKind::Present, &mut q, 0, 0);
+            absent.shape.len = vec![0];
+            let e = env.enter_launch(&[Some(&absent)], &alloc(), &mut moved).err().unwrap();
+            assert!(e.contains("'q' has no map clause and the data it points to is not mapped"), "{e}");
+            let mut inner = item("a", MapKind::Present, &mut a, 0, 0);
+            inner.shape.len = vec![0];
+            inner.host = inner.host.add(8);
+            let e = env.enter_launch(&[Some(&inner)], &alloc(), &mut moved).err().unwrap();
+            assert!(e.contains("rather than at its start"), "{e}");
+            // Two arguments on one mapping.
+            let e = env.enter_launch(&[Some(&present), Some(&present)], &alloc(), &mut moved).err().unwrap();
+            assert!(e.contains("are one mapping on the device"), "{e}");
+            assert_eq!(env.entries()[0].structured, 1, "failed launches leave the counts alone");
+        }
+        assert_eq!(moved.totals(), (32 + 16, 16));
+    }
+
+    #[test]
+    fn host_fallbacks_see_device_data_and_keep_host_copies() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a: Vec<f32> = (0..6).map(|i| i as f32).collect();
+        let key = a.as_ptr() as usize;
+        let mut moved = Transfers::default();
+        unsafe {
+            env.enter(&[&item("a", MapKind::To, &mut a, 0, 6)], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            // The device copy moves on; the host's changes without an update.
+            lock(&lock(&env.table)[&key].buffer).host_view()[0..4].copy_from_slice(&10f32.to_ne_bytes());
+            a[5] = -5.0;
+            // A host fallback on a[0:4]: sees the device's a[0], writes a[1].
+            let region = item("a", MapKind::Tofrom, &mut a, 0, 4);
+            let pins = env.host_begin(&[&region], &mut moved).unwrap();
+            assert_eq!(a[0], 10.0);
+            assert_eq!(env.entries()[0].structured, 1);
+            a[1] = 11.0;
+            env.host_end(pins, &mut moved).unwrap();
+            // The device has the result; the host copy is as a device run leaves it.
+            assert_eq!(device(&env, key, 1), 11.0);
+            assert_eq!((a[0], a[1], a[5]), (0.0, 1.0, -5.0));
+            assert_eq!(env.entries()[0].structured, 0);
+            // `always, to`: the host's data goes to the device first.
+            a[2] = 22.0;
+            let region = item("a", MapKind::AlwaysTo, &mut a, 0, 6);
+            let pins = env.host_begin(&[&region], &mut moved).unwrap();
+            assert_eq!((a[0], a[2], a[5]), (0.0, 22.0, -5.0));
+            env.host_end(pins, &mut moved).unwrap();
+            assert_eq!((device(&env, key, 0), device(&env, key, 2), device(&env, key, 5)), (0.0, 22.0, -5.0));
+        }
+        assert_eq!(moved.totals(), (24 + 16 + 24 + 24, 16));
+    }
+}

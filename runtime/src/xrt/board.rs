@@ -1,0 +1,319 @@
+//! The board: one XRT device per process, the xclbin loaded on it, its open kernels,
+//! and the [`Device`] implementation that launches on it.
+//!
+//! Process state. Device [`DEVICE_INDEX`] is opened at the first probe and kept for the
+//! process lifetime (success and failure are both remembered, so a machine without a
+//! board pays for `xrtDeviceOpen` once). The board holds one xclbin at a time: loading
+//! another bitstream (a region whose kernel lives in a different file) closes the open
+//! kernels, loads it and bumps a *generation* number. Kernels and buffer bindings
+//! remember the generation they were made under, and a launch checks it under the
+//! state's read lock, so a launch never uses a kernel of an unloaded xclbin and no
+//! reload happens while a kernel runs (launches of the same xclbin run concurrently).
+//! A path that failed to load is remembered and not tried again.
+//!
+//! A kernel that does not end within the timeout may still write device memory: its
+//! run handle and every buffer object alive at that moment are leaked on purpose, and
+//! the board is *poisoned*, so every later probe fails with that reason.
+
+use super::ffi::{self, Bo, DeviceHandle, KernelHandle};
+use super::{cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, DEVICE_INDEX};
+use crate::config::Config;
+use crate::data::HostBuffer;
+use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
+use crate::report::Arrays;
+use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Instant;
+use tessera_ir::manifest::Manifest;
+
+/// Why the board must not be used any more (set once, by a kernel that did not end).
+static POISON: OnceLock<String> = OnceLock::new();
+
+/// An open kernel of the loaded xclbin.
+struct OpenKernel {
+    handle: KernelHandle,
+    /// Memory group of every argument, in manifest order (`None` for scalars).
+    groups: Arc<Vec<Option<u32>>>,
+}
+
+/// What is loaded on the board.
+#[derive(Default)]
+struct Loaded {
+    /// Bumped by every (attempted) xclbin load.
+    generation: u64,
+    /// The loaded xclbin and its UUID.
+    xclbin: Option<(PathBuf, [u8; 16])>,
+    /// Kernels of the loaded xclbin opened so far, by name.
+    kernels: BTreeMap<String, OpenKernel>,
+    /// Bitstreams that failed to load, with the reason.
+    failed: BTreeMap<PathBuf, String>,
+}
+
+/// The process's board.
+struct Board {
+    device: DeviceHandle,
+    state: RwLock<Loaded>,
+}
+
+/// The board, opened at the first call.
+fn board() -> Result<&'static Board, String> {
+    static BOARD: OnceLock<Result<Board, String>> = OnceLock::new();
+    if let Some(why) = POISON.get() {
+        return Err(why.clone());
+    }
+    BOARD
+        .get_or_init(|| DeviceHandle::open(DEVICE_INDEX).map(|device| Board { device, state: RwLock::default() }))
+        .as_ref()
+        .map_err(String::clone)
+}
+
+/// Whether the board can be used: device [`DEVICE_INDEX`] opened and nothing poisoned it.
+pub fn probe() -> Result<(), String> {
+    board().map(|_| ())
+}
+
+/// The XRT device (device [`DEVICE_INDEX`]) as a [`Device`].
+pub struct XrtDevice {
+    board: &'static Board,
+    config: Config,
+}
+
+impl XrtDevice {
+    /// The board with the region's configuration (bitstream directory, timeout).
+    pub fn new(config: &Config) -> Result<XrtDevice, String> {
+        Ok(XrtDevice { board: board()?, config: config.clone() })
+    }
+}
+
+/// A kernel of the loaded xclbin, ready to launch.
+#[derive(Clone)]
+pub struct XrtKernel {
+    name: String,
+    generation: u64,
+    groups: Arc<Vec<Option<u32>>>,
+}
+
+/// The buffer object of an [`XrtBuffer`] and the binding it was made for.
+struct Binding {
+    bo: Bo,
+    group: u32,
+    generation: u64,
+}
+
+/// An array's memory: 4 KiB-aligned host memory in whole pages, wrapped at launch in
+/// a buffer object in the bank of the kernel argument it is passed as.
+pub struct XrtBuffer {
+    /// Declared before `host`: freed first (it wraps `host`'s memory).
+    binding: Option<Binding>,
+    host: ManuallyDrop<HostBuffer>,
+    /// The host view holds data the device has not seen yet.
+    to_device: bool,
+    /// A kernel may have written the device copy since the last read-back.
+    device_newer: bool,
+}
+
+impl XrtBuffer {
+    /// Makes sure a buffer object in memory group `group` of generation `generation`
+    /// wraps this memory and holds the host view's contents.
+    fn bind(&mut self, board: &Board, group: u32, generation: u64) -> Result<&Bo, String> {
+        let current = matches!(&self.binding, Some(b) if b.group == group && b.generation == generation);
+        if !current {
+            if let Some(old) = self.binding.take() {
+                if self.device_newer {
+                    if old.generation != generation {
+                        return Err("its device copy belongs to a bitstream that was replaced".into());
+                    }
+                    old.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE)?;
+                    self.device_newer = false;
+                }
+            }
+            let len = self.host.capacity();
+            // SAFETY: `host` lives, unmoved (heap memory), until after the binding is
+            // dropped: `binding` is dropped first (field order and `Drop`).
+            let bo = unsafe { board.device.alloc_userptr(self.host.as_mut_ptr(), len, group)? };
+            self.binding = Some(Binding { bo, group, generation });
+            // A fresh buffer object's device memory holds nothing yet.
+            self.to_device = true;
+        }
+        let b = self.binding.as_ref().expect("bound above");
+        if self.to_device {
+            b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE)?;
+            self.to_device = false;
+        }
+        Ok(&b.bo)
+    }
+}
+
+impl DeviceBuffer for XrtBuffer {
+    fn host_view(&mut self) -> &mut [u8] {
+        self.host.host_view()
+    }
+    fn sync_to_device(&mut self) -> Result<(), String> {
+        match &self.binding {
+            Some(b) => {
+                b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE)?;
+                self.to_device = false;
+            }
+            // Synced when a launch binds the buffer to its bank.
+            None => self.to_device = true,
+        }
+        Ok(())
+    }
+    fn sync_from_device(&mut self) -> Result<(), String> {
+        if let (Some(b), true) = (&self.binding, self.device_newer) {
+            b.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE)?;
+            self.device_newer = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for XrtBuffer {
+    fn drop(&mut self) {
+        if POISON.get().is_some() {
+            // A kernel that never ended may still use this memory: leak it.
+            std::mem::forget(self.binding.take());
+            return;
+        }
+        self.binding = None;
+        // SAFETY: dropped once, after the buffer object wrapping it was freed.
+        unsafe { ManuallyDrop::drop(&mut self.host) };
+    }
+}
+
+impl XrtDevice {
+    /// The kernel `name` of bitstream `path`, loading the bitstream and opening the
+    /// kernel if needed.
+    fn kernel(&self, manifest: &Manifest, name: &str, path: PathBuf) -> Result<XrtKernel, String> {
+        let ready = |st: &Loaded| -> Option<XrtKernel> {
+            let (loaded, _) = st.xclbin.as_ref()?;
+            let k = st.kernels.get(name).filter(|_| *loaded == path)?;
+            Some(XrtKernel { name: name.to_string(), generation: st.generation, groups: k.groups.clone() })
+        };
+        if let Some(k) = ready(&self.board.state.read().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(k);
+        }
+        let mut st = self.board.state.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = ready(&st) {
+            return Ok(k);
+        }
+        if let Some(why) = st.failed.get(&path) {
+            return Err(why.clone());
+        }
+        if st.xclbin.as_ref().is_none_or(|(p, _)| *p != path) {
+            // Kernels of the old xclbin must be closed before another one loads.
+            st.kernels.clear();
+            st.xclbin = None;
+            st.generation += 1;
+            match self.board.device.load_xclbin(&path) {
+                Ok(uuid) => st.xclbin = Some((path.clone(), uuid)),
+                Err(why) => {
+                    st.failed.insert(path, why.clone());
+                    return Err(why);
+                }
+            }
+        }
+        let uuid = st.xclbin.as_ref().expect("loaded above").1;
+        let handle =
+            self.board.device.open_kernel(&uuid, name).map_err(|e| format!("{e} (bitstream {})", path.display()))?;
+        let mut groups = Vec::with_capacity(manifest.args.len());
+        for (i, a) in manifest.args.iter().enumerate() {
+            groups.push(match a.array {
+                None => None,
+                Some(_) => Some(handle.group_id(i).map_err(|e| {
+                    format!("cannot find the memory bank of argument '{}' of kernel {name}: {e}", a.name)
+                })?),
+            });
+        }
+        let groups = Arc::new(groups);
+        st.kernels.insert(name.to_string(), OpenKernel { handle, groups: groups.clone() });
+        Ok(XrtKernel { name: name.to_string(), generation: st.generation, groups })
+    }
+}
+
+impl Device for XrtDevice {
+    type Buffer = XrtBuffer;
+    type Kernel = XrtKernel;
+
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Xrt
+    }
+
+    fn load(&self, manifest: &Manifest) -> Result<XrtKernel, String> {
+        let name = manifest.kernel.as_deref().ok_or("the region's manifest names no kernel")?;
+        let path = find_bitstream(&self.config, manifest)?;
+        self.kernel(manifest, name, path)
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<XrtBuffer, String> {
+        let host = HostBuffer::new(bytes)?;
+        debug_assert_eq!(Some(host.capacity()), super::bo_bytes(bytes));
+        Ok(XrtBuffer { binding: None, host: ManuallyDrop::new(host), to_device: true, device_newer: false })
+    }
+
+    fn launch(&self, kernel: &XrtKernel, args: &mut [KernelArg<'_, XrtBuffer>]) -> Result<LaunchStats, String> {
+        let name = &kernel.name;
+        // Held until the kernel ended: no other xclbin loads meanwhile.
+        let st = self.board.state.read().unwrap_or_else(|e| e.into_inner());
+        let open =
+            st.kernels.get(name).filter(|_| st.generation == kernel.generation).ok_or_else(|| {
+                format!("the XRT device's bitstream was replaced while kernel {name} was being prepared")
+            })?;
+        if kernel.groups.len() != args.len() {
+            return Err(format!("kernel {name}: {} arguments passed, {} expected", args.len(), kernel.groups.len()));
+        }
+        let run = open.handle.run().map_err(|e| format!("kernel {name}: {e}"))?;
+        for (i, a) in args.iter_mut().enumerate() {
+            match a {
+                KernelArg::Array { buffer, name: arr, .. } => {
+                    let group =
+                        kernel.groups[i].ok_or_else(|| format!("kernel {name}: argument '{arr}' is not an array"))?;
+                    let bo = buffer
+                        .bind(self.board, group, st.generation)
+                        .map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                    run.set_bo(i, bo).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                }
+                KernelArg::Scalar(s) => {
+                    run.set_scalar(i, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
+                }
+            }
+        }
+        let start = Instant::now();
+        run.start().map_err(|e| format!("kernel {name}: {e}"))?;
+        let state = run.wait(self.config.xrt_timeout_ms);
+        let kernel_wall_s = start.elapsed().as_secs_f64();
+        // From here on the kernel may have written every array.
+        for a in args.iter_mut() {
+            if let KernelArg::Array { buffer, .. } = a {
+                buffer.device_newer = true;
+            }
+        }
+        if state == ffi::ERT_CMD_STATE_COMPLETED {
+            drop(run);
+            let arrays = args
+                .iter()
+                .filter_map(|a| match a {
+                    // Hardware has no exact traffic counters: nothing is guessed.
+                    KernelArg::Array { name, .. } => Some((name.to_string(), None)),
+                    KernelArg::Scalar(_) => None,
+                })
+                .collect();
+            return Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays) });
+        }
+        let what = if state == ffi::ERT_CMD_STATE_TIMEOUT {
+            format!("did not finish within {} ms (TESSERA_XRT_TIMEOUT_MS)", self.config.xrt_timeout_ms)
+        } else {
+            format!("ended in state {} ({state})", cmd_state_name(state))
+        };
+        if cmd_state_is_final(state) {
+            return Err(format!("kernel {name} {what}"));
+        }
+        // The kernel may still be running: never free what it may touch.
+        let why = format!("kernel {name} {what}; the XRT device is not used again in this process");
+        let _ = POISON.set(why.clone());
+        std::mem::forget(run);
+        Err(why)
+    }
+}

@@ -1,0 +1,243 @@
+//! The device data environment end to end on the emulated device, through the Rust
+//! API the C entry points wrap (`directives::Envs`): data regions keep arrays on the
+//! device across launches, `present` arguments find them, host fallbacks inside data
+//! regions see and return device data, and four threads offload at once on shared
+//! present data. Each test has its own environments and kernel cache.
+
+mod common;
+
+use common::*;
+use std::ffi::c_void;
+use std::path::Path;
+use tessera_ir::data::DataOp;
+use tessera_ir::{Expr, MapKind, VarKind};
+use tessera_rt::config::{Config, OffloadPolicy};
+use tessera_rt::device::DeviceKind;
+use tessera_rt::directives::Envs;
+
+fn n() -> Expr {
+    var("n")
+}
+
+/// `target data map(<ma>: a[0:n]) map(<mb>: b[0:n])` over pointers `a`, `b` and `n`.
+fn data_ab(op: DataOp, ma: MapKind, mb: MapKind) -> tessera_ir::data::DataDesc {
+    let whole = || vec![sec(Expr::int(0), n())];
+    data_desc(
+        "d.c:5",
+        op,
+        &[("a", VarKind::Pointer), ("b", VarKind::Pointer), ("n", VarKind::Scalar)],
+        vec![(0, ma, vec![n()], whole()), (1, mb, vec![n()], whole())],
+    )
+}
+
+struct Arrays {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    pa: *mut f32,
+    pb: *mut f32,
+    n: i32,
+}
+
+impl Arrays {
+    fn new(n: i32) -> Box<Arrays> {
+        let mut x = Box::new(Arrays {
+            a: (0..n).map(|i| i as f32 + 0.5).collect(),
+            b: vec![7.0; n as usize],
+            pa: std::ptr::null_mut(),
+            pb: std::ptr::null_mut(),
+            n,
+        });
+        x.pa = x.a.as_mut_ptr();
+        x.pb = x.b.as_mut_ptr();
+        x
+    }
+    fn args(&mut self) -> [*mut c_void; 3] {
+        [addr(&mut self.pa), addr(&mut self.pb), addr(&mut self.n)]
+    }
+}
+
+fn emu(cache: &Path) -> Config {
+    Config::emu(cache)
+}
+
+#[test]
+fn data_region_keeps_arrays_on_the_device() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(100);
+    let args = x.args();
+    unsafe {
+        let (run, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::To, MapKind::Tofrom), &args);
+        assert!(run.handled, "{:?}", run.record.reason);
+        assert_eq!(run.record.op.as_deref(), Some("target data"));
+        assert_eq!((run.record.bytes_to_device, run.record.bytes_from_device), (800, 0));
+        // Three launches: explicit maps of present data, then pointers without map clauses.
+        for m in [scale1d(), scale1d(), scale1d_present()] {
+            let l = envs.offload(&config, &m, &args);
+            assert!(l.host.is_none());
+            assert_eq!(l.record.device, DeviceKind::Emu, "{:?}", l.record.reason);
+            assert_eq!((l.record.bytes_to_device, l.record.bytes_from_device), (0, 0));
+            assert!(l.record.transfers.is_empty());
+        }
+        // Nothing came back yet.
+        assert_eq!(x.b[1], 7.0);
+        assert_eq!(envs.emu.entries().len(), 2);
+        let end = envs.data_end(*scope).unwrap();
+        assert!(end.handled);
+        assert_eq!(end.record.op.as_deref(), Some("end target data"));
+        assert_eq!((end.record.bytes_to_device, end.record.bytes_from_device), (0, 400));
+    }
+    assert!(envs.emu.is_empty());
+    assert_eq!((x.b[0], x.b[1], x.b[98], x.b[99]), (7.0, 2.0 * x.a[1], 2.0 * x.a[98], 7.0));
+}
+
+#[test]
+fn present_arguments_need_a_mapping() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(20);
+    let args = x.args();
+    let l = unsafe { envs.offload(&config, &scale1d_present(), &args) };
+    assert_eq!(l.record.device, DeviceKind::Host);
+    assert!(l.record.reason.as_deref().unwrap().contains("'a' has no map clause"), "{:?}", l.record.reason);
+    assert!(l.host.is_none(), "nothing is present: nothing to copy around the host run");
+}
+
+#[test]
+fn enter_update_exit() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(50);
+    let args = x.args();
+    unsafe {
+        let r = envs.data(&config, &data_ab(DataOp::Enter, MapKind::To, MapKind::Alloc), &args);
+        assert!(r.handled && r.fatal.is_none());
+        assert_eq!(r.record.transfers.0.len(), 1, "only a moved: {:?}", r.record.transfers);
+        let l = envs.offload(&config, &scale1d_present(), &args);
+        assert_eq!(l.record.device, DeviceKind::Emu, "{:?}", l.record.reason);
+        let r = envs.data(&config, &data_ab(DataOp::Update, MapKind::To, MapKind::From), &args);
+        assert_eq!((r.record.bytes_to_device, r.record.bytes_from_device), (200, 200));
+        // b's ends were never written on the device: alloc, zero in emulation.
+        assert_eq!((x.b[0], x.b[1]), (0.0, 2.0 * x.a[1]));
+        let r = envs.data(&config, &data_ab(DataOp::Exit, MapKind::Delete, MapKind::Release), &args);
+        assert_eq!((r.record.bytes_to_device, r.record.bytes_from_device), (0, 0));
+        assert!(envs.emu.is_empty());
+        // Disabled: nothing executes, nothing is mapped.
+        let off = Config { offload: OffloadPolicy::Disabled, ..config.clone() };
+        let r = envs.data(&off, &data_ab(DataOp::Enter, MapKind::To, MapKind::Alloc), &args);
+        assert!(!r.handled);
+        assert_eq!(r.record.reason.as_deref(), Some("OMP_TARGET_OFFLOAD=DISABLED"));
+        assert!(envs.emu.is_empty());
+    }
+}
+
+#[test]
+fn host_fallback_inside_a_data_region() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(10);
+    let args = x.args();
+    let mut rejected = scale1d();
+    rejected.kernel = None;
+    rejected.rejected = Some("call 'f(a[i])' is not supported".into());
+    unsafe {
+        let (_, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::To, MapKind::Tofrom), &args);
+        // A kernel writes b on the device.
+        assert!(envs.offload(&config, &scale1d(), &args).record.offloaded());
+        // The host meanwhile changes its own copy of a (no update: the device keeps its a).
+        x.a[3] = -100.0;
+        let l = envs.offload(&config, &rejected, &args);
+        let run = l.host.expect("present data: a host run with copies");
+        // The host code sees the device's data...
+        assert_eq!((x.a[3], x.b[3]), (3.5, 7.0));
+        // ... and writes the host memory: b[i] = b[i] + a[i].
+        for i in 1..9 {
+            x.b[i] += x.a[i];
+        }
+        let record = envs.host_end(run);
+        assert_eq!(record.device, DeviceKind::Host);
+        assert_eq!(record.reason.as_deref(), Some("call 'f(a[i])' is not supported"));
+        // a[1:8] and b[1:8] came to the host and went back.
+        assert_eq!((record.bytes_to_device, record.bytes_from_device), (64, 64));
+        // The host copies are what a device run leaves: a's own change, b's old values.
+        assert_eq!((x.a[3], x.b[3]), (-100.0, 7.0));
+        envs.data_end(*scope).unwrap();
+    }
+    // b = 2a + a on the device, then back at the end.
+    assert_eq!(x.b[3], 3.0 * 3.5);
+    assert_eq!(x.b[0], 7.0);
+}
+
+#[test]
+fn rejected_directives_that_touch_device_data_are_fatal() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(10);
+    let args = x.args();
+    unsafe {
+        let mut upd = data_ab(DataOp::Update, MapKind::From, MapKind::From);
+        upd.rejected = Some("clause 'depend' is not supported".into());
+        // Nothing present: left to the host OpenMP runtime (a no-op there).
+        let r = envs.data(&config, &upd, &args);
+        assert!(!r.handled && r.fatal.is_none());
+        envs.data(&config, &data_ab(DataOp::Enter, MapKind::To, MapKind::Alloc), &args);
+        let r = envs.data(&config, &upd, &args);
+        let fatal = r.fatal.expect("a is on the device");
+        assert!(fatal.contains("'target update' cannot be executed by Tessera (clause 'depend' is not supported)"), "{fatal}");
+        // A target data that does not map sends every region inside it to the host.
+        let mut region = data_ab(DataOp::Region, MapKind::To, MapKind::Tofrom);
+        region.rejected = Some("clause 'if' is not supported".into());
+        let (r, scope) = envs.data_begin(&config, &region, &args);
+        assert!(!r.handled && r.fatal.is_none());
+        let l = envs.offload(&config, &scale1d(), &args);
+        assert!(l.record.reason.as_deref().unwrap().contains("did not map its data"), "{:?}", l.record.reason);
+        envs.host_end(l.host.expect("a is present: copies around the host run"));
+        assert!(envs.data_end(*scope).is_none());
+        assert!(envs.offload(&config, &scale1d(), &args).record.offloaded());
+    }
+}
+
+#[test]
+fn four_threads_share_present_read_only_data() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let n = 64;
+    let mut a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let (mut pa, mut nv) = (a.as_mut_ptr(), n);
+    // target enter data map(to: a[0:n])
+    let enter = data_desc(
+        "d.c:1",
+        DataOp::Enter,
+        &[("a", VarKind::Pointer), ("n", VarKind::Scalar)],
+        vec![(0, MapKind::To, vec![var("n")], vec![sec(Expr::int(0), var("n"))])],
+    );
+    assert!(unsafe { envs.data(&config, &enter, &[addr(&mut pa), addr(&mut nv)]) }.handled);
+    let shared = pa as usize;
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (envs, config) = (&envs, &config);
+            s.spawn(move || {
+                let mut b = vec![t as f32; n as usize];
+                let (mut pa, mut pb, mut nv) = (shared as *mut f32, b.as_mut_ptr(), n);
+                for _ in 0..5 {
+                    let l = unsafe { envs.offload(config, &scale1d(), &[addr(&mut pa), addr(&mut pb), addr(&mut nv)]) };
+                    assert!(l.record.offloaded(), "{:?}", l.record.reason);
+                    // a is present (no copy); b is this thread's own, mapped per launch.
+                    assert_eq!(l.record.transfers.0.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["b"]);
+                }
+                for (i, &x) in b.iter().enumerate().take(n as usize - 1).skip(1) {
+                    assert_eq!(x, 2.0 * i as f32);
+                }
+                assert_eq!((b[0], b[n as usize - 1]), (t as f32, t as f32));
+            });
+        }
+    });
+    assert_eq!(envs.emu.entries()[0].structured, 0);
+    assert_eq!(envs.emu.entries()[0].dynamic, 1);
+}

@@ -1,0 +1,50 @@
+/* Regions that run on the host inside a data region. The host code reads and writes
+   host memory, so the runtime copies the present data they use to the host first and
+   back to the device after (and restores the host copies a device run would not have
+   touched): results stay those of the CPU run. Covered: a region kept on the host for
+   a call, a `nowait` region (a deferred host task: the rewritten code waits for it
+   before copying back), and a `target data` left to the host OpenMP runtime (its
+   `if` clause), inside which every region then runs on the host. */
+#include <stdlib.h>
+#include "common.h"
+
+static float twice(float x) { return 2.0f * x; }
+
+int main(void) {
+  int n = 203;
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  for (int i = 0; i < n; i++) { a[i] = rng_float(); b[i] = rng_float(); }
+
+#pragma omp target data map(tofrom: a[0:n]) map(to: b[0:n]) // expect: emu
+  {
+#pragma omp target teams distribute parallel for // expect: emu
+    for (int i = 0; i < n; i++)
+      a[i] = a[i] + b[i];
+#pragma omp target teams distribute parallel for // expect: host
+    for (int i = 0; i < n; i++)
+      a[i] = twice(a[i]); // expect-remark: call 'twice(a[i])' is not supported (it may have side effects)
+#pragma omp target teams distribute parallel for nowait // expect: host
+    for (int i = 0; i < n; i++) // expect-remark@-1: clause 'nowait' is not supported
+      a[i] = a[i] - b[i];
+#pragma omp taskwait
+#pragma omp target teams distribute parallel for // expect: emu
+    for (int i = 0; i < n; i++)
+      a[i] = a[i] * 0.5f;
+  }
+  print_floats("a", a, n);
+
+  int big = n > 100;
+#pragma omp target data map(tofrom: b[0:n]) if(big) // expect: host
+  { // expect-remark@-1: clause 'if' is not supported
+#pragma omp target teams distribute parallel for map(alloc: b[0:n]) // expect: host ~ did not map its data
+    for (int i = 0; i < n; i++)
+      b[i] = b[i] + 1.0f;
+  }
+  print_floats("b", b, n);
+
+  // expect-transfers: a to=2436 from=2436
+  // expect-transfers: b to=1624 from=812
+  free(a);
+  free(b);
+  return 0;
+}
