@@ -96,32 +96,7 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
     s.push_str(&body);
     writeln!(s, "}}").unwrap();
 
-    let mut e = String::new();
-    writeln!(e, "// Emulation entry for {name}: builds the kernel's arguments from the runtime's").unwrap();
-    writeln!(e, "// vectors (arrays: memory ports bound to the port descriptors, which carry the").unwrap();
-    writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
-    writeln!(e, "#include \"kernel.cpp\"").unwrap();
-    writeln!(e).unwrap();
-    let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
-    let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
-    writeln!(
-        e,
-        "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
-        if has_scalars { "args" } else { "" },
-        if has_arrays { "ports" } else { "" },
-    )
-    .unwrap();
-    let casts: Vec<String> = region
-        .vars
-        .iter()
-        .enumerate()
-        .map(|(i, v)| match v.kind {
-            VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
-            _ => format!("{}(ports[{i}])", port_type(v)),
-        })
-        .collect();
-    writeln!(e, "  {name}({});", casts.join(",\n    ")).unwrap();
-    writeln!(e, "}}").unwrap();
+    let e = crate::emu_entry(region, name, &port_type);
     Kernel { name: name.to_string(), source: s, emu_entry: e }
 }
 

@@ -27,3 +27,40 @@ pub struct Kernel {
     /// (see `host/include/tessera_emu_abi.h`).
     pub emu_entry: String,
 }
+
+/// The emulation entry of kernel `name`: `#include`s the kernel and defines
+/// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`,
+/// which builds the kernel's arguments from the runtime's vectors — arrays as memory
+/// ports of type `port_type(var)` bound to the port descriptors (which carry the device
+/// buffer and its traffic counters), scalars from their value pointers in `args`.
+pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn Fn(&tessera_ir::Var) -> String) -> String {
+    use std::fmt::Write;
+    use tessera_ir::VarKind;
+    let mut e = String::new();
+    writeln!(e, "// Emulation entry for {name}: builds the kernel's arguments from the runtime's").unwrap();
+    writeln!(e, "// vectors (arrays: memory ports bound to the port descriptors, which carry the").unwrap();
+    writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
+    writeln!(e, "#include \"kernel.cpp\"").unwrap();
+    writeln!(e).unwrap();
+    let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
+    let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
+    writeln!(
+        e,
+        "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
+        if has_scalars { "args" } else { "" },
+        if has_arrays { "ports" } else { "" },
+    )
+    .unwrap();
+    let args: Vec<String> = region
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v.kind {
+            VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
+            _ => format!("{}(ports[{i}])", port_type(v)),
+        })
+        .collect();
+    writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
+    writeln!(e, "}}").unwrap();
+    e
+}

@@ -878,34 +878,7 @@ impl<'a> Gen<'a> {
     }
 
     fn emu_entry(&self, name: &str) -> String {
-        let region = self.region;
-        let mut e = String::new();
-        writeln!(e, "// Emulation entry for {name}: builds the kernel's arguments from the runtime's").unwrap();
-        writeln!(e, "// vectors (arrays: burst ports bound to the port descriptors, which carry the").unwrap();
-        writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
-        writeln!(e, "#include \"kernel.cpp\"").unwrap();
-        writeln!(e).unwrap();
-        let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
-        let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
-        writeln!(
-            e,
-            "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
-            if has_scalars { "args" } else { "" },
-            if has_arrays { "ports" } else { "" },
-        )
-        .unwrap();
-        let args: Vec<String> = region
-            .vars
-            .iter()
-            .enumerate()
-            .map(|(i, v)| match v.kind {
-                VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
-                _ => format!("{}(ports[{i}])", self.port_type(v.elem)),
-            })
-            .collect();
-        writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
-        writeln!(e, "}}").unwrap();
-        e
+        crate::emu_entry(self.region, name, &|v| self.port_type(v.elem))
     }
 }
 

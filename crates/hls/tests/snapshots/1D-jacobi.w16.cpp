@@ -104,7 +104,7 @@ extern "C" void tessera_snap(hls::burst_maxi<tessera::wide_t<16, float>> A, hls:
 
 // ---- emulation entry ----
 // Emulation entry for tessera_snap: builds the kernel's arguments from the runtime's
-// vectors (arrays: burst ports bound to the port descriptors, which carry the
+// vectors (arrays: memory ports bound to the port descriptors, which carry the
 // device buffer and its traffic counters; scalars: value pointers in args).
 #include "kernel.cpp"
 
