@@ -10,42 +10,9 @@
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
 use crate::data::ScalarSlot;
 use crate::report::Arrays;
-use serde::Serialize;
 use tessera_ir::manifest::Manifest;
 
-/// A device Tessera can run a region on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceKind {
-    /// The host CPU: the original region code runs (the runtime returns 0).
-    Host,
-    /// The emulated device: the HLS kernel compiled as C++ for the host (the Vitis
-    /// `sw_emu` analogue).
-    Emu,
-    /// A real FPGA through XRT (cargo feature `xrt`).
-    Xrt,
-}
-
-impl DeviceKind {
-    /// The spelling used by `TESSERA_DEVICE` and the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            DeviceKind::Host => "host",
-            DeviceKind::Emu => "emu",
-            DeviceKind::Xrt => "xrt",
-        }
-    }
-
-    /// Parses a `TESSERA_DEVICE` value (case-insensitive, surrounding blanks ignored).
-    pub fn parse(s: &str) -> Option<DeviceKind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "host" => Some(DeviceKind::Host),
-            "emu" => Some(DeviceKind::Emu),
-            "xrt" => Some(DeviceKind::Xrt),
-            _ => None,
-        }
-    }
-}
+pub use tessera_ir::report::DeviceKind;
 
 /// Whether the XRT backend could run a given kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -239,13 +206,5 @@ mod tests {
         let mut nk = manifest(None);
         nk.kernel = None;
         assert!(matches!(choose(&base, &nk, &ready), Choice::Host(_)));
-    }
-
-    #[test]
-    fn parses_device_names() {
-        assert_eq!(DeviceKind::parse(" Emu "), Some(DeviceKind::Emu));
-        assert_eq!(DeviceKind::parse("XRT"), Some(DeviceKind::Xrt));
-        assert_eq!(DeviceKind::parse("fpga"), None);
-        assert_eq!(serde_json::to_string(&DeviceKind::Emu).unwrap(), "\"emu\"");
     }
 }

@@ -27,7 +27,7 @@ use crate::abi::{self, PortDesc, PortStats};
 use crate::config::Config;
 use crate::data::HostBuffer;
 use crate::device::{Device, DeviceKind, KernelArg, LaunchStats};
-use crate::report::{ArrayTraffic, Arrays};
+use crate::report::Arrays;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
@@ -233,7 +233,7 @@ impl Device for EmuDevice {
             .zip(&stats)
             .filter_map(|(a, st)| match a {
                 KernelArg::Array { name, .. } => {
-                    Some((name.to_string(), (st.bound != 0).then(|| ArrayTraffic::from_stats(st))))
+                    Some((name.to_string(), (st.bound != 0).then(|| crate::report::array_traffic(st))))
                 }
                 KernelArg::Scalar(_) => None,
             })

@@ -1,59 +1,27 @@
 //! Reading the runtime's report (`TESSERA_REPORT`, one JSON line per region execution;
 //! `runtime/README.md`, "Report") and turning its exact counts into the model's
-//! [`Traffic`]. Unknown keys are ignored, as the runtime asks.
+//! [`Traffic`]. The line's type is the one the runtime writes
+//! (`tessera_ir::report::Record`); unknown keys are ignored, as the runtime asks.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use tessera_ir::report::Record;
 use tessera_model::{Port, Traffic};
 
-/// Exact traffic of one array.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct ArrayCounts {
-    /// Bytes read (whole beats).
-    pub read_bytes: u64,
-    /// Bytes written (whole beats).
-    pub write_bytes: u64,
-    /// Read bursts.
-    pub read_bursts: u64,
-    /// Write bursts.
-    pub write_bursts: u64,
-    /// Beats, both directions.
-    pub beats: u64,
-    /// Bytes actually stored (strobes honoured).
-    pub write_enabled_bytes: u64,
-    /// Beats → number of read bursts of that length.
-    pub read_burst_lengths: BTreeMap<String, u64>,
-    /// Beats → number of write bursts of that length.
-    pub write_burst_lengths: BTreeMap<String, u64>,
-}
+pub use tessera_ir::report::ArrayTraffic as ArrayCounts;
 
-/// One region execution.
+/// One report line: the runtime's own [`Record`] type (`tessera_ir::report`), read
+/// back, plus the conversion of its counts into the model's [`Traffic`]. Fields are
+/// reached through `Deref`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct RunRecord {
-    /// `file:line` of the directive.
-    pub region: String,
-    /// Kernel name, `None` on the host.
-    pub kernel: Option<String>,
-    /// Kernel flavour that ran (`baseline`, `paper`, …).
-    pub mode: String,
-    /// `emu`, `xrt` or `host`.
-    pub device: String,
-    /// Why the region ran on the host.
-    pub reason: Option<String>,
-    /// Bytes copied host → device.
-    pub bytes_to_device: u64,
-    /// Bytes copied device → host.
-    pub bytes_from_device: u64,
-    /// Wall time of the kernel call in emulation (measured here).
-    pub kernel_wall_s: Option<f64>,
-    /// Exact DDR bytes read.
-    pub ddr_read_bytes: Option<u64>,
-    /// Exact DDR bytes written.
-    pub ddr_write_bytes: Option<u64>,
-    /// Exact bursts, both directions.
-    pub bursts: Option<u64>,
-    /// Per array.
-    pub arrays: Option<BTreeMap<String, ArrayCounts>>,
+#[serde(transparent)]
+pub struct RunRecord(pub Record);
+
+impl std::ops::Deref for RunRecord {
+    type Target = Record;
+    fn deref(&self) -> &Record {
+        &self.0
+    }
 }
 
 /// Parses every line of a report file.
@@ -61,16 +29,14 @@ pub fn parse(text: &str) -> Result<Vec<RunRecord>, String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("report line {}: {e}", i + 1)))
+        .map(|(i, l)| Record::from_json(l).map(RunRecord).map_err(|e| format!("report line {}: {e}", i + 1)))
         .collect()
 }
 
-fn histogram(h: &BTreeMap<String, u64>, port: &mut tessera_model::Bursts) -> Result<(), String> {
-    for (len, &n) in h {
-        let beats: u64 = len.parse().map_err(|_| format!("burst length '{len}' is not a number"))?;
-        port.add(beats, n);
+fn histogram(h: &BTreeMap<u32, u64>, port: &mut tessera_model::Bursts) {
+    for (&beats, &n) in h {
+        port.add(u64::from(beats), n);
     }
-    Ok(())
 }
 
 impl RunRecord {
@@ -81,15 +47,16 @@ impl RunRecord {
             None => "no DDR counts in the report (ports not counted)".to_string(),
         })?;
         let mut ports = Vec::new();
-        for (name, a) in arrays {
+        for (name, a) in &arrays.0 {
+            let a = a.as_ref().ok_or_else(|| format!("array {name}: its DDR traffic was not counted"))?;
             let bytes = a.read_bytes + a.write_bytes;
             let beat_bytes = bytes.checked_div(a.beats).unwrap_or(0);
             if a.beats > 0 && beat_bytes * a.beats != bytes {
                 return Err(format!("array {name}: {bytes} bytes in {} beats is not a whole beat width", a.beats));
             }
             let mut p = Port::new(name, beat_bytes);
-            histogram(&a.read_burst_lengths, &mut p.read)?;
-            histogram(&a.write_burst_lengths, &mut p.write)?;
+            histogram(&a.read_burst_lengths, &mut p.read);
+            histogram(&a.write_burst_lengths, &mut p.write);
             if p.read.count() != a.read_bursts || p.write.count() != a.write_bursts {
                 return Err(format!("array {name}: burst histogram and burst counts disagree"));
             }
@@ -115,5 +82,12 @@ mod tests {
         assert_eq!((t.read_bytes(), t.write_bytes(), t.bursts()), (4776, 1592, 1592));
         assert_eq!(t.ports[0].beat_bytes, 4);
         assert!(r[1].traffic().unwrap_err().contains("ran on the host (r)"));
+        // The runtime's key order (manifest order) is kept: a before b.
+        let names: Vec<&str> = r[0].arrays.as_ref().unwrap().0.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        // An array the kernel did not count: no traffic, with the reason.
+        let uncounted = line.lines().next().unwrap().replace(r#""b":{"read_bytes":0"#, r#""b":null,"c":{"read_bytes":0"#);
+        let e = parse(&uncounted).unwrap()[0].traffic().unwrap_err();
+        assert_eq!(e, "array b: its DDR traffic was not counted");
     }
 }
