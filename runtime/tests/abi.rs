@@ -6,68 +6,11 @@
 
 mod common;
 
+use common::cprog::{c_literal, CProgram};
 use common::*;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use tessera_ir::manifest::Manifest;
 use tessera_ir::{Expr, MapKind, VarKind};
-
-/// The cdylib cargo built next to this test binary.
-fn cdylib_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    assert!(deps.join("libtessera_rt.so").is_file(), "no libtessera_rt.so in {}", deps.display());
-    deps
-}
-
-/// A C string literal holding `s`.
-fn c_literal(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '?' => out.push_str("\\?"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Compiles `source` into `dir/name` against the runtime.
-fn build_c(dir: &Path, name: &str, source: &str) -> PathBuf {
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, source).unwrap();
-    let exe = dir.join(name);
-    let lib = cdylib_dir();
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Werror", "-I"])
-        .arg(&include)
-        .arg(&src)
-        .arg("-L")
-        .arg(&lib)
-        .arg("-ltessera_rt")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    exe
-}
-
-/// Runs `exe` with only PATH and `vars` in its environment.
-fn run(exe: &Path, vars: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(exe);
-    cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
 
 /// The region of `common::scale1d` as the plugin would rewrite it.
 fn scale_program(m: &Manifest) -> String {
@@ -98,102 +41,56 @@ int main(void) {{
     )
 }
 
-fn report_lines(p: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 #[test]
 fn c_program_offloads_through_the_variadic_entry() {
-    let tmp = tempfile::tempdir().unwrap();
-    let exe = build_c(tmp.path(), "scale", &scale_program(&scale1d()));
-    let cache = tmp.path().join("cache");
+    let p = CProgram::build("scale", &scale_program(&scale1d()));
     // sum of b: 7 + 7 + Σ_{i=1}^{98} 2(i + 0.5) = 14 + 2·4851 + 98 = 9814.
     let want = "sum=9814.00 ends=7.0,7.0";
 
     // Emulated device: no host code runs; two report lines; verbose lines.
-    let report = tmp.path().join("emu.jsonl");
-    let out = run(
-        &exe,
-        &[
-            ("TESSERA_DEVICE", Path::new("emu")),
-            ("TESSERA_CACHE_DIR", &cache),
-            ("TESSERA_REPORT", &report),
-            ("TESSERA_VERBOSE", Path::new("1")),
-        ],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), format!("on_host=0 {want}"), "{stderr}");
-    assert_eq!(stderr.matches("tessera: scale.c:10: kernel scale1d ran on emu\n").count(), 2, "{stderr}");
-    let lines = report_lines(&report);
-    assert_eq!(lines.len(), 2);
-    assert!(lines.iter().all(|v| v["device"] == "emu" && v["bytes_from_device"] == 98 * 4));
+    let r = p.run(&[("TESSERA_DEVICE", "emu"), ("TESSERA_VERBOSE", "1")]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), format!("on_host=0 {want}"), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("tessera: scale.c:10: kernel scale1d ran on emu\n").count(), 2, "{}", r.stderr);
+    assert_eq!(r.report.len(), 2);
+    assert!(r.report.iter().all(|v| v["device"] == "emu" && v["bytes_from_device"] == 98 * 4));
 
     // No device requested: host fallback with the documented reason, same result.
-    let report = tmp.path().join("auto.jsonl");
-    let out = run(&exe, &[("TESSERA_REPORT", &report)]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
-    assert!(out.stderr.is_empty());
-    let lines = report_lines(&report);
-    assert_eq!(lines[0]["device"], "host");
-    assert!(lines[0]["reason"].as_str().unwrap().starts_with(tessera_rt::device::NO_DEVICE));
+    let r = p.run(&[]);
+    assert_eq!(r.out(), format!("on_host=1 {want}"));
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    assert_eq!(r.report[0]["device"], "host");
+    assert!(r.report[0]["reason"].as_str().unwrap().starts_with(tessera_rt::device::NO_DEVICE));
 
     // TESSERA_DEVICE=xrt in a build without the feature.
     if !cfg!(feature = "xrt") {
-        let report = tmp.path().join("xrt.jsonl");
-        let out = run(&exe, &[("TESSERA_DEVICE", Path::new("xrt")), ("TESSERA_REPORT", &report)]);
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
-        assert_eq!(report_lines(&report)[0]["reason"], tessera_rt::device::XRT_NOT_BUILT);
+        let r = p.run(&[("TESSERA_DEVICE", "xrt")]);
+        assert_eq!(r.out(), format!("on_host=1 {want}"));
+        assert_eq!(r.report[0]["reason"], tessera_rt::device::XRT_NOT_BUILT);
     }
 
     // MANDATORY with the host requested: fatal, after the report line.
-    let report = tmp.path().join("mandatory.jsonl");
-    let out = run(
-        &exe,
-        &[
-            ("OMP_TARGET_OFFLOAD", Path::new("mandatory")),
-            ("TESSERA_DEVICE", Path::new("host")),
-            ("TESSERA_REPORT", &report),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty());
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "mandatory"), ("TESSERA_DEVICE", "host")]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stdout.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        r.stderr,
         "tessera: fatal: scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: TESSERA_DEVICE=host\n"
     );
-    assert_eq!(report_lines(&report).len(), 1);
+    assert_eq!(r.report.len(), 1);
 
     // MANDATORY with the emulated device: fine.
-    let out = run(
-        &exe,
-        &[
-            ("OMP_TARGET_OFFLOAD", Path::new("MANDATORY")),
-            ("TESSERA_DEVICE", Path::new("emu")),
-            ("TESSERA_CACHE_DIR", &cache),
-        ],
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 {want}"));
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "MANDATORY"), ("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), format!("on_host=0 {want}"));
 
     // DISABLED wins over TESSERA_DEVICE.
-    let out = run(
-        &exe,
-        &[
-            ("OMP_TARGET_OFFLOAD", Path::new("disabled")),
-            ("TESSERA_DEVICE", Path::new("emu")),
-            ("TESSERA_CACHE_DIR", &cache),
-            ("TESSERA_VERBOSE", Path::new("1")),
-        ],
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 {want}"));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("tessera: scale.c:10: running on the host: OMP_TARGET_OFFLOAD=DISABLED"));
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "disabled"), ("TESSERA_DEVICE", "emu"), ("TESSERA_VERBOSE", "1")]);
+    assert_eq!(r.out(), format!("on_host=1 {want}"));
+    assert!(r.stderr.contains("tessera: scale.c:10: running on the host: OMP_TARGET_OFFLOAD=DISABLED"));
 }
 
 #[test]
 fn manifest_errors_fall_back_to_the_host() {
-    let tmp = tempfile::tempdir().unwrap();
     let program = r#"#include <stdio.h>
 #include "tessera_rt.h"
 int main(void) {
@@ -204,14 +101,11 @@ int main(void) {
   return 0;
 }
 "#;
-    let exe = build_c(tmp.path(), "bad", program);
-    let report = tmp.path().join("r.jsonl");
-    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_REPORT", &report)]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0 0");
-    let lines = report_lines(&report);
-    assert_eq!(lines[0]["region"], "bad.c:3");
-    assert!(lines[0]["reason"].as_str().unwrap().starts_with("manifest does not parse"));
-    assert_eq!(lines[1]["region"], "<unknown region>");
+    let r = CProgram::build("bad", program).run(&[("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), "0 0");
+    assert_eq!(r.report[0]["region"], "bad.c:3");
+    assert!(r.report[0]["reason"].as_str().unwrap().starts_with("manifest does not parse"));
+    assert_eq!(r.report[1]["region"], "<unknown region>");
 }
 
 #[test]
@@ -257,32 +151,22 @@ int main(void) {{
         K + 1,
         addrs.join(", ")
     );
-    let tmp = tempfile::tempdir().unwrap();
-    let exe = build_c(tmp.path(), "many", &program);
-    let cache = tmp.path().join("cache");
-    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache)]);
+    let r = CProgram::build("many", &program).run(&[("TESSERA_DEVICE", "emu")]);
     let want: i64 = (0..K as i64).map(|i| (i + 1) * (1000 + i)).sum();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        format!("1 {want}"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(r.out(), format!("1 {want}"), "{}", r.stderr);
 }
 
 #[test]
 fn concurrent_processes_share_one_cache_entry() {
-    let tmp = tempfile::tempdir().unwrap();
-    let exe = build_c(tmp.path(), "scale", &scale_program(&scale1d()));
-    let cache = tmp.path().join("cache");
-    let report = tmp.path().join("r.jsonl");
+    let p = CProgram::build("scale", &scale_program(&scale1d()));
+    let report = p.dir.path().join("r.jsonl");
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(&exe)
+            Command::new(&p.exe)
                 .env_clear()
                 .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .env("TESSERA_DEVICE", "emu")
-                .env("TESSERA_CACHE_DIR", &cache)
+                .env("TESSERA_CACHE_DIR", &p.cache)
                 .env("TESSERA_REPORT", &report)
                 .stdout(std::process::Stdio::piped())
                 .spawn()
@@ -293,8 +177,8 @@ fn concurrent_processes_share_one_cache_entry() {
         let out = c.wait_with_output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "on_host=0 sum=9814.00 ends=7.0,7.0");
     }
-    assert_eq!(report_lines(&report).len(), 8);
-    let entries = kernel_dirs(&cache);
+    assert_eq!(std::fs::read_to_string(&report).unwrap().lines().count(), 8);
+    let entries = kernel_dirs(&p.cache);
     assert_eq!(entries.len(), 1, "{entries:?}");
     // No temporary files left behind.
     let dir = &entries[0];
@@ -363,20 +247,13 @@ int main(void) {{
 
 #[test]
 fn data_entries_under_every_offload_policy() {
-    let tmp = tempfile::tempdir().unwrap();
-    let exe = build_c(tmp.path(), "d", &data_program());
-    let cache = tmp.path().join("cache");
+    let p = CProgram::build("d", &data_program());
     let want = "sum=9814.00";
 
     // DEFAULT: the data region maps, both launches find a and b present.
-    let report = tmp.path().join("default.jsonl");
-    let out = run(
-        &exe,
-        &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache), ("TESSERA_REPORT", &report)],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 data=3 {want}"), "{stderr}");
-    let lines = report_lines(&report);
+    let r = p.run(&[("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), format!("on_host=0 data=3 {want}"), "{}", r.stderr);
+    let lines = &r.report;
     let ops: Vec<&str> = lines.iter().map(|l| l["op"].as_str().unwrap_or("launch")).collect();
     assert_eq!(
         ops,
@@ -391,45 +268,26 @@ fn data_entries_under_every_offload_policy() {
     assert_eq!(lines[3]["mode"], "data");
 
     // DISABLED: nothing maps, the launches fall back, the original code computes the same.
-    let out = run(
-        &exe,
-        &[("OMP_TARGET_OFFLOAD", Path::new("DISABLED")), ("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_CACHE_DIR", &cache)],
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=1 data=0 {want}"));
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "DISABLED"), ("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), format!("on_host=1 data=0 {want}"));
 
     // MANDATORY with the emulated device: fine.
-    let out = run(
-        &exe,
-        &[
-            ("OMP_TARGET_OFFLOAD", Path::new("MANDATORY")),
-            ("TESSERA_DEVICE", Path::new("emu")),
-            ("TESSERA_CACHE_DIR", &cache),
-        ],
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("on_host=0 data=3 {want}"));
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "MANDATORY"), ("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), format!("on_host=0 data=3 {want}"));
 
     // MANDATORY on the host: the data region is already fatal.
-    let report = tmp.path().join("mandatory.jsonl");
-    let out = run(
-        &exe,
-        &[
-            ("OMP_TARGET_OFFLOAD", Path::new("mandatory")),
-            ("TESSERA_DEVICE", Path::new("host")),
-            ("TESSERA_REPORT", &report),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty());
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "mandatory"), ("TESSERA_DEVICE", "host")]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stdout.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        r.stderr,
         "tessera: fatal: d.c:5: OMP_TARGET_OFFLOAD=MANDATORY but 'target data' cannot be executed on a device: TESSERA_DEVICE=host\n"
     );
-    assert_eq!(report_lines(&report).len(), 1);
+    assert_eq!(r.report.len(), 1);
 }
 
 #[test]
 fn bad_descriptors_are_reported() {
-    let tmp = tempfile::tempdir().unwrap();
     let program = r#"#include <stdio.h>
 #include "tessera_rt.h"
 int main(void) {
@@ -443,11 +301,9 @@ int main(void) {
   return 0;
 }
 "#;
-    let exe = build_c(tmp.path(), "bad", program);
-    let report = tmp.path().join("r.jsonl");
-    let out = run(&exe, &[("TESSERA_DEVICE", Path::new("emu")), ("TESSERA_REPORT", &report)]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0 1 0", "{}", String::from_utf8_lossy(&out.stderr));
-    let lines = report_lines(&report);
+    let r = CProgram::build("bad", program).run(&[("TESSERA_DEVICE", "emu")]);
+    assert_eq!(r.out(), "0 1 0", "{}", r.stderr);
+    let lines = &r.report;
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["region"], "bad.c:3");
     assert!(lines[0]["reason"].as_str().unwrap().starts_with("data directive descriptor does not parse"));

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod cprog;
+
 use std::ffi::c_void;
 use tessera_ir::manifest::{Arg, ArrayArg, Manifest, MANIFEST_VERSION};
 use tessera_ir::{BinOp, Expr, MapKind, ScalarType, Section, VarKind};
