@@ -35,6 +35,100 @@ programs! {
     concurrent_offloads_from_four_threads => "parallel_offload.c",
 }
 
+/// The compile-variant matrix: every program with a region expected on the emulated
+/// device, in every combination of one kernel mode, one port width and one tile choice
+/// (`tessera_tests::Tiles`). A combination is one test,
+/// `variants::<program>::<mode>::<width>::<tiles>`, e.g.
+/// `cargo test --release --test e2e variants::stencil_3d_fixed_arrays::paper::w4::small`.
+/// Adding a mode is adding its name to `modes`. A variant known to fail goes into
+/// `known_failures` with the reason; its test then checks that it still fails (and
+/// fails once it passes, so the entry is removed with the fix).
+macro_rules! variants {
+    (@program $test:ident $file:literal $modes:tt $widths:tt $tiles:tt ) => {
+        #[allow(non_snake_case)]
+        pub mod $test {
+            variants!(@modes $test $file $modes $widths $tiles );
+        }
+    };
+    (@modes $test:ident $file:literal [$($mode:ident),*] $widths:tt $tiles:tt ) => {
+        $(pub mod $mode { variants!(@widths $test $file $mode $widths $tiles ); })*
+    };
+    (@widths $test:ident $file:literal $mode:ident [$($w:ident = $wv:literal),*] $tiles:tt ) => {
+        $(pub mod $w { variants!(@tiles $test $file $mode $wv $tiles ); })*
+    };
+    (@tiles $test:ident $file:literal $mode:ident $wv:literal [$($t:ident = $tv:ident),*] ) => {
+        $(
+            #[test]
+            fn $t() {
+                let v = tessera_tests::Variant { mode: stringify!($mode), port_width: $wv, tiles: tessera_tests::Tiles::$tv };
+                match crate::variants::known_failure($file, &v) {
+                    None => tessera_tests::variant_differential($file, &v),
+                    Some(why) => {
+                        let r = std::panic::catch_unwind(|| tessera_tests::variant_differential($file, &v));
+                        assert!(r.is_err(), "{} [{}] passes but is listed as a known failure ({why}): remove it", $file, v.name());
+                    }
+                }
+            }
+        )*
+    };
+    (
+        modes: $modes:tt,
+        port_widths: $widths:tt,
+        tiles: $tiles:tt,
+        known_failures: [$(($kfile:literal, $kmode:literal, $kw:literal, $ktiles:ident, $why:literal),)*],
+        programs: [$($test:ident => $file:literal,)*]
+    ) => {
+        mod variants {
+            /// The reason a variant is a known failure, if it is one.
+            fn known_failure(file: &str, v: &tessera_tests::Variant) -> Option<&'static str> {
+                let known: &[(&str, &str, u32, tessera_tests::Tiles, &str)] =
+                    &[$(($kfile, $kmode, $kw, tessera_tests::Tiles::$ktiles, $why)),*];
+                known.iter().find(|k| (k.0, k.1, k.2, k.3) == (file, v.mode, v.port_width, v.tiles)).map(|k| k.4)
+            }
+
+            $(variants!(@program $test $file $modes $widths $tiles);)*
+
+            /// Every program with a region expected on the emulated device has variants.
+            #[test]
+            fn every_device_program_has_variants() {
+                let listed = [$($file),*];
+                let dir = tessera_tests::repo_root().join("tests/programs");
+                for e in std::fs::read_dir(&dir).unwrap() {
+                    let name = e.unwrap().file_name().into_string().unwrap();
+                    if !(name.ends_with(".c") || name.ends_with(".cpp")) {
+                        continue;
+                    }
+                    let source = std::fs::read_to_string(dir.join(&name)).unwrap();
+                    let on_device = tessera_tests::expectations(&source)
+                        .iter()
+                        .any(|x| matches!(x, tessera_tests::Expect::Device { device, .. } if device == "emu"));
+                    assert_eq!(listed.contains(&name.as_str()), on_device, "{name}: the variant list of tests/e2e.rs");
+                }
+            }
+        }
+    };
+}
+
+variants! {
+    modes: [paper],
+    port_widths: [w4 = 4, w8 = 8, w16 = 16],
+    tiles: [small = Small, large = Large],
+    known_failures: [],
+    programs: [
+        stencil_1d => "stencil1d.c",
+        stencil_2d_collapse => "stencil2d.c",
+        stencil_3d_fixed_arrays => "stencil3d.c",
+        vla_parameters => "vla_params.c",
+        in_place_updates => "inplace.c",
+        int_float_double => "types.c",
+        cxx_template_and_lambda => "templates.cpp",
+        data_region_time_loop => "data_time_loop.c",
+        data_enter_exit_update => "data_enter_exit.c",
+        data_region_host_fallbacks => "data_fallback.c",
+        concurrent_offloads_from_four_threads => "parallel_offload.c",
+    ]
+}
+
 /// `OMP_TARGET_OFFLOAD` in its other two settings (the differential tests above run
 /// with it unset, i.e. `DEFAULT`): `DISABLED` gives the CPU results with everything on
 /// the host; `MANDATORY` is harmless when everything offloads and fatal otherwise.

@@ -24,6 +24,17 @@
 //!   → host (the report's `transfers`, which count map-clause copies, data-directive
 //!   copies and the copies around host fallbacks inside data regions).
 //!
+//! [`variant_differential`] repeats the differential test with the program compiled in
+//! one [`Variant`] of the compile matrix (kernel mode × port width × small or large
+//! tiles, listed once in `e2e.rs`): the same output bit for bit, the same
+//! expectations, and every kernel of the same flavour as with the mode's default
+//! options (a variant that silently fell back to the baseline kernel would test
+//! nothing new).
+//!
+//! A kernel that breaks a rule of the emulated memory ports (out-of-bounds access,
+//! burst over 256 beats or across 4 KiB) aborts the program with `tessera emu: …` on
+//! stderr; the harness reports that line first.
+//!
 //! [`offload_policies`] runs a program's Tessera binary again under
 //! `OMP_TARGET_OFFLOAD=DISABLED` (same output, everything on the host) and
 //! `MANDATORY` (same output when everything offloads, else exit status 1 with the
@@ -31,8 +42,10 @@
 //!
 //! The harness needs `make build` (it runs `target/release/tessera`).
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -112,67 +125,229 @@ pub fn expectations(source: &str) -> Vec<Expect> {
 fn run(cmd: &mut Command, what: &str) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
     if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
         panic!(
-            "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+            "{what} failed ({}){}:\n--- stdout\n{}\n--- stderr\n{stderr}",
             out.status,
+            emu_violation(&stderr).map(|v| format!(": memory-port violation on the emulated device: {v}")).unwrap_or_default(),
             String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
         );
     }
     out
 }
 
-/// Runs the differential test of `tests/programs/<name>` and checks its expectations.
-pub fn differential(name: &str) {
-    let root = repo_root();
-    let src = root.join("tests/programs").join(name);
-    let source = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    let tessera = root.join("target/release/tessera");
-    assert!(tessera.is_file(), "{} is missing: run `make build` first", tessera.display());
-    let cxx = name.ends_with(".cpp");
-    let work = tempfile::tempdir().expect("temp dir");
-    let (ref_bin, tes_bin) = (work.path().join("ref"), work.path().join("tessera"));
+/// The first `tessera emu: …` line of a run's stderr: the emulated memory ports abort
+/// the program with it on an out-of-bounds access or a burst that breaks an AXI rule.
+pub fn emu_violation(stderr: &str) -> Option<&str> {
+    stderr.lines().find_map(|l| l.find("tessera emu: ").map(|i| &l[i..]))
+}
 
-    let clang = if cxx { "clang++-19" } else { "clang-19" };
-    run(
-        Command::new(clang).args(["-fopenmp", "-O2", "-o"]).arg(&ref_bin).arg(&src).arg("-lm"),
-        "reference build",
-    );
-    let built = run(
-        Command::new(&tessera)
-            .arg(if cxx { "c++" } else { "cc" })
-            .args(["-O2", "-o"])
-            .arg(&tes_bin)
-            .arg(&src)
-            .arg("-lm"),
-        "tessera build",
-    );
-    let remarks = String::from_utf8_lossy(&built.stderr).to_string();
+/// Tile sizes of a variant: a `tile=` option, or none (the optimizer's defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tiles {
+    /// [`SMALL_TILE`] in every loop: several tiles per loop with a partial last one at
+    /// the programs' sizes, and tiles narrower than a port beat.
+    Small,
+    /// No `tile=` option: the defaults 1024 / 128,128 / 32,32,32, larger than every
+    /// loop of `tests/programs/` (at most 1009 / 53 / 17 iterations): one padded tile.
+    Large,
+}
 
-    let report = work.path().join("report.jsonl");
-    let cache = root.join("target/tessera-test-cache");
-    let exec = |bin: &Path| {
+/// The small tile size. Odd, so tiles are never aligned to a beat and the loop extents
+/// of the programs are not multiples of it.
+pub const SMALL_TILE: i64 = 5;
+
+/// One compile variant of the e2e matrix (the matrix itself is in `e2e.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// `-fplugin-arg-tessera-mode=`.
+    pub mode: &'static str,
+    /// `-fplugin-arg-tessera-port-width=`.
+    pub port_width: u32,
+    /// Tile sizes.
+    pub tiles: Tiles,
+}
+
+impl Variant {
+    /// How failures name it, e.g. `mode=paper port-width=4 tile=5`.
+    pub fn name(&self) -> String {
+        let tile = match self.tiles {
+            Tiles::Small => format!("tile={SMALL_TILE}"),
+            Tiles::Large => "tile=default (one padded tile)".to_string(),
+        };
+        format!("mode={} port-width={} {tile}", self.mode, self.port_width)
+    }
+
+    /// The plugin arguments `tessera cc` gets.
+    pub fn flags(&self) -> Vec<String> {
+        let mut f = vec![
+            format!("-fplugin-arg-tessera-mode={}", self.mode),
+            format!("-fplugin-arg-tessera-port-width={}", self.port_width),
+        ];
+        if self.tiles == Tiles::Small {
+            f.push(format!("-fplugin-arg-tessera-tile={SMALL_TILE}"));
+        }
+        f
+    }
+}
+
+/// One program of `tests/programs/`.
+struct Program {
+    name: String,
+    src: PathBuf,
+    source: String,
+    cxx: bool,
+    tessera: PathBuf,
+    cache: PathBuf,
+}
+
+impl Program {
+    fn new(name: &str) -> Program {
+        let root = repo_root();
+        let src = root.join("tests/programs").join(name);
+        let source = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        let tessera = root.join("target/release/tessera");
+        assert!(tessera.is_file(), "{} is missing: run `make build` first", tessera.display());
+        let cache = root.join("target/tessera-test-cache");
+        Program { name: name.to_string(), src, source, cxx: name.ends_with(".cpp"), tessera, cache }
+    }
+
+    /// Builds with `tessera cc` (plus `flags`) into `bin`; returns what it printed on stderr.
+    fn build(&self, bin: &Path, flags: &[String], what: &str) -> String {
+        let out = run(
+            Command::new(&self.tessera)
+                .arg(if self.cxx { "c++" } else { "cc" })
+                .args(flags)
+                .args(["-O2", "-o"])
+                .arg(bin)
+                .arg(&self.src)
+                .arg("-lm"),
+            &format!("{what}: tessera build"),
+        );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    }
+
+    /// Runs a binary on the emulated device, writing its report to `report`.
+    fn exec(&self, bin: &Path, report: &Path, what: &str) -> std::process::Output {
         run(
             Command::new(bin)
                 .env("TESSERA_DEVICE", "emu")
-                .env("TESSERA_REPORT", &report)
-                .env("TESSERA_CACHE_DIR", &cache)
+                .env("TESSERA_REPORT", report)
+                .env("TESSERA_CACHE_DIR", &self.cache)
                 .env_remove("OMP_TARGET_OFFLOAD"),
-            &format!("running {}", bin.display()),
+            &format!("{what}: running {}", bin.display()),
         )
-    };
-    let reference = exec(&ref_bin);
-    assert!(!report.exists(), "the reference binary must not call the Tessera runtime");
-    let tessera_out = exec(&tes_bin);
-    if reference.stdout != tessera_out.stdout {
-        let (r, t) = (String::from_utf8_lossy(&reference.stdout), String::from_utf8_lossy(&tessera_out.stdout));
+    }
+
+    /// The CPU run's stdout (plain clang -fopenmp), computed once per test process.
+    fn reference(&self) -> Arc<Vec<u8>> {
+        static REFS: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Arc<Vec<u8>>>>>>> = OnceLock::new();
+        let cell = REFS.get_or_init(Default::default).lock().unwrap().entry(self.name.clone()).or_default().clone();
+        cell.get_or_init(|| {
+            let work = tempfile::tempdir().expect("temp dir");
+            let bin = work.path().join("ref");
+            let clang = if self.cxx { "clang++-19" } else { "clang-19" };
+            run(
+                Command::new(clang).args(["-fopenmp", "-O2", "-o"]).arg(&bin).arg(&self.src).arg("-lm"),
+                &format!("{}: reference build", self.name),
+            );
+            let report = work.path().join("report.jsonl");
+            let out = self.exec(&bin, &report, &format!("{}: reference", self.name));
+            assert!(!report.exists(), "the reference binary must not call the Tessera runtime");
+            Arc::new(out.stdout)
+        })
+        .clone()
+    }
+
+    /// Kernel name → kernel flavour (`mode` of its manifest) of a build's kernels.
+    fn kernel_modes(&self, bin: &Path) -> BTreeMap<String, String> {
+        let dir = PathBuf::from(format!("{}.tessera", bin.display()));
+        let mut modes = BTreeMap::new();
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for e in entries {
+            let p = e.expect("directory entry").path();
+            let Some(kernel) = p.file_name().and_then(|f| f.to_str()).and_then(|f| f.strip_suffix(".manifest.json")) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let m: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let mode = m["mode"].as_str().unwrap_or_else(|| panic!("{}: no mode", p.display()));
+            modes.insert(kernel.to_string(), mode.to_string());
+        }
+        modes
+    }
+
+    /// Kernel flavours with default options but `mode`, computed once per test process.
+    fn default_modes(&self, mode: &str) -> Arc<BTreeMap<String, String>> {
+        type Cells = HashMap<(String, String), Arc<OnceLock<Arc<BTreeMap<String, String>>>>>;
+        static MODES: OnceLock<Mutex<Cells>> = OnceLock::new();
+        let key = (self.name.clone(), mode.to_string());
+        let cell = MODES.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
+        cell.get_or_init(|| {
+            let work = tempfile::tempdir().expect("temp dir");
+            let bin = work.path().join("tessera");
+            self.build(&bin, &[format!("-fplugin-arg-tessera-mode={mode}")], &format!("{} mode={mode}", self.name));
+            Arc::new(self.kernel_modes(&bin))
+        })
+        .clone()
+    }
+}
+
+/// Runs the differential test of `tests/programs/<name>` and checks its expectations.
+pub fn differential(name: &str) {
+    let p = Program::new(name);
+    check_program(&p, &[], name);
+}
+
+/// The differential test of `tests/programs/<name>` compiled in `variant`, with the
+/// program's expectations; also every kernel must be of the flavour it has with the
+/// variant mode's default options. Failures name the program and the variant.
+pub fn variant_differential(name: &str, variant: &Variant) {
+    let p = Program::new(name);
+    let label = format!("{name} [{}]", variant.name());
+    assert!(
+        expectations(&p.source).iter().any(|x| matches!(x, Expect::Device { device, .. } if device == "emu")),
+        "{label}: no region is expected on the emulated device, so the variant tests nothing"
+    );
+    let (work, bin) = check_program(&p, &variant.flags(), &label);
+    let want = p.default_modes(variant.mode);
+    let got = p.kernel_modes(&bin);
+    let plan = |k: &str| std::fs::read_to_string(format!("{}.tessera/{k}.plan.txt", bin.display())).unwrap_or_default();
+    let kernels: std::collections::BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+    for k in kernels {
+        let (m, w) = (got.get(k).map_or("none", String::as_str), want.get(k).map_or("none", String::as_str));
+        if w != m {
+            let plan = plan(k);
+            let why: Vec<&str> = plan
+                .lines()
+                .filter(|l| l.contains("not tiled:") || l.contains("not generated:") || l.starts_with("kernel:"))
+                .map(str::trim)
+                .collect();
+            panic!("{label}: kernel {k} is '{m}', but '{w}' with the default options of mode={}; its plan says: {why:?}", variant.mode);
+        }
+    }
+    drop(work);
+}
+
+/// Builds the program with `flags`, runs it on the emulated device, compares its output
+/// with the CPU run's and checks the expectations. Returns the work directory and the
+/// binary (its kernels are in `<binary>.tessera/`).
+fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempDir, PathBuf) {
+    let name = p.name.as_str();
+    let work = tempfile::tempdir().expect("temp dir");
+    let tes_bin = work.path().join("tessera");
+    let reference = p.reference();
+    let remarks = p.build(&tes_bin, flags, label);
+    let report = work.path().join("report.jsonl");
+    let tessera_out = p.exec(&tes_bin, &report, label);
+    if *reference != tessera_out.stdout {
+        let (r, t) = (String::from_utf8_lossy(&reference), String::from_utf8_lossy(&tessera_out.stdout));
         let diff = r.lines().zip(t.lines()).position(|(a, b)| a != b);
         panic!(
-            "{name}: output differs from the CPU run (first differing line: {diff:?})\n--- reference\n{r}\n--- tessera\n{t}\n--- tessera stderr\n{}",
+            "{label}: output differs from the CPU run (first differing line: {diff:?})\n--- reference\n{r}\n--- tessera\n{t}\n--- tessera stderr\n{}",
             String::from_utf8_lossy(&tessera_out.stderr)
         );
     }
-
     let entries: Vec<serde_json::Value> = std::fs::read_to_string(&report)
         .unwrap_or_default()
         .lines()
@@ -184,12 +359,12 @@ pub fn differential(name: &str) {
         assert!(file.ends_with(name), "region {region} is not in {name}");
         line.parse().expect("line number")
     };
-    let exps = expectations(&source);
+    let exps = expectations(&p.source);
     for e in &entries {
         let l = line_of(e);
         assert!(
             exps.iter().any(|x| matches!(x, Expect::Device { line, .. } if *line == l)),
-            "{name}: region at line {l} ran but has no `// expect:` comment: {e}"
+            "{label}: region at line {l} ran but has no `// expect:` comment: {e}"
         );
     }
     let mut expected_remarks = 0;
@@ -202,19 +377,19 @@ pub fn differential(name: &str) {
                 assert_eq!(
                     (sum("to_device"), sum("from_device")),
                     (*to, *from),
-                    "{name}: bytes of '{array}' moved (to the device, back) over the whole run"
+                    "{label}: bytes of '{array}' moved (to the device, back) over the whole run"
                 );
             }
             Expect::Device { line, device, reason: want_reason } => {
                 let runs: Vec<_> = entries.iter().filter(|e| line_of(e) == *line).collect();
-                assert!(!runs.is_empty(), "{name}:{line}: the region never reached the Tessera runtime");
+                assert!(!runs.is_empty(), "{label}:{line}: the region never reached the Tessera runtime");
                 for r in runs {
-                    assert_eq!(r["device"].as_str(), Some(device.as_str()), "{name}:{line}: ran elsewhere: {r}");
+                    assert_eq!(r["device"].as_str(), Some(device.as_str()), "{label}:{line}: ran elsewhere: {r}");
                     if device == "host" {
                         // A region kept on the host at compile time reports the remark's reason.
-                        let reason = r["reason"].as_str().unwrap_or_else(|| panic!("{name}:{line}: host run without a reason: {r}"));
+                        let reason = r["reason"].as_str().unwrap_or_else(|| panic!("{label}:{line}: host run without a reason: {r}"));
                         if let Some(w) = want_reason {
-                            assert!(reason.contains(w.as_str()), "{name}:{line}: host reason '{reason}' lacks '{w}'");
+                            assert!(reason.contains(w.as_str()), "{label}:{line}: host reason '{reason}' lacks '{w}'");
                             continue;
                         }
                         let remarks: Vec<&str> = exps
@@ -224,9 +399,9 @@ pub fn differential(name: &str) {
                                 _ => None,
                             })
                             .collect();
-                        assert!(remarks.contains(&reason), "{name}:{line}: host reason '{reason}' is none of the remarks {remarks:?}");
+                        assert!(remarks.contains(&reason), "{label}:{line}: host reason '{reason}' is none of the remarks {remarks:?}");
                     } else {
-                        assert!(r["reason"].is_null(), "{name}:{line}: {r}");
+                        assert!(r["reason"].is_null(), "{label}:{line}: {r}");
                     }
                 }
             }
@@ -236,12 +411,13 @@ pub fn differential(name: &str) {
                 let found = remarks.lines().any(|l| {
                     l.contains("remark: ") && l.ends_with(&want) && l.contains(&format!("{name}:{line}:"))
                 });
-                assert!(found, "{name}:{line}: missing remark '…{want}'; tessera cc printed:\n{remarks}");
+                assert!(found, "{label}:{line}: missing remark '…{want}'; tessera cc printed:\n{remarks}");
             }
         }
     }
     let actual_remarks = remarks.lines().filter(|l| l.contains("remark: ") && l.contains(" not offloaded: ")).count();
-    assert_eq!(actual_remarks, expected_remarks, "{name}: unexpected remarks:\n{remarks}");
+    assert_eq!(actual_remarks, expected_remarks, "{label}: unexpected remarks:\n{remarks}");
+    (work, tes_bin)
 }
 
 /// Builds `tests/programs/<name>` with `tessera cc` and runs it under
@@ -317,6 +493,21 @@ pub fn offload_policies(name: &str, fatal: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variants_and_violations() {
+        let v = Variant { mode: "paper", port_width: 4, tiles: Tiles::Small };
+        assert_eq!(v.name(), format!("mode=paper port-width=4 tile={SMALL_TILE}"));
+        assert_eq!(
+            v.flags(),
+            ["-fplugin-arg-tessera-mode=paper", "-fplugin-arg-tessera-port-width=4", &format!("-fplugin-arg-tessera-tile={SMALL_TILE}")]
+        );
+        let l = Variant { mode: "baseline", port_width: 16, tiles: Tiles::Large };
+        assert_eq!(l.flags(), ["-fplugin-arg-tessera-mode=baseline", "-fplugin-arg-tessera-port-width=16"]);
+        let stderr = "x\ntessera emu: out-of-bounds read of A[40] (buffer has 40 elements)\n";
+        assert_eq!(emu_violation(stderr), Some("tessera emu: out-of-bounds read of A[40] (buffer has 40 elements)"));
+        assert_eq!(emu_violation("Segmentation fault"), None);
+    }
 
     #[test]
     fn parses_expectations() {

@@ -26,7 +26,8 @@ use tessera_poly::{dump, optimize, parse_tile_list, BufferKind, IntraTrip, Plan,
 pub struct ExplainArgs {
     /// A C/C++ source file with target regions, or a `*.ir.json` region dumped by the plugin.
     pub input: PathBuf,
-    /// Tile sizes, one per loop of the nest, e.g. `--tile 32,32,32` (default: 1024 / 128,128 / 32,32,32).
+    /// Tile sizes: one for every loop of every region (`--tile 16`), or one per loop,
+    /// e.g. `--tile 32,32,32` (default: 1024 / 128,128 / 32,32,32).
     #[arg(long)]
     pub tile: Option<String>,
     /// Port width in elements per beat (1: no alignment halo; 4/8/16 floats = 128/256/512 bit).

@@ -27,8 +27,11 @@ impl Mode {
 pub struct Options {
     /// Kernel flavour.
     pub mode: Mode,
-    /// Tile sizes for the optimizer (`tile=64,64`), outermost loop first; a region's
-    /// `#pragma tessera tile(…)` overrides them. `None`: the optimizer's defaults.
+    /// Tile sizes for the optimizer: one size for every loop of every region, whatever
+    /// its depth (`tile=16`), or one per loop, outermost first (`tile=64,64`; a region of
+    /// another depth is then not tiled, with the reason `tile-size-count` in its plan).
+    /// A region's `#pragma tessera tile(…)` overrides them. `None`: the optimizer's
+    /// defaults (1024 / 128,128 / 32,32,32).
     pub tile: Option<Vec<i64>>,
     /// Elements per DDR beat (`port-width=4|8|16`; 16 floats = 512 bit).
     pub port_width: u32,
@@ -66,17 +69,15 @@ impl Options {
                         }
                     }
                 }
-                "tile" => {
-                    let sizes: Result<Vec<i64>, _> = value.split(',').map(|v| v.trim().parse::<i64>()).collect();
-                    match sizes {
-                        Ok(s) if !s.is_empty() && s.iter().all(|&v| v > 0) => o.tile = Some(s),
-                        _ => {
-                            return Err(format!(
-                                "-fplugin-arg-tessera-tile={value}: expected positive sizes separated by commas, e.g. tile=64,64"
-                            ))
-                        }
+                "tile" => match tessera_poly::parse_tile_list(value) {
+                    Ok(s) => o.tile = Some(s),
+                    Err(e) => {
+                        return Err(format!(
+                            "-fplugin-arg-tessera-tile={value}: {e}; expected one positive size for every loop \
+                             (tile=16) or one per loop, outermost first (tile=64,64)"
+                        ))
                     }
-                }
+                },
                 "port-width" => match value.parse::<u32>() {
                     Ok(w) if PORT_WIDTHS.contains(&w) => o.port_width = w,
                     _ => {
@@ -110,8 +111,26 @@ mod tests {
         assert!(e.contains("-fplugin-arg-tessera-tiles=32: unknown Tessera option"), "{e}");
         let o = Options::from_plugin_args(&["tile=64, 32", "port-width=8"]).unwrap();
         assert_eq!((o.tile, o.port_width), (Some(vec![64, 32]), 8));
-        assert!(Options::from_plugin_args(&["tile=64,0"]).unwrap_err().contains("positive sizes"));
         assert!(Options::from_plugin_args(&["port-width=3"]).unwrap_err().contains("4, 8 or 16"));
         assert!(Options::from_plugin_args(&["mode=fast"]).unwrap_err().contains("unknown mode"));
+    }
+
+    /// `tile=N` is one size for every loop of every region (the optimizer expands it
+    /// per region); a list is kept as given, one size per loop.
+    #[test]
+    fn tile_option() {
+        assert_eq!(Options::from_plugin_args(&["tile=16"]).unwrap().tile, Some(vec![16]));
+        assert_eq!(Options::from_plugin_args(&["tile=32,16,8"]).unwrap().tile, Some(vec![32, 16, 8]));
+        assert_eq!(Options::from_plugin_args(&["verbose"]).unwrap().tile, None);
+        for (arg, why) in [
+            ("tile=64,0", "tile size '0' in tile list '64,0' is not positive"),
+            ("tile=-8", "tile size '-8' in tile list '-8' is not positive"),
+            ("tile=", "'' in tile list '' is not an integer"),
+            ("tile=8,,8", "'' in tile list '8,,8' is not an integer"),
+            ("tile=8x8", "'8x8' in tile list '8x8' is not an integer"),
+        ] {
+            let e = Options::from_plugin_args(&[arg]).unwrap_err();
+            assert!(e.starts_with(&format!("-fplugin-arg-tessera-{arg}: {why}; expected one positive size")), "{e}");
+        }
     }
 }

@@ -4,6 +4,11 @@
 //! (1024), (128, 128), (32, 32, 32) — the largest its HLS runs finished in 3–5 h.
 //! These are Tessera's defaults ([`default_tile_sizes`]); a compile overrides them with
 //! `PolyOptions::tile` (CLI `--tile 64,64`, plugin `-fplugin-arg-tessera-tile=64,64`).
+//! A single size (`tile=16`, `tile(16)`) applies to every loop of every nest, whatever
+//! its depth, so one compile flag serves programs with 1D, 2D and 3D regions; a list
+//! of two or more sizes gives one per loop, outermost first, and a region whose depth
+//! differs is not tiled (`tile-size-count`, reported per region; never truncated or
+//! padded).
 //! Beyond the paper, depth 4 gets 16⁴ and depth 5 gets 8⁵. (`shared/design/
 //! benchmarks.md` calls 512/64²/32³ the paper's "default" configuration; the issue
 //! and the paper's headline figures use 1024/128²/32³, which win here.)
@@ -59,20 +64,27 @@ pub fn default_tile_sizes(d: usize) -> Vec<i64> {
     }
 }
 
-/// Parses a tile list `64,64` (CLI `--tile`, plugin `tile=`).
+/// Parses a tile list (CLI `--tile`, plugin `tile=`): one size, `16` (every loop of
+/// every nest), or one per loop, `64,64`. Sizes must be positive integers.
 pub fn parse_tile_list(s: &str) -> Result<Vec<i64>, String> {
     s.split(',')
-        .map(|t| t.trim().parse::<i64>().map_err(|_| format!("'{t}' in tile list '{s}' is not an integer")))
+        .map(|t| match t.trim().parse::<i64>() {
+            Ok(v) if v > 0 => Ok(v),
+            Ok(_) => Err(format!("tile size '{}' in tile list '{s}' is not positive", t.trim())),
+            Err(_) => Err(format!("'{}' in tile list '{s}' is not an integer", t.trim())),
+        })
         .collect()
 }
 
-/// The tile sizes to use, checked against the nest.
+/// The tile sizes to use for `scop`, checked against the nest: a single requested size
+/// is used for every loop; a list must have one size per loop.
 pub(crate) fn resolve_tile_sizes(scop: &Scop, tile: Option<&[i64]>) -> Result<Vec<i64>, PolyReject> {
     let d = scop.depth();
     if d > MAX_DEPTH {
         return Err(PolyReject::new(R::TooDeep { depth: d, max: MAX_DEPTH }, &scop.loc));
     }
     let sz = match tile {
+        Some(&[n]) => vec![n; d],
         Some(t) if t.len() != d => return Err(PolyReject::new(R::TileSizeCount { depth: d, given: t.len() }, &scop.loc)),
         Some(t) => t.to_vec(),
         None => default_tile_sizes(d),
@@ -387,4 +399,58 @@ pub(crate) fn plan(
         guarded: if padding { nc.to_vec() } else { Vec::new() },
         trimmed: cached_writes.to_vec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_ir::Region;
+
+    /// The SCoP of a region dumped from `tests/programs/` (`tests/ir/programs/`).
+    fn scop_of(file: &str) -> Scop {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/programs").join(file);
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let region = Region::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        crate::scop::extract(&region).unwrap_or_else(|e| panic!("{file}: {e}"))
+    }
+
+    #[test]
+    fn tile_lists_parse() {
+        assert_eq!(parse_tile_list("16"), Ok(vec![16]));
+        assert_eq!(parse_tile_list(" 64, 32 "), Ok(vec![64, 32]));
+        assert_eq!(parse_tile_list("8,x").unwrap_err(), "'x' in tile list '8,x' is not an integer");
+        assert_eq!(parse_tile_list("8,,8").unwrap_err(), "'' in tile list '8,,8' is not an integer");
+        assert_eq!(parse_tile_list("8,0").unwrap_err(), "tile size '0' in tile list '8,0' is not positive");
+        assert!(parse_tile_list("-4").unwrap_err().contains("not positive"));
+    }
+
+    /// One size serves every depth; a list must match the depth, whichever way it
+    /// differs, and is never truncated or padded.
+    #[test]
+    fn one_size_for_every_depth_and_lists_per_loop() {
+        let (s1, s2, s3) = (scop_of("stencil1d.0.ir.json"), scop_of("stencil2d.0.ir.json"), scop_of("stencil3d.0.ir.json"));
+        assert_eq!((s1.depth(), s2.depth(), s3.depth()), (1, 2, 3));
+        for (s, d) in [(&s1, 1), (&s2, 2), (&s3, 3)] {
+            assert_eq!(resolve_tile_sizes(s, Some(&[4])).unwrap(), vec![4; d]);
+            assert_eq!(resolve_tile_sizes(s, None).unwrap(), default_tile_sizes(d));
+        }
+        assert_eq!(resolve_tile_sizes(&s3, Some(&[4, 8, 16])).unwrap(), [4, 8, 16]);
+        assert_eq!(resolve_tile_sizes(&s2, Some(&[64, 32])).unwrap(), [64, 32]);
+        for (s, t) in [(&s2, &[4, 8, 16][..]), (&s3, &[4, 8][..]), (&s1, &[4, 4][..])] {
+            let e = resolve_tile_sizes(s, Some(t)).unwrap_err();
+            assert_eq!(e.reason, R::TileSizeCount { depth: s.depth(), given: t.len() });
+            assert_eq!(e.reason.code(), "tile-size-count");
+            assert!(e.loc.line > 0, "the rejection is located at the region: {e}");
+        }
+    }
+
+    /// A single size is still checked per loop (multiple of the step).
+    #[test]
+    fn one_size_checked_against_every_step() {
+        let s = scop_of("types.2.ir.json");
+        assert_eq!(s.loops[0].step, 3);
+        assert_eq!(resolve_tile_sizes(&s, Some(&[6])).unwrap(), [6]);
+        let e = resolve_tile_sizes(&s, Some(&[4])).unwrap_err();
+        assert_eq!(e.reason, R::BadTileSize { var: s.loops[0].var.clone(), size: 4, step: 3 });
+    }
 }

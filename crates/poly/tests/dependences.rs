@@ -148,8 +148,10 @@ fn parametric_domains() {
 /// Tile options and structural rejections.
 #[test]
 fn options_and_structure() {
-    let e = run("bench/2D-5p.ir.json", 1, Some(vec![64])).unwrap_err();
-    assert_eq!(e.reason, PolyRejectReason::TileSizeCount { depth: 2, given: 1 });
+    let e = run("bench/2D-5p.ir.json", 1, Some(vec![64, 64, 64])).unwrap_err();
+    assert_eq!(e.reason, PolyRejectReason::TileSizeCount { depth: 2, given: 3 });
+    // One size is every loop's.
+    assert_eq!(plan("bench/2D-5p.ir.json", 1, Some(vec![64])).tiling.tile_sizes, [64, 64]);
     let e = run("bench/2D-5p.ir.json", 1, Some(vec![64, 0])).unwrap_err();
     assert_eq!(e.reason.code(), "bad-tile-size");
     // A tile override is honoured.
