@@ -32,6 +32,7 @@ mod xrt {
         "xrtRunWaitFor",
         "xrtRunClose",
         "xrtBOAllocUserPtr",
+        "xrtBOSubAlloc",
         "xrtBOFree",
         "xrtBOSync",
     ];

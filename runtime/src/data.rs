@@ -523,10 +523,10 @@ impl crate::device::DeviceBuffer for HostBuffer {
         // SAFETY: `len` bytes were allocated and zero-initialised.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
-    fn sync_to_device(&mut self) -> Result<(), String> {
+    fn sync_to_device(&mut self, _range: std::ops::Range<usize>) -> Result<(), String> {
         Ok(())
     }
-    fn sync_from_device(&mut self) -> Result<(), String> {
+    fn sync_from_device(&mut self, _range: std::ops::Range<usize>) -> Result<(), String> {
         Ok(())
     }
 }

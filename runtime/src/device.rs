@@ -10,6 +10,7 @@
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
 use crate::data::ScalarSlot;
 use crate::report::Arrays;
+use std::ops::Range;
 use tessera_ir::manifest::Manifest;
 
 pub use tessera_ir::report::DeviceKind;
@@ -90,17 +91,30 @@ pub fn choose(config: &Config, manifest: &Manifest, xrt: &XrtStatus) -> Choice {
 /// Memory of one array argument on a device, with a host-visible view.
 ///
 /// The orchestration copies the mapped section into [`host_view`](Self::host_view),
-/// calls [`sync_to_device`](Self::sync_to_device), launches, calls
-/// [`sync_from_device`](Self::sync_from_device) and copies the section back out of
-/// the view. On the emulated device the view *is* the device memory and the syncs do
-/// nothing; an XRT buffer object maps its host copy and syncs it over PCIe.
+/// calls [`sync_to_device`](Self::sync_to_device) on the bytes it wrote, launches,
+/// calls [`sync_from_device`](Self::sync_from_device) on the bytes it will read and
+/// copies the section back out of the view. On the emulated device the view *is* the
+/// device memory and the syncs do nothing; an XRT buffer object maps its host copy
+/// and syncs the requested byte range over PCIe.
+///
+/// The view is current only where it was synced: after a kernel ran, bytes outside
+/// the ranges synced back may be stale, so a writer that leaves gaps inside the range
+/// it syncs to the device syncs that range *from* the device first (see
+/// `present::to_device`).
 pub trait DeviceBuffer {
     /// The buffer's bytes as seen from the host (length: the whole index space).
     fn host_view(&mut self) -> &mut [u8];
-    /// Makes the host view's contents visible to the kernel.
-    fn sync_to_device(&mut self) -> Result<(), String>;
-    /// Makes the kernel's writes visible in the host view.
-    fn sync_from_device(&mut self) -> Result<(), String>;
+    /// Makes bytes `range` of the host view visible to the kernel.
+    fn sync_to_device(&mut self, range: Range<usize>) -> Result<(), String>;
+    /// Makes the kernel's writes to bytes `range` visible in the host view.
+    fn sync_from_device(&mut self, range: Range<usize>) -> Result<(), String>;
+    /// Brings everything the device holds into the host view and gives up the
+    /// device-side memory; the next launch allocates it again and fills it from the
+    /// view. Called before the device is reconfigured ([`Device::reconfigures`]) for
+    /// buffers that stay mapped (present data). Default: nothing to give up.
+    fn release(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// One kernel argument as a device sees it, in manifest order.
@@ -109,9 +123,13 @@ pub enum KernelArg<'a, B> {
     Array {
         /// The buffer.
         buffer: &'a mut B,
+        /// Bytes from the buffer's start to the argument's element 0: 0, except for a
+        /// present argument that points into the middle of its mapping (a multiple of
+        /// the element size).
+        offset: usize,
         /// The array's name (report, trace, error messages).
         name: &'a str,
-        /// Elements in the buffer.
+        /// Elements the kernel may reach from element 0.
         elems: usize,
         /// Bytes per element.
         elem_size: usize,
@@ -140,6 +158,13 @@ pub trait Device {
 
     /// Which device this is.
     fn kind(&self) -> DeviceKind;
+    /// Whether preparing the manifest's kernel reconfigures the device (an FPGA
+    /// loading another bitstream), which discards device memory: buffers that stay
+    /// mapped across launches must then be [released](DeviceBuffer::release) first.
+    /// Default: never.
+    fn reconfigures(&self, _manifest: &Manifest) -> bool {
+        false
+    }
     /// Prepares the manifest's kernel (compiling or loading a bitstream as needed).
     fn load(&self, manifest: &Manifest) -> Result<Self::Kernel, String>;
     /// Allocates a zero-initialised buffer of `bytes` bytes.

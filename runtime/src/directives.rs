@@ -4,8 +4,9 @@
 //! __tessera_data_begin (target data)  ─┐
 //! __tessera_data (enter/exit/update)  ─┼→ descriptor cache → Envs::data_begin / Envs::data
 //! __tessera_data_end (end of the construct, with begin's handle) → Envs::data_end
-//!     choose_data(config): emu → present::DataEnv of the emulated device; otherwise
-//!     the host device, where a data directive does nothing (host memory is the data)
+//!     choose_data(config): emu → present::DataEnv of the emulated device; xrt (asked
+//!     for, or unset with a board that opens) → the XRT device's; otherwise the host
+//!     device, where a data directive does nothing (host memory is the data)
 //! __tessera_offload falling back to the host → Envs::host_fallback: present data the
 //!     region reaches is copied device → host before the host code runs, and
 //! __tessera_host_end (after the original directive) copies it back (Envs::host_end)
@@ -29,7 +30,7 @@
 
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
 use crate::data::{self, element0, plan_items, ArrayPlan, HostBuffer};
-use crate::device::{Choice, DeviceKind, NO_DEVICE};
+use crate::device::{Choice, DeviceKind, XrtStatus, NO_DEVICE, XRT_NOT_BUILT};
 use crate::present::{DataEnv, Pin, RefKind};
 use crate::report::{Record, Transfers};
 use crate::{emit, process_config, Launch};
@@ -40,25 +41,64 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use tessera_ir::data::{DataDesc, DataOp};
 use tessera_ir::manifest::Manifest;
 
-/// Where data directives execute under `config`: the emulated device when it is the
-/// requested device; otherwise the host device (data directives do nothing there).
-/// The XRT backend does not map data directives yet: with `TESSERA_DEVICE=xrt` they
-/// run on the host, and so do the regions inside them ([`Envs::forced_host`]).
+/// Where data directives execute under `config`; see [`choose_data_for`]. Probes the
+/// XRT device (opened once per process) only when the choice depends on it.
 pub fn choose_data(config: &Config) -> Choice {
+    choose_data_for(config, &crate::xrt::data_status)
+}
+
+/// Where data directives execute under `config`, given the XRT device's status for
+/// data (`xrt`, called only when the choice depends on it). A pure function:
+///
+/// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
+/// 2. `TESSERA_DEVICE=emu` → the emulated device; `host` → host.
+/// 3. `TESSERA_DEVICE=xrt` → the XRT device when it opens, else host with its reason.
+/// 4. Unset → the XRT device when it opens, else host ([`NO_DEVICE`]).
+///
+/// On the host device a data directive does nothing (host memory is the data), and
+/// the regions inside a `target data` that did not map run on the host
+/// ([`Envs::forced_host`]).
+pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus) -> Choice {
     if config.offload == OffloadPolicy::Disabled {
         return Choice::Host("OMP_TARGET_OFFLOAD=DISABLED".into());
     }
     match &config.device {
         DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
         DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
-        DeviceRequest::Device(DeviceKind::Xrt) => {
-            Choice::Host("the XRT backend does not execute data directives yet (TESSERA_DEVICE=xrt)".into())
-        }
+        DeviceRequest::Device(DeviceKind::Xrt) => match xrt() {
+            XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+            XrtStatus::NotBuilt => Choice::Host(XRT_NOT_BUILT.into()),
+            XrtStatus::Unavailable(why) => Choice::Host(format!("TESSERA_DEVICE=xrt but {why}")),
+        },
         DeviceRequest::Unknown(v) => {
             Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu or xrt)"))
         }
-        DeviceRequest::Auto => Choice::Host(NO_DEVICE.into()),
+        DeviceRequest::Auto => match xrt() {
+            XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+            XrtStatus::NotBuilt => Choice::Host(NO_DEVICE.into()),
+            XrtStatus::Unavailable(why) => Choice::Host(format!("{NO_DEVICE}: {why}")),
+        },
     }
+}
+
+/// Runs `$body` with `$env` bound to the data environment of device `$kind` (emu or
+/// xrt) and `$alloc` to that device's buffer allocator: the operations of
+/// [`DataEnv`] are generic over the buffer type, the environments are not.
+macro_rules! on_env {
+    ($envs:expr, $kind:expr, |$env:ident, $alloc:ident| $body:expr) => {
+        match $kind {
+            DeviceKind::Xrt => {
+                let $env = &$envs.xrt;
+                let $alloc = &crate::xrt::new_buffer;
+                $body
+            }
+            _ => {
+                let $env = &$envs.emu;
+                let $alloc = &HostBuffer::new;
+                $body
+            }
+        }
+    };
 }
 
 /// The device data environments of a process (one per device that executes data
@@ -67,6 +107,8 @@ pub fn choose_data(config: &Config) -> Choice {
 pub struct Envs {
     /// The emulated device's present table.
     pub emu: DataEnv<HostBuffer>,
+    /// The XRT device's present table (never used without feature `xrt`).
+    pub xrt: DataEnv<crate::xrt::Buffer>,
     /// Active `target data` constructs that did not map: (id, reason).
     declined_scopes: Mutex<Vec<(u64, String)>>,
     /// Next id of `declined_scopes`.
@@ -90,8 +132,8 @@ pub struct DataRun {
 /// A `target data` construct between its begin and end calls.
 pub struct Scope {
     region: String,
-    /// The evaluated list items and their entries (mapped on the emulated device).
-    mapped: Option<(Vec<ArrayPlan>, Vec<Option<usize>>)>,
+    /// The device, the evaluated list items and their entries.
+    mapped: Option<(DeviceKind, Vec<ArrayPlan>, Vec<Option<usize>>)>,
     /// Its id in `declined_scopes` when it did not map.
     declined: Option<u64>,
 }
@@ -100,8 +142,14 @@ pub struct Scope {
 /// host run, and the record to emit then.
 pub struct HostRun {
     record: Record,
-    pins: Vec<Pin<HostBuffer>>,
+    pins: Pins,
     moved: Transfers,
+}
+
+/// The pins of a host run, in the environment of the device that holds the data.
+enum Pins {
+    Emu(Vec<Pin<HostBuffer>>),
+    Xrt(Vec<Pin<crate::xrt::Buffer>>),
 }
 
 impl Envs {
@@ -110,9 +158,17 @@ impl Envs {
         Envs::default()
     }
 
-    /// The data environment data directives use under `config`, if they map at all.
-    pub fn data_env(&self, config: &Config) -> Option<&DataEnv<HostBuffer>> {
-        matches!(choose_data(config), Choice::Offload(DeviceKind::Emu)).then_some(&self.emu)
+    /// The device data directives map on under `config`, if they map at all.
+    pub fn data_device(&self, config: &Config) -> Option<DeviceKind> {
+        match choose_data(config) {
+            Choice::Offload(kind) => Some(kind),
+            Choice::Host(_) => None,
+        }
+    }
+
+    /// Whether nothing is mapped on `kind`.
+    fn is_empty(&self, kind: DeviceKind) -> bool {
+        on_env!(self, kind, |env, _alloc| env.is_empty())
     }
 
     /// Why every region must run on the host now (a mapping directive that did not
@@ -147,15 +203,19 @@ impl Envs {
         args: &[*mut c_void],
         mut record: Record,
     ) -> Launch {
-        let Some(env) = self.data_env(config).filter(|e| !e.is_empty()) else {
+        let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
             return Launch { record, host: None };
         };
         let arrays = data::plan_lenient(manifest, args);
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
-        match env.host_begin(&refs, &mut moved) {
-            Ok(pins) if pins.is_empty() => Launch { record, host: None },
-            Ok(pins) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }) },
+        let begun = match kind {
+            DeviceKind::Xrt => self.xrt.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Xrt(p))),
+            _ => self.emu.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Emu(p))),
+        };
+        match begun {
+            Ok((true, _)) => Launch { record, host: None },
+            Ok((false, pins)) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }) },
             Err(e) => {
                 let r = record.reason.take().unwrap_or_default();
                 record.reason = Some(format!("{r}; copying its device data to the host failed: {e}"));
@@ -172,7 +232,11 @@ impl Envs {
     /// The host memory of the pinned arrays must still be valid.
     pub unsafe fn host_end(&self, run: HostRun) -> Record {
         let HostRun { mut record, pins, mut moved } = run;
-        if let Err(e) = self.emu.host_end(pins, &mut moved) {
+        let ended = match pins {
+            Pins::Emu(p) => self.emu.host_end(p, &mut moved),
+            Pins::Xrt(p) => self.xrt.host_end(p, &mut moved),
+        };
+        if let Err(e) = ended {
             let r = record.reason.take().unwrap_or_default();
             record.reason = Some(format!("{r}; copying its results back to the device failed: {e}"));
         }
@@ -214,24 +278,26 @@ impl Envs {
                 return host(reason, fatal);
             }
         };
-        let Some(env) = self.data_env(config) else {
-            let Choice::Host(reason) = choose_data(config) else { unreachable!("no data env means the host") };
-            if desc.op == DataOp::Enter {
-                self.decline_enter(desc, &reason);
+        let kind = match choose_data(config) {
+            Choice::Offload(kind) => kind,
+            Choice::Host(reason) => {
+                if desc.op == DataOp::Enter {
+                    self.decline_enter(desc, &reason);
+                }
+                return host(reason, None);
             }
-            return host(reason, None);
         };
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
-        let r = match desc.op {
-            DataOp::Enter => env.enter(&refs, RefKind::Dynamic, &HostBuffer::new, &mut moved).map(|_| ()),
+        let r = on_env!(self, kind, |env, alloc| match desc.op {
+            DataOp::Enter => env.enter(&refs, RefKind::Dynamic, alloc, &mut moved).map(|_| ()),
             DataOp::Exit => env.exit(&refs, None, RefKind::Dynamic, &mut moved),
             DataOp::Update => env.update(&refs, &mut moved),
             DataOp::Region => unreachable!("checked above"),
-        };
+        });
         match r {
             Ok(()) => DataRun {
-                record: Record::data(desc.region.clone(), op, DeviceKind::Emu, None, moved),
+                record: Record::data(desc.region.clone(), op, kind, None, moved),
                 handled: true,
                 fatal: None,
             },
@@ -276,19 +342,21 @@ impl Envs {
             Ok(items) => items,
             Err(reason) => return declined(reason),
         };
-        let Some(env) = self.data_env(config) else {
-            let Choice::Host(reason) = choose_data(config) else { unreachable!("no data env means the host") };
-            return declined(reason);
+        let kind = match choose_data(config) {
+            Choice::Offload(kind) => kind,
+            Choice::Host(reason) => return declined(reason),
         };
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
-        match env.enter(&refs, RefKind::Structured, &HostBuffer::new, &mut moved) {
-            Ok(maps) => {
-                let keys = maps.iter().map(|m| m.as_ref().map(|m| m.key)).collect();
-                let record = Record::data(desc.region.clone(), op, DeviceKind::Emu, None, moved);
+        let keys: Result<Vec<Option<usize>>, String> = on_env!(self, kind, |env, alloc| env
+            .enter(&refs, RefKind::Structured, alloc, &mut moved)
+            .map(|maps| maps.iter().map(|m| m.as_ref().map(|m| m.key)).collect()));
+        match keys {
+            Ok(keys) => {
+                let record = Record::data(desc.region.clone(), op, kind, None, moved);
                 (
                     DataRun { record, handled: true, fatal: None },
-                    Box::new(Scope { region: desc.region.clone(), mapped: Some((items, keys)), declined: None }),
+                    Box::new(Scope { region: desc.region.clone(), mapped: Some((kind, items, keys)), declined: None }),
                 )
             }
             Err(reason) => declined(reason),
@@ -305,12 +373,13 @@ impl Envs {
         if let Some(id) = declined {
             self.declined_scopes.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
         }
-        let (items, keys) = mapped?;
+        let (kind, items, keys) = mapped?;
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
         let op = "end target data";
-        Some(match self.emu.exit(&refs, Some(&keys), RefKind::Structured, &mut moved) {
-            Ok(()) => DataRun { record: Record::data(region, op, DeviceKind::Emu, None, moved), handled: true, fatal: None },
+        let r = on_env!(self, kind, |env, _alloc| env.exit(&refs, Some(&keys), RefKind::Structured, &mut moved));
+        Some(match r {
+            Ok(()) => DataRun { record: Record::data(region, op, kind, None, moved), handled: true, fatal: None },
             Err(e) => DataRun {
                 fatal: Some(format!("tessera: fatal: {region}: the end of 'target data' failed on the device: {e}")),
                 record: Record::data(region, op, DeviceKind::Host, Some(e), moved),
@@ -322,7 +391,7 @@ impl Envs {
     /// The first list item of `desc` that reaches data present on the device (also
     /// when its section cannot be evaluated: then by its element 0).
     unsafe fn touched(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> Option<String> {
-        let env = self.data_env(config).filter(|e| !e.is_empty())?;
+        let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
         let probe: Vec<ArrayPlan> = match plan_items(desc, args) {
             Ok(items) => items,
             Err(_) if args.len() == desc.args.len() => desc
@@ -336,7 +405,8 @@ impl Envs {
                 .collect(),
             Err(_) => return None,
         };
-        env.touches(&probe.iter().collect::<Vec<_>>())
+        let probe: Vec<&ArrayPlan> = probe.iter().collect();
+        on_env!(self, kind, |env, _alloc| env.touches(&probe))
     }
 
     fn decline_enter(&self, desc: &DataDesc, reason: &str) {
@@ -608,4 +678,49 @@ pub unsafe extern "C" fn __tessera_data() -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tessera_data_begin() -> *mut c_void {
     core::arch::naked_asm!("b {f}", f = sym tessera_data_begin_va)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::path::Path;
+
+    #[test]
+    fn where_data_directives_execute() {
+        let base = Config::emu(Path::new("/nonexistent"));
+        let with = |offload, device| Config { offload, device, ..base.clone() };
+        let host = |s: &str| Choice::Host(s.into());
+        use DeviceRequest::*;
+        use OffloadPolicy::*;
+        let probed = Cell::new(0);
+        let status = |s: XrtStatus| {
+            let probed = &probed;
+            move || {
+                probed.set(probed.get() + 1);
+                s.clone()
+            }
+        };
+        let ready = status(XrtStatus::Ready);
+        let none = status(XrtStatus::NotBuilt);
+        let gone = status(XrtStatus::Unavailable("no XRT device (xrtDeviceOpen(0) failed)".into()));
+        // The board is not probed when the choice does not depend on it.
+        assert_eq!(choose_data_for(&with(Disabled, Auto), &ready), host("OMP_TARGET_OFFLOAD=DISABLED"));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready), Choice::Offload(DeviceKind::Emu));
+        assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready), host("TESSERA_DEVICE=host"));
+        assert_eq!(probed.get(), 0);
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none), host(XRT_NOT_BUILT));
+        assert_eq!(
+            choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &gone),
+            host("TESSERA_DEVICE=xrt but no XRT device (xrtDeviceOpen(0) failed)")
+        );
+        assert_eq!(choose_data_for(&with(Default, Auto), &ready), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Auto), &none), host(NO_DEVICE));
+        assert_eq!(
+            choose_data_for(&with(Default, Auto), &gone),
+            host(&format!("{NO_DEVICE}: no XRT device (xrtDeviceOpen(0) failed)"))
+        );
+        assert_eq!(probed.get(), 6);
+    }
 }

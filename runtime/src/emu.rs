@@ -204,13 +204,18 @@ impl Device for EmuDevice {
                 trace_ctx,
             };
             match a {
-                KernelArg::Array { buffer, elems, elem_size, .. } => {
-                    let base = buffer.as_mut_ptr() as *mut c_void;
+                KernelArg::Array { buffer, offset, elems, elem_size, .. } => {
+                    if *offset > buffer.capacity() {
+                        return Err(format!("array argument {i} starts beyond its device buffer"));
+                    }
+                    // SAFETY: within the allocation (checked above). A present
+                    // argument inside its mapping starts `offset` bytes in.
+                    let base = unsafe { buffer.as_mut_ptr().add(*offset) } as *mut c_void;
                     ptrs.push(base);
                     d.base = base;
                     d.elems = *elems as u64;
                     d.elem_size = *elem_size as u64;
-                    d.capacity = buffer.capacity() as u64;
+                    d.capacity = (buffer.capacity() - *offset) as u64;
                     // SAFETY: i < n = stats.len().
                     d.stats = unsafe { stats_ptr.add(i) };
                 }

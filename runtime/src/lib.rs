@@ -108,11 +108,7 @@ unsafe fn execute(envs: &directives::Envs, config: &Config, manifest: &Manifest,
     };
     let result = match kind {
         DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
-        // Data directives do not map on XRT yet (`directives::choose_data`): its
-        // launches map their data themselves, in an environment of their own.
-        DeviceKind::Xrt => {
-            xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &present::DataEnv::new(), manifest, &mut plan))
-        }
+        DeviceKind::Xrt => xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &envs.xrt, manifest, &mut plan)),
         DeviceKind::Host => Err("internal error: host chosen as a device".into()),
     };
     match result {
@@ -151,6 +147,13 @@ unsafe fn run_on<D: Device>(
     manifest: &Manifest,
     plan: &mut Plan,
 ) -> Result<Transfer, String> {
+    if dev.reconfigures(manifest) {
+        // Reconfiguring discards device memory: present data comes into the host
+        // views first and is reallocated by the launches that use it next.
+        env.release_all().map_err(|e| {
+            format!("the device must load another bitstream, but its mapped data could not be saved first: {e}")
+        })?;
+    }
     let kernel = dev.load(manifest)?;
     let mut moved = report::Transfers::default();
     let arrays: Vec<Option<&data::ArrayPlan>> = plan
@@ -170,19 +173,24 @@ unsafe fn run_on<D: Device>(
         _ => 0,
     });
     let launched = {
-        let shared: Vec<(usize, present::Shared<D::Buffer>, usize)> = order
+        // (argument, buffer, bytes from the argument's element 0 to the buffer's end,
+        // offset of element 0 in the buffer)
+        let shared: Vec<(usize, present::Shared<D::Buffer>, usize, usize)> = order
             .iter()
             .map(|&i| match &maps[i] {
-                Some(present::LaunchMap::Present(m)) => (i, m.buffer.clone(), m.avail),
+                Some(present::LaunchMap::Present(m)) => {
+                    // enter_launch refuses arguments before their buffer's start.
+                    (i, m.buffer.clone(), m.avail, usize::try_from(m.offset).expect("offset checked by enter_launch"))
+                }
                 _ => unreachable!("filtered above"),
             })
             .collect();
         let mut guards: Vec<(usize, std::sync::MutexGuard<'_, D::Buffer>)> = Vec::new();
-        for (i, b, _) in &shared {
+        for (i, b, _, _) in &shared {
             guards.push((*i, b.lock().unwrap_or_else(|e| e.into_inner())));
         }
-        let avail: Vec<Option<usize>> =
-            (0..maps.len()).map(|i| shared.iter().find(|(j, _, _)| *j == i).map(|s| s.2)).collect();
+        let avail: Vec<Option<(usize, usize)>> =
+            (0..maps.len()).map(|i| shared.iter().find(|s| s.0 == i).map(|s| (s.2, s.3))).collect();
         let mut present_bufs: Vec<Option<&mut D::Buffer>> = (0..maps.len()).map(|_| None).collect();
         for (i, g) in guards.iter_mut() {
             present_bufs[*i] = Some(&mut **g);
@@ -193,16 +201,18 @@ unsafe fn run_on<D: Device>(
                 (ArgPlan::Scalar(s), _, _) => KernelArg::Scalar(s),
                 (ArgPlan::Array(arr), Some(present::LaunchMap::Private(b)), _) => KernelArg::Array {
                     buffer: b,
+                    offset: 0,
                     name: &arr.name,
                     elems: arr.shape.dims.iter().product(),
                     elem_size: arr.shape.elem_size,
                 },
                 (ArgPlan::Array(arr), Some(present::LaunchMap::Present(_)), Some(b)) => KernelArg::Array {
                     buffer: b,
+                    offset: av.map_or(0, |a| a.1),
                     name: &arr.name,
                     // A present argument sees its entry's buffer from its element 0
                     // on (for `present` arguments, whose extent is unknown, all of it).
-                    elems: av.unwrap_or(0) / arr.shape.elem_size,
+                    elems: av.map_or(0, |a| a.0) / arr.shape.elem_size,
                     elem_size: arr.shape.elem_size,
                 },
                 _ => unreachable!("every array has a mapping"),

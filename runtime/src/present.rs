@@ -27,7 +27,9 @@
 //! - **Launch** (a target region): an argument whose range is inside an entry uses
 //!   that entry's buffer with no copies (unless `always`), its structured count
 //!   raised for the duration; a `present` argument (a pointer without a map clause)
-//!   must point into an entry, and its extent is the rest of that entry's buffer.
+//!   must point into an entry, and its extent is the rest of that entry's buffer. An
+//!   argument whose element 0 lies inside its entry rather than at its start gets the
+//!   buffer from that byte on (the device pointer is the buffer's base + offset).
 //!   Other arguments are mapped privately for the launch, as without data regions.
 //!   See [`DataEnv::enter_launch`].
 //! - **Host fallback** inside a data region: see [`DataEnv::host_begin`].
@@ -187,14 +189,29 @@ fn runs_in(item: &ArrayPlan, lo: usize, hi: usize) -> Vec<(usize, usize)> {
     v
 }
 
+/// The device byte range `runs` (host addresses) cover in a buffer whose offset 0 is
+/// host address `origin`, and whether they cover it without gaps.
+fn device_span(origin: usize, runs: &[(usize, usize)]) -> (std::ops::Range<usize>, bool) {
+    let lo = runs.iter().map(|r| r.0).min().unwrap_or(origin) - origin;
+    let hi = runs.iter().map(|r| r.0 + r.1).max().unwrap_or(origin) - origin;
+    let covered: usize = runs.iter().map(|r| r.1).sum();
+    (lo..hi, covered == hi - lo)
+}
+
 /// Copies host runs into `buf` (device offset = address − `origin`) and syncs them to
-/// the device; returns the bytes.
+/// the device; returns the bytes. The sync covers the runs' span; when the runs leave
+/// gaps in it, the span is first synced from the device, so the gaps carry the
+/// device's bytes rather than a stale view (a kernel may have written them).
 ///
 /// # Safety
 /// The runs must be readable host memory inside the buffer's range.
-unsafe fn to_device<B: DeviceBuffer>(buf: &mut B, origin: usize, runs: &[(usize, usize)]) -> Result<u64, String> {
+pub(crate) unsafe fn to_device<B: DeviceBuffer>(buf: &mut B, origin: usize, runs: &[(usize, usize)]) -> Result<u64, String> {
     if runs.is_empty() {
         return Ok(0);
+    }
+    let (span, whole) = device_span(origin, runs);
+    if !whole {
+        buf.sync_from_device(span.clone())?;
     }
     let view = buf.host_view();
     let mut n = 0u64;
@@ -204,7 +221,7 @@ unsafe fn to_device<B: DeviceBuffer>(buf: &mut B, origin: usize, runs: &[(usize,
         std::ptr::copy_nonoverlapping(addr as *const u8, view.as_mut_ptr().add(off), len);
         n += len as u64;
     }
-    buf.sync_to_device()?;
+    buf.sync_to_device(span)?;
     Ok(n)
 }
 
@@ -234,9 +251,9 @@ type CopyBack<B> = (Shared<B>, usize, Vec<(usize, usize)>, String);
 /// # Safety
 /// The runs must be writable host memory inside their buffers' ranges.
 unsafe fn copy_back<B: DeviceBuffer>(copies: &[CopyBack<B>], moved: &mut Transfers) -> Result<(), String> {
-    for (buf, _, runs, _) in copies {
+    for (buf, origin, runs, _) in copies {
         if !runs.is_empty() {
-            lock(buf).sync_from_device()?;
+            lock(buf).sync_from_device(device_span(*origin, runs).0)?;
         }
     }
     for (buf, origin, runs, name) in copies {
@@ -462,10 +479,13 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// pinned (structured count + 1) and copied only with `always`; the others get a
     /// private buffer from `alloc`, filled as without data regions (see
     /// `data::ArrayPlan::prefills`). `map(present)` arguments must point into an
-    /// entry. Fails — with everything undone — when an argument overlaps an entry
-    /// without lying inside it, when a `present` argument is not mapped, when two
-    /// arguments would share one entry (a kernel gets one buffer per argument), or
-    /// when a present argument's element 0 is not where its entry's buffer starts.
+    /// entry. A present argument whose element 0 lies inside its entry's buffer
+    /// rather than at its start (`a + lo` of an array mapped from `a[0]`) gets the
+    /// buffer from that byte on ([`Mapping::offset`]). Fails — with everything undone
+    /// — when an argument overlaps an entry without lying inside it, when a `present`
+    /// argument is not mapped, when two arguments would share one entry (a kernel
+    /// gets one buffer per argument), or when a present argument's element 0 lies
+    /// before its entry's buffer or not on an element boundary of it.
     ///
     /// # Safety
     /// Every array's host memory must be valid for its section box.
@@ -503,11 +523,21 @@ impl<B: DeviceBuffer> DataEnv<B> {
             };
             if let Some(k) = key {
                 let e = &table[&k];
-                if item.host as usize != e.origin {
+                // An argument may point into the middle of its mapping (`a + lo` of an
+                // array mapped from element 0): the kernel then sees the buffer from
+                // that byte on. It must be element 0 of some element of the buffer.
+                let offset = item.host as usize as i128 - e.origin as i128;
+                if offset < 0 {
                     return Err(format!(
-                        "'{}' is present on the device, but inside the mapping of '{}' rather than at its start \
-                         (a kernel argument starts at its buffer's base)",
-                        item.name, e.name
+                        "'{}' points {} bytes before the start of the device buffer of '{}', which it lies in",
+                        item.name, -offset, e.name
+                    ));
+                }
+                if offset as usize % item.shape.elem_size.max(1) != 0 {
+                    return Err(format!(
+                        "'{}' points {offset} bytes into the device buffer of '{}', which is not a whole number of \
+                         {}-byte elements",
+                        item.name, e.name, item.shape.elem_size
                     ));
                 }
                 if let Some(other) = found.iter().zip(args).find_map(|(f, a)| (*f == Some(k)).then_some(*a).flatten()) {
@@ -554,8 +584,9 @@ impl<B: DeviceBuffer> DataEnv<B> {
                     };
                     if item.prefills() {
                         let view = b.host_view();
+                        let all = 0..view.len();
                         moved.add(&item.name, item.copy_in(view), 0);
-                        if let Err(err) = b.sync_to_device() {
+                        if let Err(err) = b.sync_to_device(all) {
                             drop(table);
                             self.release_launch(&out);
                             return Err(err);
@@ -584,6 +615,18 @@ impl<B: DeviceBuffer> DataEnv<B> {
         }
     }
 
+    /// Releases the device-side memory of every mapped buffer (its contents come into
+    /// the host view first; see [`DeviceBuffer::release`]), before the device is
+    /// reconfigured. The mappings stay: the next launch that uses one allocates its
+    /// device memory again, filled from the view.
+    pub fn release_all(&self) -> Result<(), String> {
+        let table = lock(&self.table);
+        for e in table.values() {
+            lock(&e.buffer).release().map_err(|err| format!("array '{}': {err}", e.name))?;
+        }
+        Ok(())
+    }
+
     /// After a launch: copies back what the maps say (private `from`/`tofrom`
     /// sections; present ones with `always`, or when their entry's count reaches 0)
     /// and unpins. Every buffer is synced before host memory is written.
@@ -608,7 +651,8 @@ impl<B: DeviceBuffer> DataEnv<B> {
         }
         for (item, b) in private.iter_mut() {
             if item.copies_out() {
-                if let Err(err) = b.sync_from_device() {
+                let all = 0..b.host_view().len();
+                if let Err(err) = b.sync_from_device(all) {
                     let maps: Vec<Option<LaunchMap<B>>> =
                         present.into_iter().map(|(_, m)| Some(LaunchMap::Present(m))).collect();
                     self.release_launch(&maps);
@@ -958,11 +1002,21 @@ mod tests {
             absent.shape.len = vec![0];
             let e = env.enter_launch(&[Some(&absent)], &alloc(), &mut moved).err().unwrap();
             assert!(e.contains("'q' has no map clause and the data it points to is not mapped"), "{e}");
+            // A pointer into the middle (a + 2): the entry's buffer from byte 8 on.
             let mut inner = item("a", MapKind::Present, &mut a, 0, 0);
             inner.shape.len = vec![0];
             inner.host = inner.host.add(8);
+            let maps = env.enter_launch(&[Some(&inner)], &alloc(), &mut moved).unwrap();
+            match &maps[0] {
+                Some(LaunchMap::Present(m)) => assert_eq!((m.offset, m.avail), (8, 24)),
+                _ => panic!("a + 2 must be present"),
+            }
+            assert_eq!(env.entries()[0].structured, 2);
+            env.exit_launch(&[Some(&inner)], maps, &mut moved).unwrap();
+            // Not on an element boundary (a + 2 bytes): refused.
+            inner.host = inner.host.sub(6);
             let e = env.enter_launch(&[Some(&inner)], &alloc(), &mut moved).err().unwrap();
-            assert!(e.contains("rather than at its start"), "{e}");
+            assert!(e.contains("points 2 bytes into the device buffer of 'a', which is not a whole number of 4-byte"), "{e}");
             // Two arguments on one mapping.
             let e = env.enter_launch(&[Some(&present), Some(&present)], &alloc(), &mut moved).err().unwrap();
             assert!(e.contains("are one mapping on the device"), "{e}");

@@ -241,3 +241,55 @@ fn four_threads_share_present_read_only_data() {
     assert_eq!(envs.emu.entries()[0].structured, 0);
     assert_eq!(envs.emu.entries()[0].dynamic, 1);
 }
+
+/// OpenMP lets a region use a part of a mapped array through a pointer into it
+/// (`float *p = a + lo;` inside `target data map(a[0:n])`): the present table finds
+/// the containing mapping and the kernel gets its buffer from `lo` on. The device runs
+/// it, nothing is copied, and the results are the CPU's.
+#[test]
+fn present_pointers_into_the_middle_of_a_mapping_run_on_the_device() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let n = 100;
+    let mut x = Arrays::new(n);
+    let lo = 8usize;
+    // The CPU's result of the same program: b[i] = 2·a[i] on the window's inner part.
+    let mut want = x.b.clone();
+    for i in lo + 1..n as usize - lo - 1 {
+        want[i] = 2.0 * x.a[i];
+    }
+    let args = x.args();
+    unsafe {
+        let (run, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::To, MapKind::Tofrom), &args);
+        assert!(run.handled, "{:?}", run.record.reason);
+        // scale1d on the window [lo, n - lo): pointers a + lo, b + lo and length n - 2·lo.
+        let (mut pa, mut pb, mut m) = (x.pa.add(lo), x.pb.add(lo), n - 2 * lo as i32);
+        let l = envs.offload(&config, &scale1d_present(), &[addr(&mut pa), addr(&mut pb), addr(&mut m)]);
+        assert!(l.host.is_none());
+        assert_eq!(l.record.device, DeviceKind::Emu, "{:?}", l.record.reason);
+        assert!(l.record.transfers.is_empty(), "present data moves nowhere: {:?}", l.record.transfers);
+        // The kernel counted its accesses through ports on the window: m-2 reads of a.
+        let arrays = &l.record.arrays.as_ref().unwrap().0;
+        assert_eq!(arrays[0].1.as_ref().unwrap().read_bytes, 4 * (m as u64 - 2));
+        // Mapped sections inside the window work the same (map(to: a[1:m-2]) of a + lo).
+        let (mut pa, mut pb) = (x.pa.add(lo), x.pb.add(lo));
+        let l = envs.offload(&config, &scale1d(), &[addr(&mut pa), addr(&mut pb), addr(&mut m)]);
+        assert_eq!(l.record.device, DeviceKind::Emu, "{:?}", l.record.reason);
+        assert!(l.record.transfers.is_empty(), "{:?}", l.record.transfers);
+        // Nothing reached the host before the end of the data region.
+        assert_eq!(x.b[lo + 1], 7.0);
+        // A pointer between elements is refused with the reason, and the host runs it.
+        let (mut pa, mut pb) = ((x.pa as *mut u8).add(2) as *mut f32, x.pb);
+        let l = envs.offload(&config, &scale1d_present(), &[addr(&mut pa), addr(&mut pb), addr(&mut m)]);
+        assert_eq!(l.record.device, DeviceKind::Host);
+        let why = l.record.reason.clone().unwrap();
+        assert!(why.contains("'a' points 2 bytes into the device buffer of 'a', which is not a whole number"), "{why}");
+        if let Some(run) = l.host {
+            envs.host_end(run);
+        }
+        envs.data_end(*scope).unwrap();
+    }
+    assert!(envs.emu.is_empty());
+    assert_eq!(x.b, want);
+}

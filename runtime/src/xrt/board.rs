@@ -16,13 +16,14 @@
 //! the board is *poisoned*, so every later probe fails with that reason.
 
 use super::ffi::{self, Bo, DeviceHandle, KernelHandle};
-use super::{cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, DEVICE_INDEX};
+use super::{cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, DEVICE_INDEX, PAGE};
 use crate::config::Config;
 use crate::data::HostBuffer;
 use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
 use crate::report::Arrays;
 use std::collections::BTreeMap;
 use std::mem::ManuallyDrop;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
@@ -125,7 +126,7 @@ impl XrtBuffer {
                     if old.generation != generation {
                         return Err("its device copy belongs to a bitstream that was replaced".into());
                     }
-                    old.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE)?;
+                    old.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE, 0..old.bo.len())?;
                     self.device_newer = false;
                 }
             }
@@ -139,33 +140,61 @@ impl XrtBuffer {
         }
         let b = self.binding.as_ref().expect("bound above");
         if self.to_device {
-            b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE)?;
+            b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE, 0..b.bo.len())?;
             self.to_device = false;
         }
         Ok(&b.bo)
     }
 }
 
+/// A new buffer of `bytes` bytes (zeroed host memory, bound to a bank at its first
+/// launch): what `Device::alloc` and the data environment's mappings allocate.
+pub fn new_buffer(bytes: usize) -> Result<XrtBuffer, String> {
+    let host = HostBuffer::new(bytes)?;
+    debug_assert_eq!(Some(host.capacity()), super::bo_bytes(bytes));
+    Ok(XrtBuffer { binding: None, host: ManuallyDrop::new(host), to_device: true, device_newer: false })
+}
+
 impl DeviceBuffer for XrtBuffer {
     fn host_view(&mut self) -> &mut [u8] {
         self.host.host_view()
     }
-    fn sync_to_device(&mut self) -> Result<(), String> {
+    fn sync_to_device(&mut self, range: Range<usize>) -> Result<(), String> {
+        if range.is_empty() {
+            return Ok(());
+        }
         match &self.binding {
-            Some(b) => {
-                b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE)?;
-                self.to_device = false;
-            }
-            // Synced when a launch binds the buffer to its bank.
+            Some(b) => b.bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE, range)?,
+            // The whole view is synced when a launch binds the buffer to its bank.
             None => self.to_device = true,
         }
         Ok(())
     }
-    fn sync_from_device(&mut self) -> Result<(), String> {
+    fn sync_from_device(&mut self, range: Range<usize>) -> Result<(), String> {
+        if range.is_empty() {
+            return Ok(());
+        }
         if let (Some(b), true) = (&self.binding, self.device_newer) {
-            b.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE)?;
+            let whole = range.start == 0 && range.end >= self.host.host_view().len();
+            b.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE, range)?;
+            if whole {
+                self.device_newer = false;
+            }
+        }
+        Ok(())
+    }
+    fn release(&mut self) -> Result<(), String> {
+        let Some(b) = self.binding.take() else { return Ok(()) };
+        if self.device_newer {
+            if let Err(e) = b.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE, 0..b.bo.len()) {
+                self.binding = Some(b);
+                return Err(e);
+            }
             self.device_newer = false;
         }
+        // The buffer object is freed; the next launch makes a new one from the view.
+        drop(b);
+        self.to_device = true;
         Ok(())
     }
 }
@@ -247,10 +276,14 @@ impl Device for XrtDevice {
         self.kernel(manifest, name, path)
     }
 
+    fn reconfigures(&self, manifest: &Manifest) -> bool {
+        let Ok(path) = find_bitstream(&self.config, manifest) else { return false };
+        let st = self.board.state.read().unwrap_or_else(|e| e.into_inner());
+        st.xclbin.as_ref().is_some_and(|(loaded, _)| *loaded != path)
+    }
+
     fn alloc(&self, bytes: usize) -> Result<XrtBuffer, String> {
-        let host = HostBuffer::new(bytes)?;
-        debug_assert_eq!(Some(host.capacity()), super::bo_bytes(bytes));
-        Ok(XrtBuffer { binding: None, host: ManuallyDrop::new(host), to_device: true, device_newer: false })
+        new_buffer(bytes)
     }
 
     fn launch(&self, kernel: &XrtKernel, args: &mut [KernelArg<'_, XrtBuffer>]) -> Result<LaunchStats, String> {
@@ -264,16 +297,35 @@ impl Device for XrtDevice {
         if kernel.groups.len() != args.len() {
             return Err(format!("kernel {name}: {} arguments passed, {} expected", args.len(), kernel.groups.len()));
         }
+        for a in args.iter() {
+            if let KernelArg::Array { offset, name: arr, .. } = a {
+                if offset % PAGE != 0 {
+                    return Err(format!(
+                        "kernel {name}: array '{arr}' starts {offset} bytes into the device buffer it is mapped in; \
+                         on XRT such an argument is a sub-buffer (xrtBOSubAlloc), which Tessera places only on a \
+                         4 KiB page boundary, where the kernel's bursts keep the alignment they are generated for"
+                    ));
+                }
+            }
+        }
         let run = open.handle.run().map_err(|e| format!("kernel {name}: {e}"))?;
+        // Sub-buffers of arguments inside their mapping; freed after the run.
+        let mut subs: Vec<Bo> = Vec::new();
         for (i, a) in args.iter_mut().enumerate() {
             match a {
-                KernelArg::Array { buffer, name: arr, .. } => {
+                KernelArg::Array { buffer, offset, name: arr, .. } => {
                     let group =
                         kernel.groups[i].ok_or_else(|| format!("kernel {name}: argument '{arr}' is not an array"))?;
                     let bo = buffer
                         .bind(self.board, group, st.generation)
                         .map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
-                    run.set_bo(i, bo).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                    if *offset == 0 {
+                        run.set_bo(i, bo).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                    } else {
+                        let sub = bo.sub(*offset).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                        run.set_bo(i, &sub).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                        subs.push(sub);
+                    }
                 }
                 KernelArg::Scalar(s) => {
                     run.set_scalar(i, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
@@ -292,6 +344,7 @@ impl Device for XrtDevice {
         }
         if state == ffi::ERT_CMD_STATE_COMPLETED {
             drop(run);
+            drop(subs);
             let arrays = args
                 .iter()
                 .filter_map(|a| match a {
@@ -314,6 +367,7 @@ impl Device for XrtDevice {
         let why = format!("kernel {name} {what}; the XRT device is not used again in this process");
         let _ = POISON.set(why.clone());
         std::mem::forget(run);
+        std::mem::forget(subs);
         Err(why)
     }
 }

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`DeviceHandle`] | `xrtDeviceOpen` | `xrtDeviceClose` |
 //! | [`KernelHandle`] | `xrtPLKernelOpen` | `xrtKernelClose` |
-//! | [`Bo`] | `xrtBOAllocUserPtr` | `xrtBOFree` |
+//! | [`Bo`] | `xrtBOAllocUserPtr`, `xrtBOSubAlloc` | `xrtBOFree` |
 //! | [`Run`] | `xrtRunOpen` | `xrtRunClose` |
 //!
 //! Every function of the C API catches XRT's C++ exceptions, prints them (per
@@ -188,15 +188,48 @@ pub struct Bo {
 unsafe impl Send for Bo {}
 
 impl Bo {
-    /// Copies the whole buffer host → device or device → host.
-    pub fn sync(&self, dir: xclBOSyncDirection) -> Result<(), String> {
+    /// Copies bytes `range` of the buffer host → device or device → host.
+    pub fn sync(&self, dir: xclBOSyncDirection, range: std::ops::Range<usize>) -> Result<(), String> {
+        let what = if dir == XCL_BO_SYNC_BO_TO_DEVICE { "TO_DEVICE" } else { "FROM_DEVICE" };
+        if range.start > range.end || range.end > self.len {
+            return Err(format!("xrtBOSync({what}): bytes {range:?} outside the {}-byte buffer object", self.len));
+        }
         clear_errno();
-        // SAFETY: valid handle; the whole buffer, offset 0.
-        if unsafe { sys::xrtBOSync(self.handle, dir, self.len, 0) } != 0 {
-            let what = if dir == XCL_BO_SYNC_BO_TO_DEVICE { "TO_DEVICE" } else { "FROM_DEVICE" };
-            return Err(format!("xrtBOSync({what}, {} bytes) failed{}", self.len, errno_suffix()));
+        // SAFETY: valid handle; the range lies inside the buffer (checked above).
+        if unsafe { sys::xrtBOSync(self.handle, dir, range.end - range.start, range.start) } != 0 {
+            return Err(format!(
+                "xrtBOSync({what}, {} bytes at offset {}) failed{}",
+                range.end - range.start,
+                range.start,
+                errno_suffix()
+            ));
         }
         Ok(())
+    }
+
+    /// Bytes of the buffer object.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// A sub-buffer (`xrtBOSubAlloc`) from byte `offset` to the end: the same device
+    /// memory, at the parent's device address + `offset`.
+    pub fn sub(&self, offset: usize) -> Result<Bo, String> {
+        if offset >= self.len {
+            return Err(format!("sub-buffer at byte {offset} of a {}-byte buffer object", self.len));
+        }
+        let len = self.len - offset;
+        clear_errno();
+        // SAFETY: valid parent handle; XRT checks size and offset against it and keeps
+        // the parent alive while the sub-buffer lives.
+        let h = unsafe { sys::xrtBOSubAlloc(self.handle, len, offset) };
+        if h.is_null() {
+            return Err(format!(
+                "cannot make a {len}-byte sub-buffer at byte {offset} (xrtBOSubAlloc failed{})",
+                errno_suffix()
+            ));
+        }
+        Ok(Bo { handle: h, len })
     }
 
     /// The handle, for `xrtRunSetArg`.

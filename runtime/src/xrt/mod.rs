@@ -22,9 +22,16 @@
 //! memory first and the launch wraps it in a buffer object (`xrtBOAllocUserPtr`) in
 //! the bank the kernel's argument is connected to (`xrtKernelArgGroupId`: a buffer in
 //! another bank is the classic XRT failure). `sync_to_device` before that point only
-//! records that the host view must reach the device, which the binding does. A
-//! buffer used again with another bank is read back (if the kernel wrote it) and
-//! rebound.
+//! records that the host view must reach the device, which the binding does; after
+//! it, syncs cover the requested byte range (`xrtBOSync` size and offset). A buffer
+//! used again with another bank is read back (if the kernel wrote it) and rebound.
+//!
+//! Data directives map into the same buffers ([`new_buffer`], the data environment
+//! `directives::Envs::xrt`), which stay bound across launches. Loading another
+//! bitstream first releases them (`Device::reconfigures`, `DeviceBuffer::release`:
+//! read back, buffer object freed), since XRT refuses to load an xclbin while buffer
+//! objects exist. A launch argument that starts inside its buffer is a sub-buffer
+//! (`xrtBOSubAlloc`) at a 4 KiB-aligned offset; other offsets are refused.
 //!
 //! Every failure is an `Err(reason)`: the region runs on the host with that reason,
 //! or, under `OMP_TARGET_OFFLOAD=MANDATORY`, the process stops with it. A kernel that
@@ -58,7 +65,37 @@ mod board;
 mod ffi;
 
 #[cfg(feature = "xrt")]
-pub use board::{XrtBuffer, XrtDevice, XrtKernel};
+pub use board::{new_buffer, XrtBuffer, XrtDevice, XrtKernel};
+
+/// The XRT device's buffer type: what its data environment holds
+/// (`directives::Envs::xrt`). Without feature `xrt`, plain host memory (that
+/// environment then never maps anything).
+#[cfg(feature = "xrt")]
+pub type Buffer = XrtBuffer;
+/// The XRT device's buffer type: what its data environment holds
+/// (`directives::Envs::xrt`). Without feature `xrt`, plain host memory (that
+/// environment then never maps anything).
+#[cfg(not(feature = "xrt"))]
+pub type Buffer = crate::data::HostBuffer;
+
+/// A buffer for the XRT device's data environment. Without feature `xrt`, host memory.
+#[cfg(not(feature = "xrt"))]
+pub fn new_buffer(bytes: usize) -> Result<Buffer, String> {
+    crate::data::HostBuffer::new(bytes)
+}
+
+/// Whether data directives can map on the XRT device: the runtime was built with
+/// feature `xrt` and device [`DEVICE_INDEX`] opens (no bitstream is involved; each
+/// region inside still needs its own, or runs on the host with copies around it).
+pub fn data_status() -> XrtStatus {
+    #[cfg(feature = "xrt")]
+    return match board::probe() {
+        Ok(()) => XrtStatus::Ready,
+        Err(why) => XrtStatus::Unavailable(why),
+    };
+    #[cfg(not(feature = "xrt"))]
+    XrtStatus::NotBuilt
+}
 
 /// Device index the backend opens (`xrtDeviceOpen(0)`).
 pub const DEVICE_INDEX: u32 = 0;

@@ -1,0 +1,295 @@
+//! The XRT backend end to end, without a board: the runtime is built with cargo
+//! feature `xrt` against `tests/xrt-standin/` — Tessera's own minimal stand-in for
+//! the part of XRT's C API the backend calls (NOT XRT; see its README) — into a
+//! target directory of its own (`<target>/xrt-standin/`), and a C program runs
+//! kernels and data directives through it.
+//!
+//! The stand-in keeps device memory apart from host memory (a missing sync shows as
+//! wrong data), checks memory groups at `xrtRunSetArg`, refuses to load another
+//! bitstream while buffer objects exist (as XRT's driver does), and logs every
+//! allocation, sync and run, which the test reads to prove that resident data was not
+//! copied. The test is skipped, with the reason printed, only when a tool it needs is
+//! absent (a C compiler, libclang for bindgen).
+
+mod common;
+
+use common::cprog::{c_literal, CProgram};
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tessera_ir::data::DataOp;
+use tessera_ir::manifest::Manifest;
+use tessera_ir::{Expr, MapKind, VarKind};
+
+/// libclang for bindgen, as `build.rs` looks for it.
+fn libclang_available() -> bool {
+    match std::env::var_os("LIBCLANG_PATH") {
+        Some(p) => Path::new(&p).is_dir(),
+        None => Path::new("/usr/lib/llvm-19/lib").is_dir(),
+    }
+}
+
+fn tool_on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// The workspace's target directory (this binary is `<target>/release/deps/…`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// Builds the stand-in library into `<root>/prefix` (laid out like `$XILINX_XRT`) and
+/// the runtime with feature `xrt` against it into `<root>/build`; returns the
+/// directory holding that `libtessera_rt.so` and the prefix.
+fn build_runtime_on_standin(root: &Path) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xrt-standin");
+    let prefix = root.join("prefix");
+    std::fs::create_dir_all(prefix.join("lib")).unwrap();
+    let include = prefix.join("include/xrt");
+    std::fs::create_dir_all(&include).unwrap();
+    for h in ["xrt_device.h", "xrt_kernel.h", "xrt_bo.h"] {
+        let from = src.join("include/xrt").join(h);
+        // Copied only when changed, so cargo's build script is not rerun needlessly.
+        if std::fs::read(include.join(h)).ok() != std::fs::read(&from).ok() {
+            std::fs::copy(&from, include.join(h)).unwrap();
+        }
+    }
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-fPIC", "-shared", "-I"])
+        .arg(src.join("include"))
+        .arg(src.join("standin.c"))
+        .arg("-o")
+        .arg(prefix.join("lib/libxrt_coreutil.so"))
+        .args(["-ldl", "-lpthread"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the stand-in does not build:\n{}", String::from_utf8_lossy(&out.stderr));
+    let build = root.join("build");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--release", "-p", "tessera-rt", "--features", "xrt", "--manifest-path"])
+        .arg(workspace.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &build)
+        .env("XILINX_XRT", &prefix)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo build --features xrt against the stand-in failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib = build.join("release");
+    assert!(lib.join("libtessera_rt.so").is_file());
+    (lib, prefix)
+}
+
+/// A stand-in bitstream: a shared object with `<kernel>_standin_args` and
+/// `<kernel>_standin` (see standin.c).
+fn bitstream(dir: &Path, kernel: &str, args: &str, body: &str) {
+    let src = dir.join(format!("{kernel}.c"));
+    std::fs::write(
+        &src,
+        format!("const char {kernel}_standin_args[] = \"{args}\";\nvoid {kernel}_standin(void **args) {{\n{body}\n}}\n"),
+    )
+    .unwrap();
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Werror", "-O1", "-fPIC", "-shared"])
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{kernel}.xclbin")))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `b[i] += 1` for `0 <= i < n`, `b` a pointer without map clause: kernel `addone`
+/// in its own bitstream (`addone.xclbin`).
+fn addone_present() -> Manifest {
+    let arr = farray("b", VarKind::Pointer, MapKind::Present, vec![Expr::int(0)], vec![]);
+    manifest("x.c:30", "addone", vec![arr, int_scalar("n")], "/* bitstream only */", "/* bitstream only */")
+}
+
+/// The program: a `target data` (to a, tofrom b) around two `scale1d` launches on
+/// present data, an `addone` launch from another bitstream (the board reloads: the
+/// resident data must survive), `target update from(b)`, `scale1d` on a window
+/// starting 4096 bytes into the mapping (a sub-buffer) and on one starting 32 bytes in
+/// (not page-aligned: host fallback with copies). It computes the CPU's result of the
+/// same sequence alongside and prints whether the host copy matches it after the
+/// update and at the end.
+fn program() -> String {
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let abn = [("a", VarKind::Pointer), ("b", VarKind::Pointer), ("n", VarKind::Scalar)];
+    let region = data_desc(
+        "x.c:10",
+        DataOp::Region,
+        &abn,
+        vec![(0, MapKind::To, vec![var("n")], whole()), (1, MapKind::Tofrom, vec![var("n")], whole())],
+    );
+    let update = data_desc("x.c:40", DataOp::Update, &abn, vec![(1, MapKind::From, vec![var("n")], whole())]);
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tessera_rt.h"
+
+static const char *const SCALE = {};
+static const char *const ADDONE = {};
+static const char *const REGION = {};
+static const char *const UPDATE = {};
+
+static void scale(const float *a, float *b, int n) {{ for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i]; }}
+
+int main(void) {{
+  int n = 4096, on_host = 0;
+  float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) {{ a[i] = 0.5f * i + 1.0f; b[i] = 7.0f; r[i] = 7.0f; }}
+  void *h = __tessera_data_begin(REGION, 3, &a, &b, &n);
+  for (int rep = 0; rep < 2; rep++) {{
+    if (!__tessera_offload(SCALE, 3, &a, &b, &n)) {{ on_host++; scale(a, b, n); __tessera_host_end(SCALE); }}
+    scale(a, r, n);
+  }}
+  if (!__tessera_offload(ADDONE, 2, &b, &n)) {{
+    on_host++;
+    for (int i = 0; i < n; i++) b[i] += 1.0f;
+    __tessera_host_end(ADDONE);
+  }}
+  for (int i = 0; i < n; i++) r[i] += 1.0f;
+  __tessera_data(UPDATE, 3, &a, &b, &n);
+  int after_update = memcmp(b, r, n * sizeof(float)) == 0;
+  int los[2] = {{1024, 8}}, lens[2] = {{1024, 16}};
+  for (int w = 0; w < 2; w++) {{
+    float *pa = a + los[w], *pb = b + los[w];
+    int m = lens[w];
+    if (!__tessera_offload(SCALE, 3, &pa, &pb, &m)) {{ on_host++; scale(pa, pb, m); __tessera_host_end(SCALE); }}
+    scale(a + los[w], r + los[w], m);
+  }}
+  __tessera_data_end(h);
+  printf("after_update=%d final=%d on_host=%d\n", after_update, memcmp(b, r, n * sizeof(float)) == 0, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&scale1d_present().to_json()),
+        c_literal(&addone_present().to_json()),
+        c_literal(&region.to_json()),
+        c_literal(&update.to_json())
+    )
+}
+
+/// One parsed line of the stand-in's log.
+fn log_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(String::from).collect()
+}
+
+#[test]
+fn kernels_and_data_directives_through_the_xrt_backend() {
+    if !tool_on_path("cc") {
+        eprintln!("skipped: no C compiler `cc` on PATH (needed to build the XRT stand-in)");
+        return;
+    }
+    if !libclang_available() {
+        eprintln!("skipped: no libclang for bindgen (set LIBCLANG_PATH, or install clang-19: `make setup`)");
+        return;
+    }
+    let root = target_dir().join("xrt-standin");
+    let (lib, _prefix) = build_runtime_on_standin(&root);
+    let bits = tempfile::tempdir().unwrap();
+    bitstream(
+        bits.path(),
+        "scale1d",
+        "buf@1,buf@2,i32",
+        "const float *a = args[0]; float *b = args[1]; int n = *(const int *)args[2];\n\
+         for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];",
+    );
+    bitstream(
+        bits.path(),
+        "addone",
+        "buf@3,i32",
+        "float *b = args[0]; int n = *(const int *)args[1];\nfor (int i = 0; i < n; i++) b[i] += 1.0f;",
+    );
+    let p = CProgram::build_against(&lib, "x", &program());
+    let bitdir = bits.path().to_str().unwrap();
+    let log = p.dir.path().join("standin.log");
+    let logs = log.to_str().unwrap();
+
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", logs)]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // CPU-identical results; only the window that is not page-aligned ran on the host.
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=1", "{}", r.stderr);
+    let ops: Vec<String> = r
+        .report
+        .iter()
+        .map(|l| format!("{}@{}", l["op"].as_str().or(l["kernel"].as_str()).unwrap(), l["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "target data@xrt",
+            "scale1d@xrt",
+            "scale1d@xrt",
+            "addone@xrt",
+            "target update@xrt",
+            "scale1d@xrt",
+            "scale1d@host",
+            "end target data@xrt"
+        ]
+    );
+    // Launches on present data move nothing between host and device.
+    for i in [1, 2, 3, 5] {
+        assert!(r.report[i]["transfers"].is_null(), "line {i}: {}", r.report[i]);
+    }
+    let why = r.report[6]["reason"].as_str().unwrap();
+    assert!(why.contains("array 'a' starts 32 bytes into the device buffer it is mapped in"), "{why}");
+    assert!(why.contains("4 KiB page boundary"), "{why}");
+    // The host fallback saw the device's data and gave its results back: copies counted.
+    assert_eq!(r.report[6]["bytes_to_device"], r.report[6]["bytes_from_device"]);
+    assert_eq!(r.report[7]["transfers"]["b"]["from_device"], 4096 * 4);
+
+    let lines = log_lines(&log);
+    let runs: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.starts_with("run ")).map(|(i, _)| i).collect();
+    assert_eq!(runs.len(), 4, "{lines:#?}");
+    // The first launch binds a (group 1) and b (group 2) and syncs them once; the second
+    // uses the resident buffer objects: no allocation, no sync in between.
+    let first: Vec<&String> = lines[..runs[0]].iter().filter(|l| l.starts_with("alloc ")).collect();
+    assert_eq!(first.len(), 2, "{lines:#?}");
+    assert!(first[0].ends_with("16384 group 1") && first[1].ends_with("16384 group 2"), "{first:?}");
+    assert!(lines[runs[0] + 1..runs[1]].iter().all(|l| !l.starts_with("alloc") && !l.starts_with("sync")), "{lines:#?}");
+    // Loading addone.xclbin: b (written by the kernel) is read back and every buffer
+    // object freed before the load; b is then bound again in addone's bank, group 3.
+    let load = lines.iter().position(|l| l.starts_with("load ") && l.ends_with("addone.xclbin")).unwrap();
+    let before: Vec<&String> = lines[runs[1]..load].iter().collect();
+    assert!(before.iter().any(|l| l.starts_with("sync 2 from 0 16384")), "{before:?}");
+    assert_eq!(before.iter().filter(|l| l.starts_with("free ")).count(), 2, "{before:?}");
+    assert!(lines[load..runs[2]].iter().any(|l| l.ends_with("16384 group 3")), "{lines:#?}");
+    // The page-aligned window is a sub-buffer 4096 bytes into each mapping.
+    assert_eq!(lines[..runs[3]].iter().filter(|l| l.starts_with("sub ") && l.contains(" at 4096 ")).count(), 2);
+
+    // MANDATORY: the window XRT cannot run is fatal, with the reason.
+    let r = p.run(&[
+        ("OMP_TARGET_OFFLOAD", "MANDATORY"),
+        ("TESSERA_DEVICE", "xrt"),
+        ("TESSERA_BITSTREAM_DIR", bitdir),
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("tessera: fatal: scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded:")
+            && r.stderr.contains("starts 32 bytes into the device buffer"),
+        "{}",
+        r.stderr
+    );
+
+    // TESSERA_DEVICE unset: a board that opens is used for data and kernels alike.
+    let r = p.run(&[("TESSERA_BITSTREAM_DIR", bitdir)]);
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=1", "{}", r.stderr);
+    assert_eq!(r.report[0]["device"], "xrt");
+
+    // No board: every directive and region on the host, same results.
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_NO_DEVICE", "1")]);
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=5", "{}", r.stderr);
+    assert!(r.report.iter().all(|l| l["device"] == "host"));
+    assert!(
+        r.report[0]["reason"].as_str().unwrap().starts_with("TESSERA_DEVICE=xrt but no XRT device (xrtDeviceOpen(0) failed"),
+        "{}",
+        r.report[0]
+    );
+}
