@@ -241,7 +241,8 @@ impl Program {
 
     /// The CPU run's stdout (plain clang -fopenmp), computed once per test process.
     fn reference(&self) -> Arc<Vec<u8>> {
-        static REFS: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Arc<Vec<u8>>>>>>> = OnceLock::new();
+        type Once = Arc<OnceLock<Arc<Vec<u8>>>>;
+        static REFS: OnceLock<Mutex<HashMap<String, Once>>> = OnceLock::new();
         let cell = REFS.get_or_init(Default::default).lock().unwrap().entry(self.name.clone()).or_default().clone();
         cell.get_or_init(|| {
             let work = tempfile::tempdir().expect("temp dir");

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change of the structs below; checked when a port object binds. */
-#define TESSERA_EMU_ABI_VERSION 1u
+#define TESSERA_EMU_ABI_VERSION 2u
 
 /* AXI4: an incrementing burst has 1..256 beats and never crosses a 4 KiB boundary. */
 #define TESSERA_AXI_MAX_BURST 256u
@@ -48,6 +48,13 @@ typedef struct tessera_port_stats {
     uint64_t bound;               /* nonzero once a port object was constructed on this buffer */
     uint64_t read_burst_len[TESSERA_AXI_MAX_BURST + 1];  /* [n]: read bursts of n beats */
     uint64_t write_burst_len[TESSERA_AXI_MAX_BURST + 1]; /* [n]: write bursts of n beats */
+    /* Round trips on the kernel's critical path (hls::burst_maxi; every tessera::maxi
+     * access is one of each kind it makes). A read burst is exposed when it is requested
+     * while no earlier read burst of the port has beats left to read (nothing else is
+     * in flight to cover its latency); a write burst is exposed when its response is
+     * awaited while no later write burst of the port has been requested. */
+    uint64_t read_exposed;
+    uint64_t write_exposed;
 } tessera_port_stats;
 
 /* Optional transaction trace (TESSERA_EMU_TRACE): called once per transaction with the
@@ -78,7 +85,8 @@ typedef struct tessera_port_desc {
 #endif
 
 /* The runtime asserts the same numbers (runtime/src/abi.rs). */
-TESSERA_EMU_ABI_ASSERT_(sizeof(tessera_port_stats) == 64 + 2 * 257 * 8, "tessera_port_stats layout");
+TESSERA_EMU_ABI_ASSERT_(sizeof(tessera_port_stats) == 64 + 2 * 257 * 8 + 16, "tessera_port_stats layout");
+TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, read_exposed) == 64 + 2 * 257 * 8, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, bound) == 56, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, read_burst_len) == 64, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, write_burst_len) == 64 + 257 * 8, "tessera_port_stats layout");

@@ -142,6 +142,7 @@ inline const unsigned char *single_read(const binding &b, long i) {
     s->read_bursts += 1;
     s->read_beats += 1;
     s->read_burst_len[1] += 1;
+    s->read_exposed += 1;
     b.trace(0, off, b.beat);
     return b.base + off;
 }
@@ -158,6 +159,7 @@ inline unsigned char *single_write(const binding &b, long i) {
     s->write_bursts += 1;
     s->write_beats += 1;
     s->write_burst_len[1] += 1;
+    s->write_exposed += 1;
     b.trace(1, off, b.beat);
     return b.base + off;
 }
@@ -189,6 +191,7 @@ class burst_port {
         s->read_beats += len;
         s->read_bytes += len * b_.beat;
         s->read_burst_len[len] += 1;
+        if (reads_.empty()) s->read_exposed += 1;  // nothing in flight covers its latency
         b_.trace(0, off, len * b_.beat);
         reads_.push_back(req{off, len, 0});
     }
@@ -232,6 +235,7 @@ class burst_port {
         if (r.done != r.len)
             fail("write_response() on %s before the burst's %llu beats were written (%llu written)", b_.name(),
                  static_cast<unsigned long long>(r.len), static_cast<unsigned long long>(r.done));
+        if (writes_.size() == 1) b_.stats->write_exposed += 1;  // no later write in flight
         writes_.pop_front();
     }
 

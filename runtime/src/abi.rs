@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_void};
 use std::mem::{offset_of, size_of};
 
 /// `TESSERA_EMU_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// `TESSERA_AXI_MAX_BURST`: the longest AXI4 incrementing burst, in beats.
 pub const MAX_BURST: usize = 256;
@@ -45,6 +45,12 @@ pub struct PortStats {
     pub read_burst_len: [u64; MAX_BURST + 1],
     /// `[n]`: write bursts of `n` beats.
     pub write_burst_len: [u64; MAX_BURST + 1],
+    /// Read bursts requested while no earlier read of the port was in flight: their
+    /// round trip is on the kernel's critical path.
+    pub read_exposed: u64,
+    /// Write bursts whose response was awaited with no later write of the port in
+    /// flight.
+    pub write_exposed: u64,
 }
 
 impl Default for PortStats {
@@ -60,6 +66,8 @@ impl Default for PortStats {
             bound: 0,
             read_burst_len: [0; MAX_BURST + 1],
             write_burst_len: [0; MAX_BURST + 1],
+            read_exposed: 0,
+            write_exposed: 0,
         }
     }
 }
@@ -95,7 +103,8 @@ pub struct PortDesc {
 
 // The same numbers as the static_asserts of tessera_emu_abi.h.
 const _: () = {
-    assert!(size_of::<PortStats>() == 64 + 2 * 257 * 8);
+    assert!(size_of::<PortStats>() == 64 + 2 * 257 * 8 + 16);
+    assert!(offset_of!(PortStats, read_exposed) == 64 + 2 * 257 * 8);
     assert!(offset_of!(PortStats, bound) == 56);
     assert!(offset_of!(PortStats, read_burst_len) == 64);
     assert!(offset_of!(PortStats, write_burst_len) == 64 + 257 * 8);

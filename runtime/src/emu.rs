@@ -59,6 +59,7 @@ pub const SHIM_HEADERS: &[(&str, &str)] = &[
     ("tessera_emu_abi.h", abi::HEADER),
     ("tessera_hls.h", include_str!("../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../host/include/tessera_wide.h")),
+    ("tessera_ship.h", include_str!("../../host/include/tessera_ship.h")),
 ];
 
 /// A kernel whose sources mention this header gets the vendor headers (`ap_int.h`).
@@ -654,8 +655,9 @@ mod tests {
     #[test]
     fn shim_headers_are_embedded() {
         let names: Vec<&str> = SHIM_HEADERS.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h"]);
+        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h", "tessera_ship.h"]);
         assert!(SHIM_HEADERS[1].1.contains("class burst_maxi"));
+        assert!(SHIM_HEADERS[3].1.contains("tessera_ship_out_posted"));
     }
 
     #[test]

@@ -533,7 +533,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                         item.name, -offset, e.name
                     ));
                 }
-                if offset as usize % item.shape.elem_size.max(1) != 0 {
+                if !(offset as usize).is_multiple_of(item.shape.elem_size.max(1)) {
                     return Err(format!(
                         "'{}' points {offset} bytes into the device buffer of '{}', which is not a whole number of \
                          {}-byte elements",

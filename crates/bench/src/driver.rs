@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tessera_ir::Region;
-use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, Params, Streamed, Structure, Traffic};
+use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, OverlappedRows, Params, Structure, Traffic};
 use tessera_poly::{optimize, Plan, PolyOptions};
 
 /// Where things are.
@@ -232,14 +232,14 @@ fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, Str
 fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic) -> Result<Structure, String> {
     match mode {
         "baseline" => baseline_structure(facts, traffic),
-        "paper" => {
-            let plan = plan.ok_or("a paper kernel ran but the optimizer has no plan for the region")?;
+        "paper" | "tessera" => {
+            let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
-            Ok(Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops }))
+            Ok(match mode {
+                "paper" => Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops }),
+                _ => Structure::OverlappedRows(OverlappedRows { rows, depth_ops: facts.depth_ops }),
+            })
         }
-        // FIXME: the tessera generator does not exist yet; until it does, its kernels
-        // are modelled as fully overlapped streams (an optimistic bound).
-        "tessera" => Ok(Structure::Streamed(Streamed { depth_ops: facts.depth_ops })),
         m => Err(format!("no model for kernel mode '{m}'")),
     }
 }
@@ -253,7 +253,9 @@ fn describe(s: &Structure) -> String {
             if b.in_place { " (in place)" } else { "" }
         ),
         Structure::BlockedRows(r) => format!("blocked rows: {} rows, depth {} ops, every burst a blocking round trip", r.rows, r.depth_ops),
-        Structure::Streamed(s) => format!("streamed: overlapped ports, depth {} ops", s.depth_ops),
+        Structure::OverlappedRows(r) => {
+            format!("overlapped rows: {} rows, depth {} ops, only the exposed round trips counted by the emulated ports wait", r.rows, r.depth_ops)
+        }
     }
 }
 
@@ -343,6 +345,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         ddr_write_bytes: ran.record.ddr_write_bytes.unwrap_or(traffic.write_bytes()),
         compulsory_bytes: compulsory,
         bursts: ran.record.bursts.unwrap_or(traffic.bursts()),
+        exposed_round_trips: traffic.ports.iter().map(|p| p.read_exposed + p.write_exposed).sum(),
         buffer_elements,
         traffic_ratio: compulsory.filter(|&c| c > 0).map(|c| moved as f64 / c as f64),
         bytes_to_device: ran.record.bytes_to_device,

@@ -171,6 +171,9 @@ pub struct Exact {
     pub compulsory_bytes: Option<u64>,
     /// AXI transactions, both directions.
     pub bursts: u64,
+    /// Of those, the round trips on the kernel's critical path (the emulated ports'
+    /// `read_exposed` + `write_exposed`); the rest overlapped other work.
+    pub exposed_round_trips: u64,
     /// On-chip buffer elements of the kernel (0 for the baseline, the plan's total
     /// otherwise).
     pub buffer_elements: u64,

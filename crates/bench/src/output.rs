@@ -370,6 +370,7 @@ mod tests {
                 ddr_write_bytes: 1 << 26,
                 compulsory_bytes: Some(1 << 27),
                 bursts: 70_000,
+                exposed_round_trips: 20_000,
                 buffer_elements: 624,
                 traffic_ratio: Some(1.0),
                 bytes_to_device: 3 << 26,

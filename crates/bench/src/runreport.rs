@@ -57,6 +57,8 @@ impl RunRecord {
             let mut p = Port::new(name, beat_bytes);
             histogram(&a.read_burst_lengths, &mut p.read);
             histogram(&a.write_burst_lengths, &mut p.write);
+            p.read_exposed = a.read_exposed;
+            p.write_exposed = a.write_exposed;
             if p.read.count() != a.read_bursts || p.write.count() != a.write_bursts {
                 return Err(format!("array {name}: burst histogram and burst counts disagree"));
             }

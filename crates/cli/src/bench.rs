@@ -27,8 +27,9 @@ pub struct BenchArgs {
     /// Port width in elements per beat: 4, 8 or 16 (16 floats = 512 bit).
     #[arg(long, default_value_t = 16)]
     pub port_width: u32,
-    /// Kernel mode: baseline, paper or tessera (the baseline is always run as the reference).
-    #[arg(long, default_value = "paper")]
+    /// Kernel mode: tessera (the default, as in `tessera cc`), paper or baseline (the
+    /// baseline is always run as the reference).
+    #[arg(long, default_value = "tessera")]
     pub mode: String,
     /// Model every design at this clock instead of the paper's comparison clock (50 MHz).
     #[arg(long)]

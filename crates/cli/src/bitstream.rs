@@ -9,7 +9,7 @@
 //! a shell script. `--jobs N` builds N kernels at a time (each kernel's own steps stay
 //! in order; their output then goes to `<kernel>.build/{compile,link}.out`).
 //!
-//! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`,
+//! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`,
 //! `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
 //!
@@ -31,9 +31,10 @@ use tessera_flow::{
 use tessera_ir::manifest::Manifest;
 
 /// The headers generated kernels include, written to `<out>/include/`.
-const HEADERS: [(&str, &str); 3] = [
+const HEADERS: [(&str, &str); 4] = [
     ("tessera_hls.h", include_str!("../../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../../host/include/tessera_wide.h")),
+    ("tessera_ship.h", include_str!("../../../host/include/tessera_ship.h")),
     ("tessera_emu_abi.h", include_str!("../../../host/include/tessera_emu_abi.h")),
 ];
 

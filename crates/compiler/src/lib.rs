@@ -91,8 +91,8 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
 /// The kernel for an offloadable region, the mode it was generated in, and the
 /// optimizer's plan (paper steps 1–4) as its stable text dump — written next to the
 /// kernel as `<kernel>.plan.txt` so the decisions behind a kernel can be inspected.
-/// In `paper` mode a region the optimizer or the tiled generator cannot handle gets
-/// the baseline kernel; the plan file says why.
+/// In `paper` and `tessera` modes a region the optimizer or the tiled generator cannot
+/// handle gets the baseline kernel; the plan file says why.
 fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls::Kernel, Mode, String) {
     let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
     let plan = tessera_poly::optimize(region, &poly);
@@ -100,14 +100,19 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),
         Err(r) => format!("{}: not tiled: {} [{}]\n", r.loc, r.message(), r.reason.code()),
     };
-    if opts.mode == Mode::Paper {
+    let variant = match opts.mode {
+        Mode::Baseline => None,
+        Mode::Paper => Some(tessera_hls::paper::Variant::Paper),
+        Mode::Tessera => Some(tessera_hls::paper::Variant::Tessera),
+    };
+    if let Some(variant) = variant {
         if let Ok(plan) = &plan {
-            match tessera_hls::paper::generate(region, plan, name, opts.port_width) {
-                Ok(kernel) => return (kernel, Mode::Paper, text),
-                Err(e) => text.push_str(&format!("paper kernel not generated: {e}\n")),
+            match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
+                Ok(kernel) => return (kernel, opts.mode, text),
+                Err(e) => text.push_str(&format!("{} kernel not generated: {e}\n", variant.name())),
             }
         }
-        text.push_str("kernel: baseline (fallback from paper mode)\n");
+        text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
     (tessera_hls::baseline::generate(region, name), Mode::Baseline, text)
 }

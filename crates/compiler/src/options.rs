@@ -10,6 +10,10 @@ pub enum Mode {
     /// read / compute / write / wait (falls back to baseline per region when the
     /// optimizer or the generator cannot handle it).
     Paper,
+    /// The default: the paper's tiled kernel with overlapped shipment (prefetched
+    /// reads of read-only arrays, posted writes of write-only arrays; see
+    /// `tessera_hls::paper::Variant::Tessera`), with the same fallback.
+    Tessera,
 }
 
 impl Mode {
@@ -18,6 +22,7 @@ impl Mode {
         match self {
             Mode::Baseline => "baseline",
             Mode::Paper => "paper",
+            Mode::Tessera => "tessera",
         }
     }
 }
@@ -39,7 +44,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Paper, tile: None, port_width: 16 }
+        Options { mode: Mode::Tessera, tile: None, port_width: 16 }
     }
 }
 
@@ -62,9 +67,10 @@ impl Options {
                     o.mode = match value {
                         "baseline" => Mode::Baseline,
                         "paper" => Mode::Paper,
+                        "tessera" => Mode::Tessera,
                         _ => {
                             return Err(format!(
-                                "-fplugin-arg-tessera-mode={value}: unknown mode (known: baseline, paper)"
+                                "-fplugin-arg-tessera-mode={value}: unknown mode (known: baseline, paper, tessera)"
                             ))
                         }
                     }

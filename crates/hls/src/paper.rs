@@ -39,10 +39,12 @@
 //! element per iteration with subscripts `tile origin + intra index + constant` (so
 //! that the elements real iterations wrote form a box, which the write-back trims to),
 //! or whose writes differ; a chunk that shifts along the innermost dimension or
-//! backwards; a beat wider than 1024 bits; a plan laid out for another port width.
+//! backwards; a beat wider than 1024 bits; a plan laid out for another port width;
+//! buffers with more bits than the device has flip-flops (they are completely
+//! partitioned into registers).
 
 use crate::cpp::{self, ident, Leaves};
-use crate::ship::{self, Code, Dir, Range, RowDim, Ship};
+use crate::ship::{self, Code, Dir, How, Range, RowDim, Ship};
 use crate::Kernel;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashSet};
@@ -53,9 +55,36 @@ use tessera_poly::{AccessKind, Aff, BufferKind, IntraTrip, Plan, Sym};
 /// Generates the optimized kernel `name` for `region` from its plan, with ports of
 /// `port_width` elements per beat (the width the plan's halos were computed for).
 /// `Err` says why the plan is not supported; no code is generated then.
-pub fn generate(region: &Region, plan: &Plan, name: &str, port_width: u32) -> Result<Kernel, String> {
-    let g = Gen::new(region, plan, port_width)?;
+pub fn generate(region: &Region, plan: &Plan, name: &str, port_width: u32, variant: Variant) -> Result<Kernel, String> {
+    let g = Gen::new(region, plan, port_width, variant)?;
     Ok(g.kernel(name))
+}
+
+/// How the tiled kernel ships its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Mode `paper`: the paper's structure, every burst a blocking round trip — per
+    /// pipelined row a read request and burst, the unrolled computation, a write
+    /// request and burst, then the wait for its response.
+    Paper,
+    /// Mode `tessera`: the same tiles, buffers and bursts, with the round trips
+    /// overlapped where no data hazard can exist: an array the region only reads has
+    /// the row of the next iteration of the pipelined loop requested before the
+    /// current row's beats are read (prefetch, in 2D nests where the row is loaded
+    /// inside the pipelined loop); an array the region only writes posts its rows and
+    /// waits for a row's write responses one row later (at the kernel's end for the
+    /// last one). Arrays both read and written keep the paper's blocking shipment.
+    Tessera,
+}
+
+impl Variant {
+    /// The mode's name, as in options and manifests.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Paper => "paper",
+            Variant::Tessera => "tessera",
+        }
+    }
 }
 
 /// One loop of the nest, tiled.
@@ -89,6 +118,16 @@ struct ArrayInfo {
     words: String,
     /// Burst segment in beats: min(256, 4096 / beat bytes).
     seg: i64,
+    /// Tessera variant, an array the region writes and never reads: its rows are
+    /// posted; the counter `pending` holds the bursts of the last posted row, at most
+    /// `pend` (0: nothing is written through a buffer).
+    posted: bool,
+    pending: String,
+    pend: i64,
+    /// Tessera variant, an array the region reads and never writes: rows loaded inside
+    /// the pipelined loop are prefetched one iteration ahead, the rows of any other
+    /// load are all requested before their beats are read.
+    prefetch: bool,
 }
 
 /// One cache buffer.
@@ -114,6 +153,7 @@ struct Buf {
 struct Gen<'a> {
     region: &'a Region,
     plan: &'a Plan,
+    variant: Variant,
     w: i64,
     loops: Vec<LoopInfo>,
     /// Intra-tile loops outer to inner (p).
@@ -126,6 +166,9 @@ struct Gen<'a> {
     rows: Vec<String>,
     /// Loops whose real-iteration count the tile body uses.
     used_real: RefCell<BTreeSet<usize>>,
+    /// Per array: the most read bursts the kernel has outstanding at once (tessera
+    /// variant; the paper's blocking reads have one).
+    read_outstanding: RefCell<Vec<i64>>,
 }
 
 /// Names the generated code introduces, kept apart from the region's own.
@@ -143,10 +186,29 @@ impl Names {
 }
 
 /// Helper functions of the kernel source, all named `tessera_…`.
-const HELPERS: &[&str] = &["tessera_floor_div", "tessera_ship_in", "tessera_ship_out", "tessera_nc_read", "tessera_nc_write"];
+/// Flip-flops of the VCU118's XCVU9P (perf-model.md, "Device resources"): the most
+/// register bits completely partitioned buffers can occupy. A plan beyond it is
+/// refused (the region gets the baseline kernel) rather than printed.
+const DEVICE_FLIP_FLOPS: i64 = 2_364_480;
+
+/// The helpers of `tessera_ship.h` (and its template names) the kernel may call.
+const HELPERS: &[&str] = &[
+    "tessera_floor_div",
+    "tessera_row_beats",
+    "tessera_row_bursts",
+    "tessera_request_in",
+    "tessera_receive_in",
+    "tessera_ship_in",
+    "tessera_write_row",
+    "tessera_ship_out",
+    "tessera_ship_out_posted",
+    "tessera_write_drain",
+    "tessera_nc_read",
+    "tessera_nc_write",
+];
 
 impl<'a> Gen<'a> {
-    fn new(region: &'a Region, plan: &'a Plan, port_width: u32) -> Result<Gen<'a>, String> {
+    fn new(region: &'a Region, plan: &'a Plan, port_width: u32, variant: Variant) -> Result<Gen<'a>, String> {
         if !port_width.is_power_of_two() || port_width > 64 {
             return Err(format!("port width {port_width} is not a power of two from 1 to 64"));
         }
@@ -234,6 +296,10 @@ impl<'a> Gen<'a> {
                 extents,
                 words: names.fresh(&format!("{}_words", v.name)),
                 seg: (4096 / beat).min(256),
+                posted: false,
+                pending: names.fresh(&format!("{}_pending", v.name)),
+                pend: 0,
+                prefetch: false,
             });
         }
         let array_index = |name: &str| arrays.iter().position(|a| a.name == name);
@@ -335,6 +401,16 @@ impl<'a> Gen<'a> {
                 write,
             });
         }
+        // Completely partitioned buffers are registers: one flip-flop per bit.
+        let bits: i64 = bufs
+            .iter()
+            .map(|b| b.shape.iter().product::<i64>().saturating_mul(arrays[b.array].elem.size() as i64 * 8))
+            .fold(0i64, |a, x| a.saturating_add(x));
+        if bits > DEVICE_FLIP_FLOPS {
+            return Err(format!(
+                "the cache buffers hold {bits} bits; completely partitioned (ARRAY_PARTITION complete) they need more registers than the XCVU9P's {DEVICE_FLIP_FLOPS} flip-flops: choose smaller tiles"
+            ));
+        }
         for r in &plan.redirects {
             if r.cached && !bufs.iter().any(|b| b.plan == r.buffer) {
                 return Err(format!("access {} goes to a buffer the plan does not describe", r.name));
@@ -346,9 +422,30 @@ impl<'a> Gen<'a> {
                 return Err(format!("access {} of unknown array '{}'", r.name, r.array));
             }
         }
+        // Tessera variant: which arrays ship overlapped (no read-after-write through DDR).
+        if variant == Variant::Tessera {
+            for (a, arr) in arrays.iter_mut().enumerate() {
+                let accessed = |k: AccessKind| scop.accesses.iter().any(|x| x.array == arr.name && x.kind == k);
+                let (read, written) = (accessed(AccessKind::Read), accessed(AccessKind::Write));
+                // An uncached access shares the port's in-order queues with the rows
+                // (it would receive a prefetched row's beats or another burst's response).
+                let uncached = plan.redirects.iter().any(|r| !r.cached && r.array == arr.name);
+                let rows = |f: &dyn Fn(&Buf) -> bool| {
+                    bufs.iter()
+                        .filter(|b| b.array == a && f(b))
+                        .map(|b| ship::row_bursts(w, arr.seg, *b.shape.last().expect("buffers have a dimension")))
+                        .max()
+                        .unwrap_or(0)
+                };
+                arr.posted = written && !read && !uncached;
+                arr.pend = if arr.posted { rows(&|b| b.write.is_some()) } else { 0 };
+                arr.prefetch = read && !written && !uncached;
+            }
+        }
+        let n_arrays = arrays.len();
         let rank = arrays.iter().map(|a| a.extents.len()).max().unwrap_or(0);
         let rows = (0..rank).map(|j| names.fresh(&format!("r{j}"))).collect();
-        Ok(Gen { region, plan, w, loops, perm, stmts, arrays, bufs, rows, used_real: RefCell::new(BTreeSet::new()) })
+        Ok(Gen { region, plan, variant, w, loops, perm, stmts, arrays, bufs, rows, used_real: RefCell::new(BTreeSet::new()), read_outstanding: RefCell::new(vec![1; n_arrays]) })
     }
 
     // ---- printing affine expressions -------------------------------------------------
@@ -524,6 +621,7 @@ impl<'a> Gen<'a> {
             ddr_last: off(n - 1),
             at: Aff::constant(b.left),
             len: b.box_size[n - 1].to_string(),
+            row_len: b.shape[n - 1],
         }
     }
 
@@ -567,12 +665,41 @@ impl<'a> Gen<'a> {
             ddr_last,
             at,
             len,
+            row_len: *b.shape.last().expect("buffers have a dimension"),
         }
     }
 
+    /// Emits a ship: loads blocking, write-backs posted for arrays the Tessera variant
+    /// posts, else blocking.
     fn ship(&self, code: &mut Code, comment: &str, s: Ship, pipelined: bool) {
         code.line(comment);
-        s.emit(code, self, pipelined);
+        let arr = self.array_by_port(&s.port);
+        let how = match s.dir {
+            Dir::Out if arr.posted => {
+                code.line("// (posted: then the responses of this port's previous row; nothing reads this array)");
+                How::Posted { pending: &arr.pending, pend: arr.pend }
+            }
+            Dir::In if arr.prefetch => {
+                code.line("// (every row requested first, then the beats read: the round trips overlap)");
+                self.note_reads(&s, s.row_count());
+                s.emit(code, self, pipelined, How::Request);
+                How::Receive
+            }
+            _ => How::Blocking,
+        };
+        s.emit(code, self, pipelined, how);
+    }
+
+    /// Records that `rows` rows of `s` are requested before any is read.
+    fn note_reads(&self, s: &Ship, rows: i64) {
+        let a = self.arrays.iter().position(|a| a.port == s.port).expect("ships are on the region's arrays");
+        let n = rows * ship::row_bursts(self.w, self.arrays[a].seg, s.row_len);
+        let mut o = self.read_outstanding.borrow_mut();
+        o[a] = o[a].max(n);
+    }
+
+    fn array_by_port(&self, port: &str) -> &ArrayInfo {
+        self.arrays.iter().find(|a| a.port == port).expect("ships are on the region's arrays")
     }
 
     /// Step 5: the chunk's data for the next sub-tile stays on chip, one slice further.
@@ -609,6 +736,15 @@ impl<'a> Gen<'a> {
         b.shift.map(|(axis, step)| (axis, (b.box_size[axis] - step).max(0), step))
     }
 
+    /// "slice 2", "slices 1..2": slices `lo .. hi − 1` of a chunk.
+    fn slices_text(lo: i64, hi: i64) -> String {
+        if hi - lo == 1 {
+            format!("slice {lo}")
+        } else {
+            format!("slices {lo}..{}", hi - 1)
+        }
+    }
+
     /// The intra-tile loop at `level` of p and everything inside it.
     fn intra(&self, code: &mut Code, level: usize) {
         let d = self.perm.len();
@@ -628,6 +764,26 @@ impl<'a> Gen<'a> {
                 l.trip.count()
             ));
         }
+        // Inside the pipelined loop every ship gets constant trip counts.
+        let in_pipeline = level + 2 >= d;
+        let prefetched: Vec<&Buf> = if level == 0 && in_pipeline && !innermost {
+            self.bufs
+                .iter()
+                .filter(|b| b.kind == BufferKind::Chunk && b.reads && self.arrays[b.array].prefetch)
+                .filter(|b| Self::chunk_slices(b).is_some())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for b in &prefetched {
+            let (axis, keep, _) = Self::chunk_slices(b).expect("filtered");
+            code.line(&format!(
+                "// Step 5 (ship, tessera): request {} of {} for the first sub-tile (prefetch).",
+                Self::slices_text(keep, b.box_size[axis]),
+                b.name
+            ));
+            self.load(b, Some((keep, b.box_size[axis])), false).emit(code, self, false, How::Request);
+        }
         code.open(&format!("for ({ty} {v} = 0; {v} < {bound}; {v}++)", ty = self.loop_type(x), v = l.var));
         let pipelined = d >= 2 && level + 2 == d;
         if pipelined {
@@ -639,15 +795,32 @@ impl<'a> Gen<'a> {
             code.close();
             return;
         }
-        // Inside the pipelined loop every ship gets constant trip counts.
-        let in_pipeline = level + 2 >= d;
         if level == 0 {
             for b in self.bufs.iter().filter(|b| b.kind == BufferKind::Chunk && b.reads) {
                 if let Some((axis, keep, _)) = Self::chunk_slices(b) {
                     let (lo, hi) = (keep, b.box_size[axis]);
-                    let what = if hi - lo == 1 { format!("slice {lo}") } else { format!("slices {lo}..{}", hi - 1) };
-                    let c = format!("// Step 5 (ship): load {what} of {} for this sub-tile.", b.name);
-                    self.ship(code, &c, self.load(b, Some((lo, hi)), true), in_pipeline);
+                    let what = Self::slices_text(lo, hi);
+                    let this = self.load(b, Some((lo, hi)), true);
+                    if prefetched.iter().any(|p| p.name == b.name) {
+                        code.line(&format!(
+                            "// Step 5 (ship, tessera): request {what} of {} for the next sub-tile, then read this sub-tile's (requested one iteration earlier).",
+                            b.name
+                        ));
+                        code.open(&format!("if ({v} + 1 < {bound})", v = l.var));
+                        let next = |a: &Aff| a.substitute(&|s| matches!(s, Sym::Intra(y) if *y == x).then(|| Aff::sym(Sym::Intra(x)).add_constant(1)));
+                        let mut ahead = self.load(b, Some((lo, hi)), true);
+                        ahead.ddr_last = next(&ahead.ddr_last);
+                        for r in &mut ahead.rows {
+                            r.ddr = next(&r.ddr);
+                        }
+                        self.note_reads(&ahead, 2 * ahead.row_count());
+                        ahead.emit(code, self, true, How::Request);
+                        code.close();
+                        this.emit(code, self, true, How::Receive);
+                    } else {
+                        let c = format!("// Step 5 (ship): load {what} of {} for this sub-tile.", b.name);
+                        self.ship(code, &c, this, in_pipeline);
+                    }
                 }
             }
         }
@@ -752,8 +925,18 @@ impl<'a> Gen<'a> {
         let padded = &self.loops[plan.tiling.padded_loop];
         writeln!(c.s, "// Tessera kernel {name}").unwrap();
         writeln!(c.s, "// Region: {} in {}(), `#pragma omp {}`.", loc, region.function, region.directive).unwrap();
-        writeln!(c.s, "// Mode: paper — the optimized kernel of Mayer, Brandner, Philippsen (IMPACT 2024),").unwrap();
-        writeln!(c.s, "// steps 1-4 planned by tessera-poly, step 5 printed here:").unwrap();
+        match self.variant {
+            Variant::Paper => {
+                writeln!(c.s, "// Mode: paper — the optimized kernel of Mayer, Brandner, Philippsen (IMPACT 2024),").unwrap();
+                writeln!(c.s, "// steps 1-4 planned by tessera-poly, step 5 printed here:").unwrap();
+            }
+            Variant::Tessera => {
+                writeln!(c.s, "// Mode: tessera — the optimized kernel of Mayer, Brandner, Philippsen (IMPACT 2024)").unwrap();
+                writeln!(c.s, "// with overlapped shipment (rows of read-only arrays prefetched one iteration ahead,").unwrap();
+                writeln!(c.s, "// rows of write-only arrays posted, their responses awaited one row later);").unwrap();
+                writeln!(c.s, "// steps 1-4 planned by tessera-poly, step 5 printed here:").unwrap();
+            }
+        }
         writeln!(c.s, "//   step 1: tile sizes SZ = ({})", sizes.join(", ")).unwrap();
         writeln!(
             c.s,
@@ -782,6 +965,7 @@ impl<'a> Gen<'a> {
         writeln!(c.s, "// source is an explicit cast, so results match the host bit for bit.").unwrap();
         writeln!(c.s).unwrap();
         writeln!(c.s, "#include \"tessera_wide.h\"").unwrap();
+        writeln!(c.s, "#include \"tessera_ship.h\"").unwrap();
 
         // The body first: it decides which helpers and declarations are used.
         let mut body = Code { s: String::new(), depth: 1 };
@@ -804,6 +988,13 @@ impl<'a> Gen<'a> {
             }
             body.line(&format!("const long {} = ({elems} + {}) / {};", arr.words, self.w - 1, self.w));
         }
+        let posted: Vec<&ArrayInfo> = self.arrays.iter().filter(|a| a.posted && a.pend > 0).collect();
+        if !posted.is_empty() {
+            body.line("// Step 5 (ship, tessera): write bursts of the last posted row per port, not yet acknowledged.");
+        }
+        for a in &posted {
+            body.line(&format!("int {} = 0;", a.pending));
+        }
         body.line("// Steps 1 and 3: inter-tile loops (δ^o = -lb: the first tile starts at the lower bound).");
         for l in &self.loops {
             body.open(&format!(
@@ -822,24 +1013,13 @@ impl<'a> Gen<'a> {
         for _ in &self.loops {
             body.close();
         }
-
-        for (h, text) in [
-            ("tessera_floor_div", ship::FLOOR_DIV),
-            ("tessera_ship_in", ship::SHIP_IN),
-            ("tessera_ship_out", ship::SHIP_OUT),
-            ("tessera_nc_read", ship::NC_READ),
-            ("tessera_nc_write", ship::NC_WRITE),
-        ] {
-            let needed = if h == "tessera_floor_div" {
-                body.s.contains("tessera_ship_in<") || body.s.contains("tessera_ship_out<")
-            } else {
-                body.s.contains(&format!("{h}<"))
-            };
-            if needed {
-                writeln!(c.s).unwrap();
-                c.s.push_str(text);
-            }
+        if !posted.is_empty() {
+            body.line("// Step 5 (ship, tessera): the responses of each port's last posted row.");
         }
+        for a in &posted {
+            body.line(&format!("tessera_write_drain<{}>({}, {});", a.pend, a.port, a.pending));
+        }
+
         writeln!(c.s).unwrap();
         let params: Vec<String> = region
             .vars
@@ -853,8 +1033,9 @@ impl<'a> Gen<'a> {
         for (bundle, a) in self.arrays.iter().enumerate() {
             writeln!(
                 c.s,
-                "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{bundle} max_read_burst_length={s} max_write_burst_length={s}",
+                "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{bundle} max_read_burst_length={s} max_write_burst_length={s}{}",
                 a.port,
+                self.outstanding(bundle, a),
                 s = a.seg
             )
             .unwrap();
@@ -871,6 +1052,22 @@ impl<'a> Gen<'a> {
         writeln!(c.s, "}}").unwrap();
 
         Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name) }
+    }
+
+    /// Outstanding-transaction limits beyond Vitis' default of 16 per direction, for
+    /// ports whose overlapped rows need more: all rows of a batched load, two rows of
+    /// a prefetched one, two rows of posted writes (the row in flight and the
+    /// unacknowledged one).
+    fn outstanding(&self, index: usize, a: &ArrayInfo) -> String {
+        let mut s = String::new();
+        let reads = self.read_outstanding.borrow()[index];
+        if reads > 16 {
+            let _ = write!(s, " num_read_outstanding={reads}");
+        }
+        if 2 * a.pend > 16 {
+            let _ = write!(s, " num_write_outstanding={}", 2 * a.pend);
+        }
+        s
     }
 
     fn port_type(&self, elem: ScalarType) -> String {

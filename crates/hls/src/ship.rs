@@ -2,121 +2,41 @@
 //! optimized kernel spells it: a nest of row loops, one per array dimension but the
 //! last, around a call that moves one row — the innermost dimension — as wide bursts.
 //!
-//! The C++ helpers below are emitted into every kernel that uses them (the HLS shim in
-//! `host/include` stays generic). Their rules, from `shared/design/perf-model.md`:
-//! - a port beat carries `W` lanes; lane `l` of word `k` is array element `k·W + l`, so
-//!   every DDR-side offset and length is a whole number of beats (paper: "DDR-side
-//!   memory address and the number of array elements … divisible by w");
-//! - a burst has at most `SEG` beats and never crosses a multiple of `SEG` words, where
-//!   `SEG = min(256, 4096 / beat bytes)`: at most 256 beats and never across a 4 KiB
-//!   page (device buffers are 4 KiB aligned);
-//! - reads skip words outside the array (rows of boundary tiles are clipped; the last
-//!   word may cover the array's end plus allocation padding, which the shim and XRT
-//!   allocations allow), lanes outside the requested elements are dropped;
-//! - writes carry one byte-enable bit per byte (`ap_uint<W·sizeof(T)>` strobes), set only
-//!   for the elements real iterations wrote: halo and padded lanes never reach DDR;
-//! - after each write burst the kernel waits for its response (`write_response()`), the
-//!   paper's row structure, so later reads of the same array see the data.
+//! The C++ helpers live in the shim header `host/include/tessera_ship.h` (included by
+//! every optimized kernel; Vitis gets the same file from `tessera bitstream`), which
+//! states their rules: whole-beat offsets and lengths, bursts of at most `SEG` beats
+//! that never cross a multiple of `SEG` words (`SEG = min(256, 4096 / beat bytes)`:
+//! at most 256 beats, never across a 4 KiB page), reads clipped to the array, writes
+//! with byte-enable strobes for exactly the elements real iterations wrote. This
+//! module decides which helper each ship calls ([`How`]) and prints the row loops
+//! around it.
 //!
 //! Every helper loop has a compile-time trip count (from template arguments), so a
 //! ship can sit inside a pipelined loop, which unrolls it.
 
 use tessera_poly::{Aff, Sym};
 
-/// `⌊a / b⌋` for `b > 0` (row starts left of element 0 have negative words).
-pub(crate) const FLOOR_DIV: &str = r#"// ⌊a / b⌋ for b > 0.
-inline long tessera_floor_div(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-"#;
-
-/// DDR → buffer row.
-pub(crate) const SHIP_IN: &str = r#"// Step 5 (ship, paper Fig. 6), DDR -> cache buffer row: array elements e .. e + n - 1 go
-// to row[at] .. row[at + n - 1]. The row travels as whole beats from word floor(e / W);
-// lanes outside the n elements are dropped (the buffer's alignment halo). A burst never
-// crosses a multiple of SEG words (at most 256 beats, never across a 4 KiB page). Words
-// outside [0, words) are not read: rows of boundary tiles stop at the array's ends.
-template <int W, int SEG, typename T, int LEN>
-void tessera_ship_in(hls::burst_maxi<tessera::wide_t<W, T>> port, long words, long e, int n, T (&row)[LEN], int at) {
-#pragma HLS INLINE
-  constexpr int BEATS = (LEN + 2 * W - 2) / W;  // the most words n <= LEN elements touch
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  const long lo = first > 0 ? first : 0;
-  const long hi = last < words - 1 ? last : words - 1;
-  for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word < lo || word > hi) continue;
-    if (word == lo || word % SEG == 0) {
-      const long end = (word / SEG + 1) * SEG;
-      port.read_request(word, (hi + 1 < end ? hi + 1 : end) - word);
-    }
-    const tessera::wide_t<W, T> beat = port.read();
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) row[at + x] = tessera::get_lane<T>(beat, l);
-    }
-  }
+/// The most bursts one row of `len` buffer elements is split into, wherever it starts
+/// (`tessera_row_bursts` in `tessera_ship.h`): the words it touches, cut at every
+/// multiple of `seg` words.
+pub(crate) fn row_bursts(w: i64, seg: i64, len: i64) -> i64 {
+    let beats = (len + 2 * w - 2) / w;
+    (beats + seg - 2) / seg + 1
 }
-"#;
 
-/// Buffer row → DDR, with strobes.
-pub(crate) const SHIP_OUT: &str = r#"// Step 5 (ship, paper Fig. 6), cache buffer row -> DDR: row[at] .. row[at + n - 1] go to
-// array elements e .. e + n - 1, as whole beats from word floor(e / W) whose byte-enable
-// strobes cover exactly those elements (step 3: halo and padded lanes are never
-// written). Bursts as in tessera_ship_in; each one waits for its write response.
-template <int W, int SEG, typename T, int LEN>
-void tessera_ship_out(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n, const T (&row)[LEN], int at) {
-#pragma HLS INLINE
-  constexpr int BEATS = (LEN + 2 * W - 2) / W;  // the most words n <= LEN elements touch
-  constexpr int S = static_cast<int>(sizeof(T));
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word > last) continue;
-    const long end = (word / SEG + 1) * SEG;
-    if (word == first || word % SEG == 0) port.write_request(word, (last + 1 < end ? last + 1 : end) - word);
-    tessera::wide_t<W, T> beat = 0;
-    ap_uint<W * S> strobe = 0;
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) {
-        tessera::set_lane<T>(beat, l, row[at + x]);
-        strobe.range(S * l + S - 1, S * l) = (1u << S) - 1;
-      }
-    }
-    port.write(beat, strobe);
-    if (word == last || word + 1 == end) port.write_response();
-  }
+/// Which helper a ship calls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum How<'a> {
+    /// `tessera_ship_in` / `tessera_ship_out`: every burst a full round trip (paper).
+    Blocking,
+    /// `tessera_request_in`: only the read requests (a prefetch).
+    Request,
+    /// `tessera_receive_in`: the beats of an earlier `Request` of the same rows.
+    Receive,
+    /// `tessera_ship_out_posted`: the writes, then the responses of the port's previous
+    /// posted row; `pending` names the port's counter, `pend` bounds a row's bursts.
+    Posted { pending: &'a str, pend: i64 },
 }
-"#;
-
-/// One uncached read.
-pub(crate) const NC_READ: &str = r#"// An uncached (nc) read of array element e: one single-beat burst.
-template <int W, typename T>
-T tessera_nc_read(hls::burst_maxi<tessera::wide_t<W, T>> port, long e) {
-#pragma HLS INLINE
-  port.read_request(e / W, 1);
-  return tessera::get_lane<T>(port.read(), static_cast<int>(e % W));
-}
-"#;
-
-/// One uncached write.
-pub(crate) const NC_WRITE: &str = r#"// An uncached (nc) write of array element e: one single-beat burst whose strobe enables
-// that element's bytes only, then its write response.
-template <int W, typename T>
-void tessera_nc_write(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, T v) {
-#pragma HLS INLINE
-  constexpr int S = static_cast<int>(sizeof(T));
-  const int lane = static_cast<int>(e % W);
-  tessera::wide_t<W, T> beat = 0;
-  tessera::set_lane<T>(beat, lane, v);
-  ap_uint<W * S> strobe = 0;
-  strobe.range(S * lane + S - 1, S * lane) = (1u << S) - 1;
-  port.write_request(e / W, 1);
-  port.write(beat, strobe);
-  port.write_response();
-}
-"#;
 
 /// Lines of C++ at an indentation depth (pragmas at column 0, as Vitis examples do).
 #[derive(Default)]
@@ -204,6 +124,8 @@ pub(crate) struct Ship {
     pub at: Aff,
     /// Elements per row.
     pub len: String,
+    /// Elements of a buffer row (its innermost extent).
+    pub row_len: i64,
 }
 
 /// How a ship prints affine expressions and linear array indices.
@@ -215,9 +137,21 @@ pub(crate) trait Printer {
 }
 
 impl Ship {
-    /// Emits the row loops and the burst call. Inside a pipelined loop (`pipelined`),
-    /// every loop gets a constant trip count, with a guard for run-time counts.
-    pub fn emit(&self, code: &mut Code, p: &dyn Printer, pipelined: bool) {
+    /// How many rows the ship moves (at most, for run-time counts).
+    pub fn row_count(&self) -> i64 {
+        self.rows
+            .iter()
+            .map(|r| match &r.range {
+                Range::Const { lo, hi } => hi - lo,
+                Range::Var { max, .. } => *max,
+            })
+            .product()
+    }
+
+    /// Emits the row loops and the call of the helper `how` says. Inside a pipelined
+    /// loop (`pipelined`), every loop gets a constant trip count, with a guard for
+    /// run-time counts.
+    pub fn emit(&self, code: &mut Code, p: &dyn Printer, pipelined: bool, how: How) {
         let mut opened = 0;
         let mut ddr = Vec::new();
         let mut buf = Vec::new();
@@ -255,16 +189,18 @@ impl Ship {
         let e = p.linear(&self.port, &ddr);
         let at = p.aff(&self.at);
         let (w, seg) = (self.w, self.seg);
-        match self.dir {
-            Dir::In => code.line(&format!(
-                "tessera_ship_in<{w}, {seg}>({}, {}, {e}, {}, {}{row}, {at});",
-                self.port, self.words, self.len, self.buffer
-            )),
-            Dir::Out => code.line(&format!(
-                "tessera_ship_out<{w}, {seg}>({}, {e}, {}, {}{row}, {at});",
-                self.port, self.len, self.buffer
-            )),
-        }
+        let (port, words, len, buffer, row_len) = (&self.port, &self.words, &self.len, &self.buffer, self.row_len);
+        let line = match (self.dir, how) {
+            (Dir::In, How::Blocking) => format!("tessera_ship_in<{w}, {seg}>({port}, {words}, {e}, {len}, {buffer}{row}, {at});"),
+            (Dir::In, How::Request) => format!("tessera_request_in<{w}, {seg}, {row_len}>({port}, {words}, {e}, {len});"),
+            (Dir::In, How::Receive) => format!("tessera_receive_in<{w}>({port}, {words}, {e}, {len}, {buffer}{row}, {at});"),
+            (Dir::Out, How::Blocking) => format!("tessera_ship_out<{w}, {seg}>({port}, {e}, {len}, {buffer}{row}, {at});"),
+            (Dir::Out, How::Posted { pending, pend }) => {
+                format!("tessera_ship_out_posted<{w}, {seg}, {pend}>({port}, {e}, {len}, {buffer}{row}, {at}, {pending});")
+            }
+            (dir, how) => unreachable!("a {dir:?} ship has no {how:?} form"),
+        };
+        code.line(&line);
         for _ in 0..opened {
             code.close();
         }

@@ -13,25 +13,32 @@ mod common;
 use common::*;
 use tessera_hls::Kernel;
 
-/// The snapshot kernels: one per dimensionality, with (port width, tile sizes).
+const VARIANTS: [Variant; 2] = [Variant::Paper, Variant::Tessera];
+
+/// The snapshot kernels: one per dimensionality, with (port width, tile sizes), each in
+/// both modes (`<name>.w<W>.cpp` paper, `<name>.tessera.w<W>.cpp` tessera).
 const SNAPSHOTS: &[(&str, u32, &[i64])] = &[("1D-jacobi", 16, &[1024]), ("2D-5p", 4, &[8, 16]), ("3D-heat", 8, &[4, 4, 8])];
 
-/// One kernel per benchmark stencil, port widths and tile sizes varied across them.
+/// Two kernels (modes `paper` and `tessera`) per benchmark stencil, port widths and
+/// tile sizes varied across them.
 fn kernels() -> Vec<(String, Kernel)> {
     let small_tiles: &[&[i64]] = &[&[100], &[5, 12], &[3, 4, 8]];
-    let mut v: Vec<(String, Kernel)> = SMALL
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let r = small(name);
-            let w = [4, 8, 16][i % 3];
-            let depth = name.as_bytes()[0] - b'0';
-            let tile = (i % 2 == 0).then(|| small_tiles[depth as usize - 1].to_vec());
-            (format!("{name} w={w} tile={tile:?}"), paper(&r, tile, w, &format!("tessera_k{i}")))
-        })
-        .collect();
+    let mut v: Vec<(String, Kernel)> = Vec::new();
+    for (i, name) in SMALL.iter().enumerate() {
+        let r = small(name);
+        let w = [4, 8, 16][i % 3];
+        let depth = name.as_bytes()[0] - b'0';
+        let tile = (i % 2 == 0).then(|| small_tiles[depth as usize - 1].to_vec());
+        for variant in VARIANTS {
+            let label = format!("{name} {} w={w} tile={tile:?}", variant.name());
+            v.push((label, tiled(&r, tile.clone(), w, &format!("tessera_k{i}"), variant)));
+        }
+    }
     for (name, w, tile) in SNAPSHOTS {
-        v.push((format!("{name} w={w} tile={tile:?}"), paper(&small(name), Some(tile.to_vec()), *w, "tessera_snap")));
+        for variant in VARIANTS {
+            let label = format!("{name} {} w={w} tile={tile:?}", variant.name());
+            v.push((label, tiled(&small(name), Some(tile.to_vec()), *w, "tessera_snap", variant)));
+        }
     }
     v
 }
@@ -82,13 +89,18 @@ fn structure(src: &str) -> Result<(), String> {
     if src.to_ascii_lowercase().contains("resource") {
         return Err("the removed pragma spelling `resource` appears".into());
     }
-    // Helpers: their loops may only run to template or constexpr constants.
+    // Helpers (the shim's tessera_ship.h, which the kernels include): their loops may
+    // only run to template or constexpr constants.
+    let helpers = include_str!("../../../host/include/tessera_ship.h");
+    if !src.contains("#include \"tessera_ship.h\"") {
+        return Err("the kernel does not include tessera_ship.h".into());
+    }
     let mut helper_ok = std::collections::HashMap::new();
-    for (at, _) in src.match_indices("template <") {
-        let decl_end = src[at..].find('{').unwrap() + at;
-        let decl = &src[at..decl_end];
+    for (at, _) in helpers.match_indices("template <") {
+        let decl_end = helpers[at..].find('{').unwrap() + at;
+        let decl = &helpers[at..decl_end];
         let name = decl.split('(').next().unwrap().split_whitespace().last().unwrap().to_string();
-        let body = block(src, decl_end);
+        let body = block(helpers, decl_end);
         let mut consts: Vec<String> = decl["template <".len()..decl.find('>').unwrap()]
             .split(',')
             .filter_map(|p| p.trim().strip_prefix("int ").map(|n| n.trim().to_string()))
@@ -150,7 +162,7 @@ fn pipelined_loops_unroll_constant_loops_only() {
         }
     }
     // The checker itself: a run-time bound inside the pipelined loop is caught.
-    let (_, k) = &kernels()[2];
+    let (_, k) = &kernels()[4]; // 2D-9p, paper, tile [5, 12]
     let broken = k.source.replacen("j < 12;", "j < j_n;", 1);
     assert_ne!(broken, k.source);
     assert!(structure(&broken).is_err());
@@ -161,10 +173,13 @@ fn snapshots() {
     let bless = std::env::var_os("TESSERA_BLESS").is_some();
     let dir = repo().join("crates/hls/tests/snapshots");
     let mut stale = Vec::new();
-    for (name, w, tile) in SNAPSHOTS {
-        let k = paper(&small(name), Some(tile.to_vec()), *w, "tessera_snap");
+    for ((name, w, tile), variant) in SNAPSHOTS.iter().flat_map(|s| VARIANTS.map(|v| (s, v))) {
+        let k = tiled(&small(name), Some(tile.to_vec()), *w, "tessera_snap", variant);
         let text = format!("{}\n// ---- emulation entry ----\n{}", k.source, k.emu_entry);
-        let path = dir.join(format!("{name}.w{w}.cpp"));
+        let path = match variant {
+            Variant::Paper => dir.join(format!("{name}.w{w}.cpp")),
+            Variant::Tessera => dir.join(format!("{name}.tessera.w{w}.cpp")),
+        };
         if bless {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &text).unwrap();

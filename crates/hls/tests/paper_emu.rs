@@ -1,4 +1,4 @@
-//! Paper kernels run on the emulated device, bit for bit against the baseline kernel
+//! Tiled kernels (modes `paper` and `tessera`) run on the emulated device, bit for bit against the baseline kernel
 //! of the same region on the same inputs (the baseline is proven bit-exact against the
 //! CPU by the e2e tests), for port widths 4, 8 and 16 and tiles smaller and larger
 //! than the arrays: the ten benchmark stencils at small, odd sizes
@@ -9,7 +9,11 @@
 //! across 4 KiB, so a passing run also shows the shipment respects those rules. The
 //! bytes the strobes enabled must equal the baseline's (every element written exactly
 //! once, no halo or padded lane written), and the kernel must need fewer DDR
-//! transactions than the baseline's one per access.
+//! transactions than the baseline's one per access. The `tessera` kernel moves exactly
+//! the paper kernel's bursts (same lengths, bytes and strobes per array); only their
+//! order and overlap differ: every round trip of a paper kernel is exposed (on the
+//! critical path, as the emulated ports classify them), a tessera kernel that
+//! prefetches, batches or posts rows exposes fewer.
 
 mod common;
 
@@ -26,12 +30,15 @@ struct Case {
     ints: Vec<(&'static str, i64)>,
     /// Tile sizes to try, each with port widths 4, 8 and 16.
     tiles: Vec<Vec<i64>>,
+    /// Whether the tessera kernels must overlap some round trips (the stencils: each
+    /// has an array it only reads, prefetched or requested in batches).
+    overlaps: bool,
 }
 
 impl Case {
     fn new(name: &str, region: Region, ints: Vec<(&'static str, i64)>, tiles: Option<Vec<Vec<i64>>>) -> Case {
         let tiles = tiles.unwrap_or_else(|| default_tiles(depth(&region)));
-        Case { name: name.to_string(), region, ints, tiles }
+        Case { name: name.to_string(), region, ints, tiles, overlaps: false }
     }
 }
 
@@ -54,6 +61,27 @@ fn depth(r: &Region) -> usize {
     d
 }
 
+/// Per array: bytes and beats read and written, and the burst-length histograms
+/// (everything but the exposed round trips).
+fn bursts_per_array(r: &Record) -> Vec<(String, String)> {
+    let arrays = &r.arrays.as_ref().expect("emulated kernels count traffic").0;
+    arrays
+        .iter()
+        .map(|(n, t)| {
+            // Which round trips overlap is the one thing the modes may differ in.
+            let t = t.clone().map(|t| tessera_ir::report::ArrayTraffic { read_exposed: 0, write_exposed: 0, ..t });
+            (n.clone(), format!("{t:?}"))
+        })
+        .collect()
+}
+
+/// Exposed round trips and bursts, all arrays.
+fn exposed(r: &Record) -> (u64, u64) {
+    let arrays = &r.arrays.as_ref().expect("emulated kernels count traffic").0;
+    let t = arrays.iter().filter_map(|(_, t)| t.as_ref());
+    t.fold((0, 0), |(e, b), t| (e + t.read_exposed + t.write_exposed, b + t.read_bursts + t.write_bursts))
+}
+
 /// Per array: bytes stored (strobes enabled), and DDR transactions.
 fn traffic(r: &Record) -> (Vec<(String, u64)>, u64) {
     let arrays = &r.arrays.as_ref().expect("emulated kernels count traffic").0;
@@ -70,11 +98,16 @@ fn check(case: &Case, cache: &Path) -> Vec<String> {
     let (want, base_rec) = run(region, &manifest(region, &base, "baseline"), &inputs, cache);
     let (base_enabled, base_bursts) = traffic(&base_rec);
     let mut failures = Vec::new();
+    // Exposed round trips over all configurations: (paper, tessera).
+    let mut exposed_total = (0u64, 0u64);
     for w in [4u32, 8, 16] {
         for tile in &case.tiles {
-            let label = format!("{} w={w} tile={tile:?}", case.name);
-            let k = paper(region, Some(tile.clone()), w, "tessera_paper");
-            let (got, rec) = run(region, &manifest(region, &k, "paper"), &inputs, cache);
+          let mut paper_bursts = None;
+          let mut paper_exposed = 0;
+          for variant in [Variant::Paper, Variant::Tessera] {
+            let label = format!("{} {} w={w} tile={tile:?}", case.name, variant.name());
+            let k = tiled(region, Some(tile.clone()), w, "tessera_tiled", variant);
+            let (got, rec) = run(region, &manifest(region, &k, variant.name()), &inputs, cache);
             for (i, (g, e)) in got.iter().zip(&want).enumerate() {
                 if g != e {
                     let v = &region.vars[i];
@@ -89,7 +122,32 @@ fn check(case: &Case, cache: &Path) -> Vec<String> {
             if bursts >= base_bursts {
                 failures.push(format!("{label}: {bursts} DDR transactions, baseline {base_bursts}"));
             }
+            let (exp, all) = exposed(&rec);
+            match variant {
+                Variant::Paper if exp != all => failures.push(format!("{label}: {exp} of {all} round trips exposed, expected all")),
+                Variant::Paper => {
+                    paper_exposed = exp;
+                    exposed_total.0 += exp;
+                }
+                Variant::Tessera if exp > paper_exposed => {
+                    failures.push(format!("{label}: {exp} exposed round trips, more than the paper kernel's {paper_exposed}"))
+                }
+                Variant::Tessera => exposed_total.1 += exp,
+            }
+            let per_array = bursts_per_array(&rec);
+            match &paper_bursts {
+                None => paper_bursts = Some(per_array),
+                Some(p) if *p != per_array => failures.push(format!("{label}: bursts {per_array:?}, paper kernel {p:?}")),
+                Some(_) => {}
+            }
+          }
         }
+    }
+    if case.overlaps && exposed_total.1 >= exposed_total.0 {
+        failures.push(format!(
+            "{}: the tessera kernels expose {} round trips, the paper kernels {}: nothing overlapped",
+            case.name, exposed_total.1, exposed_total.0
+        ));
     }
     failures
 }
@@ -116,7 +174,7 @@ fn check_all(cases: Vec<Case>) {
 
 #[test]
 fn benchmarks_bit_exact_on_the_emulated_device() {
-    check_all(SMALL.iter().map(|n| Case::new(n, small(n), Vec::new(), None)).collect());
+    check_all(SMALL.iter().map(|n| Case { overlaps: true, ..Case::new(n, small(n), Vec::new(), None) }).collect());
 }
 
 /// The optimizer's own fixtures: symbolic sizes (worst-case halos), in-place updates
@@ -164,10 +222,15 @@ fn unsupported_plans_are_refused() {
     let opts = |w| tessera_poly::PolyOptions { tile: None, port_width: w };
     let r = small("strided");
     let plan = tessera_poly::optimize(&r, &opts(4)).unwrap();
-    let e = tessera_hls::paper::generate(&r, &plan, "tessera_k", 4).unwrap_err();
+    let e = tessera_hls::paper::generate(&r, &plan, "tessera_k", 4, Variant::Tessera).unwrap_err();
     assert!(e.contains("step 2"), "{e}");
     let r = small("2D-5p");
     let plan8 = tessera_poly::optimize(&r, &opts(8)).unwrap();
-    let e = tessera_hls::paper::generate(&r, &plan8, "tessera_k", 4).unwrap_err();
+    let e = tessera_hls::paper::generate(&r, &plan8, "tessera_k", 4, Variant::Paper).unwrap_err();
     assert!(e.contains("port width 8"), "{e}");
+    // Tiles of 1024 in 3D: megabytes of registers (and of stack in emulation).
+    let r = small("3D-heat");
+    let big = tessera_poly::optimize(&r, &tessera_poly::PolyOptions { tile: Some(vec![1024]), port_width: 4 }).unwrap();
+    let e = tessera_hls::paper::generate(&r, &big, "tessera_k", 4, Variant::Tessera).unwrap_err();
+    assert!(e.contains("flip-flops: choose smaller tiles"), "{e}");
 }

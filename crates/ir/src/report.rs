@@ -91,6 +91,14 @@ pub struct ArrayTraffic {
     pub read_burst_lengths: BTreeMap<u32, u64>,
     /// Burst length (beats) → number of write bursts of that length.
     pub write_burst_lengths: BTreeMap<u32, u64>,
+    /// Read bursts whose round trip was on the kernel's critical path: requested while
+    /// no earlier read of the array's port was in flight (the rest overlapped).
+    #[serde(default)]
+    pub read_exposed: u64,
+    /// Write bursts whose response the kernel awaited with no later write of the port
+    /// in flight (the rest were posted).
+    #[serde(default)]
+    pub write_exposed: u64,
 }
 
 /// Bytes one array moved between host and device in one region execution or data
@@ -369,6 +377,8 @@ mod tests {
             write_enabled_bytes: write,
             read_burst_lengths: if read > 0 { BTreeMap::from([((read / 4) as u32, 1)]) } else { BTreeMap::new() },
             write_burst_lengths: if write > 0 { BTreeMap::from([((write / 4) as u32, 1)]) } else { BTreeMap::new() },
+            read_exposed: (read > 0) as u64,
+            write_exposed: (write > 0) as u64,
         }
     }
 

@@ -59,12 +59,17 @@ pub struct Port {
     pub read: Bursts,
     /// Write bursts.
     pub write: Bursts,
+    /// Read bursts whose round trip was exposed (requested with no earlier read of
+    /// the port in flight), as the emulated ports counted them.
+    pub read_exposed: u64,
+    /// Write bursts whose response was awaited with no later write in flight.
+    pub write_exposed: u64,
 }
 
 impl Port {
     /// A port without traffic.
     pub fn new(name: &str, beat_bytes: u64) -> Port {
-        Port { name: name.to_string(), beat_bytes, read: Bursts::default(), write: Bursts::default() }
+        Port { name: name.to_string(), beat_bytes, read: Bursts::default(), write: Bursts::default(), read_exposed: 0, write_exposed: 0 }
     }
 
     /// Bytes read (whole beats).

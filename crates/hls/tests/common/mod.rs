@@ -39,16 +39,18 @@ pub const SMALL: &[&str] = &[
     "3D-heat",
 ];
 
+pub use tessera_hls::paper::Variant;
+
 /// `tests/ir/small/<name>.ir.json`.
 pub fn small(name: &str) -> Region {
     load(&format!("tests/ir/small/{name}.ir.json"))
 }
 
-/// The optimizer's plan and the paper kernel for `region` at port width `w`.
-pub fn paper(region: &Region, tile: Option<Vec<i64>>, w: u32, name: &str) -> Kernel {
+/// The optimizer's plan and the tiled kernel (`variant`) for `region` at port width `w`.
+pub fn tiled(region: &Region, tile: Option<Vec<i64>>, w: u32, name: &str, variant: Variant) -> Kernel {
     let plan = tessera_poly::optimize(region, &tessera_poly::PolyOptions { tile, port_width: w })
         .unwrap_or_else(|r| panic!("{}: {}", region.location, r.message()));
-    tessera_hls::paper::generate(region, &plan, name, w).unwrap_or_else(|e| panic!("{name}: {e}"))
+    tessera_hls::paper::generate(region, &plan, name, w, variant).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Xilinx's ap_types headers: `TESSERA_HLS_HEADERS`, else `target/hls-headers`

@@ -11,67 +11,7 @@
 // source is an explicit cast, so results match the host bit for bit.
 
 #include "tessera_wide.h"
-
-// ⌊a / b⌋ for b > 0.
-inline long tessera_floor_div(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// Step 5 (ship, paper Fig. 6), DDR -> cache buffer row: array elements e .. e + n - 1 go
-// to row[at] .. row[at + n - 1]. The row travels as whole beats from word floor(e / W);
-// lanes outside the n elements are dropped (the buffer's alignment halo). A burst never
-// crosses a multiple of SEG words (at most 256 beats, never across a 4 KiB page). Words
-// outside [0, words) are not read: rows of boundary tiles stop at the array's ends.
-template <int W, int SEG, typename T, int LEN>
-void tessera_ship_in(hls::burst_maxi<tessera::wide_t<W, T>> port, long words, long e, int n, T (&row)[LEN], int at) {
-#pragma HLS INLINE
-  constexpr int BEATS = (LEN + 2 * W - 2) / W;  // the most words n <= LEN elements touch
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  const long lo = first > 0 ? first : 0;
-  const long hi = last < words - 1 ? last : words - 1;
-  for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word < lo || word > hi) continue;
-    if (word == lo || word % SEG == 0) {
-      const long end = (word / SEG + 1) * SEG;
-      port.read_request(word, (hi + 1 < end ? hi + 1 : end) - word);
-    }
-    const tessera::wide_t<W, T> beat = port.read();
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) row[at + x] = tessera::get_lane<T>(beat, l);
-    }
-  }
-}
-
-// Step 5 (ship, paper Fig. 6), cache buffer row -> DDR: row[at] .. row[at + n - 1] go to
-// array elements e .. e + n - 1, as whole beats from word floor(e / W) whose byte-enable
-// strobes cover exactly those elements (step 3: halo and padded lanes are never
-// written). Bursts as in tessera_ship_in; each one waits for its write response.
-template <int W, int SEG, typename T, int LEN>
-void tessera_ship_out(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n, const T (&row)[LEN], int at) {
-#pragma HLS INLINE
-  constexpr int BEATS = (LEN + 2 * W - 2) / W;  // the most words n <= LEN elements touch
-  constexpr int S = static_cast<int>(sizeof(T));
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word > last) continue;
-    const long end = (word / SEG + 1) * SEG;
-    if (word == first || word % SEG == 0) port.write_request(word, (last + 1 < end ? last + 1 : end) - word);
-    tessera::wide_t<W, T> beat = 0;
-    ap_uint<W * S> strobe = 0;
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) {
-        tessera::set_lane<T>(beat, l, row[at + x]);
-        strobe.range(S * l + S - 1, S * l) = (1u << S) - 1;
-      }
-    }
-    port.write(beat, strobe);
-    if (word == last || word + 1 == end) port.write_response();
-  }
-}
+#include "tessera_ship.h"
 
 extern "C" void tessera_snap(hls::burst_maxi<tessera::wide_t<8, float>> A, hls::burst_maxi<tessera::wide_t<8, float>> B) {
 #pragma HLS INTERFACE mode=m_axi port=A offset=slave bundle=gmem0 max_read_burst_length=128 max_write_burst_length=128
