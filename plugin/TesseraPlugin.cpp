@@ -492,6 +492,8 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
     remark(remarkLoc(toStd(Dec.remark_file), Dec.remark_line, Dec.remark_col,
                      L),
            toStd(Dec.remark));
+  else if (Dec.offload && !Dec.note.empty())
+    remark(L, toStd(Dec.note));
   else if (Dec.offload && Opts.Verbose)
     remark(L, "target region offloaded as kernel '" + toStd(Dec.kernel) + "'");
 

@@ -138,3 +138,26 @@ fn offload_policies_on_data_regions() {
     tessera_tests::offload_policies("data_enter_exit.c", None);
     tessera_tests::offload_policies("data_fallback.c", Some("call 'twice(a[i])' is not supported"));
 }
+
+/// A region offloaded with the baseline kernel although the (default) tiled mode was
+/// asked for gets a remark at its directive saying why: here a tile list of the wrong
+/// length for the 3D nest.
+#[test]
+fn baseline_fallbacks_are_remarked() {
+    let root = tessera_tests::repo_root();
+    let work = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(root.join("target/release/tessera"))
+        .args(["cc", "-O2", "-fplugin-arg-tessera-tile=64,64", "-o"])
+        .arg(work.path().join("s3"))
+        .arg(root.join("tests/programs/stencil3d.c"))
+        .arg("-lm")
+        .output()
+        .expect("tessera cc runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let remark = stderr
+        .lines()
+        .find(|l| l.contains("remark: target region offloaded with the baseline kernel: not tiled: "))
+        .unwrap_or_else(|| panic!("no fallback remark:\n{stderr}"));
+    assert!(remark.contains("stencil3d.c:") && remark.ends_with("[tile-size-count]"), "{remark}");
+}

@@ -40,6 +40,10 @@ mod ffi {
         remark_line: u32,
         /// Column of the remark.
         remark_col: u32,
+        /// When offloaded with the baseline kernel although a tiled mode was asked
+        /// for: the remark text, `target region offloaded with the baseline kernel:
+        /// <reason>`, at the directive.
+        note: String,
         /// Files to write into the kernel directory.
         files: Vec<OutputFile>,
     }
@@ -92,6 +96,7 @@ fn error(text: String) -> RegionDecision {
         remark_file: String::new(),
         remark_line: 0,
         remark_col: 0,
+        note: String::new(),
         files: Vec::new(),
     }
 }
@@ -120,6 +125,7 @@ pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
         remark_file: loc.file,
         remark_line: loc.line,
         remark_col: loc.col,
+        note: out.fallback.map(|w| format!("target region offloaded with the baseline kernel: {w}")).unwrap_or_default(),
         files: out.files.into_iter().map(|(name, contents)| OutputFile { name, contents }).collect(),
     }
 }

@@ -37,6 +37,9 @@ pub struct Outcome {
     pub rejection: Option<Rejection>,
     /// Files for the kernel directory: `(file name, contents)`.
     pub files: Vec<(String, String)>,
+    /// An offloaded region that got the baseline kernel although the mode asked for a
+    /// tiled one: why (the optimizer's or the generator's reason). The plugin remarks it.
+    pub fallback: Option<String>,
 }
 
 /// The name of a region's kernel: `tessera_<file stem>_l<line>_r<index>`, a valid C
@@ -71,8 +74,10 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         emu_entry_source: String::new(),
         xclbin: String::new(),
     };
+    let mut fallback = None;
     if rejection.is_none() {
-        let (kernel, mode, plan) = generate_kernel(region, &name, opts);
+        let (kernel, mode, plan, why) = generate_kernel(region, &name, opts);
+        fallback = why;
         manifest.mode = mode.name().to_string();
         manifest.kernel = Some(name.clone());
         manifest.xclbin = format!("{name}.xclbin");
@@ -85,7 +90,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         ));
         files.push((format!("{name}.plan.txt"), plan));
     }
-    Outcome { manifest, rejection, files }
+    Outcome { manifest, rejection, files, fallback }
 }
 
 /// The kernel for an offloadable region, the mode it was generated in, and the
@@ -93,7 +98,8 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
 /// kernel as `<kernel>.plan.txt` so the decisions behind a kernel can be inspected.
 /// In `paper` and `tessera` modes a region the optimizer or the tiled generator cannot
 /// handle gets the baseline kernel; the plan file says why.
-fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls::Kernel, Mode, String) {
+/// The last element says why a tiled mode fell back to the baseline kernel.
+fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls::Kernel, Mode, String, Option<String>) {
     let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
     let plan = tessera_poly::optimize(region, &poly);
     let mut text = match &plan {
@@ -105,16 +111,21 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
         Mode::Paper => Some(tessera_hls::paper::Variant::Paper),
         Mode::Tessera => Some(tessera_hls::paper::Variant::Tessera),
     };
+    let mut why = None;
     if let Some(variant) = variant {
-        if let Ok(plan) = &plan {
-            match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
-                Ok(kernel) => return (kernel, opts.mode, text),
-                Err(e) => text.push_str(&format!("{} kernel not generated: {e}\n", variant.name())),
-            }
+        match &plan {
+            Ok(plan) => match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
+                Ok(kernel) => return (kernel, opts.mode, text, None),
+                Err(e) => {
+                    text.push_str(&format!("{} kernel not generated: {e}\n", variant.name()));
+                    why = Some(format!("the {} kernel cannot be generated: {e}", variant.name()));
+                }
+            },
+            Err(r) => why = Some(format!("not tiled: {} [{}]", r.message(), r.reason.code())),
         }
         text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
-    (tessera_hls::baseline::generate(region, name), Mode::Baseline, text)
+    (tessera_hls::baseline::generate(region, name), Mode::Baseline, text, why)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map
@@ -232,6 +243,21 @@ mod tests {
         // The outer extent is unknown (0), the inner one comes from the type.
         assert_eq!(a.dims, vec![Expr::Int { value: 0, ty: ScalarType::I64 }, Expr::var("m", ScalarType::I32)]);
         assert!(a.section.is_empty());
+    }
+
+    /// A tiled mode that ends with the baseline kernel says why (the plugin remarks it);
+    /// asking for the baseline is no fallback.
+    #[test]
+    fn fallbacks_to_the_baseline_kernel_say_why() {
+        let r = region(None, None);
+        let opts = Options::from_plugin_args(&["tile=4,4"]).unwrap();
+        let out = compile_region(&r, &opts);
+        assert!(out.rejection.is_none(), "{:?}", out.rejection);
+        assert_eq!(out.manifest.mode, "baseline");
+        let why = out.fallback.expect("a fallback reason");
+        assert!(why.starts_with("not tiled: ") && why.ends_with("[tile-size-count]"), "{why}");
+        let out = compile_region(&r, &Options::from_plugin_args(&["mode=baseline", "tile=4,4"]).unwrap());
+        assert_eq!((out.manifest.mode.as_str(), out.fallback), ("baseline", None));
     }
 
     #[test]
