@@ -370,6 +370,25 @@ private:
   void remark(SourceLocation L, llvm::StringRef Msg) {
     CI.getDiagnostics().Report(L, RemarkID) << Msg;
   }
+  /// The IR as compact JSON for the Rust side; with `dump-ir`, also written
+  /// (indented) as `<main file stem>.<Index>.<Suffix>` into the dump directory.
+  std::string serialize(const llvm::json::Value &IR, llvm::StringRef Suffix,
+                        unsigned Index, SourceLocation L) {
+    std::string Json;
+    {
+      llvm::raw_string_ostream OS(Json);
+      OS << IR;
+    }
+    if (!Opts.DumpDir.empty()) {
+      std::string Name =
+          llvm::formatv("{0}.{1}.{2}", MainStem, Index, Suffix);
+      std::string Err =
+          writeFile(Opts.DumpDir, Name, llvm::formatv("{0:2}\n", IR).str());
+      if (!Err.empty())
+        error(L, "tessera: " + Err);
+    }
+    return Json;
+  }
   SourceLocation remarkLoc(llvm::StringRef File, unsigned Line, unsigned Col,
                            SourceLocation Fallback);
   Stmt *processData(OMPExecutableDirective *D, const CapturedStmt &Outer,
@@ -447,18 +466,7 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
     return nullptr;
   }
 
-  std::string Json;
-  {
-    llvm::raw_string_ostream OS(Json);
-    OS << R.IR;
-  }
-  if (!Opts.DumpDir.empty()) {
-    std::string Name = llvm::formatv("{0}.{1}.ir.json", MainStem, Index);
-    std::string Err =
-        writeFile(Opts.DumpDir, Name, llvm::formatv("{0:2}\n", R.IR).str());
-    if (!Err.empty())
-      error(L, "tessera: " + Err);
-  }
+  std::string Json = serialize(R.IR, "ir.json", Index, L);
 
   tessera::RegionDecision Dec = tessera::process_region(
       rust::Str(Json.data(), Json.size()),
@@ -568,19 +576,8 @@ Stmt *TesseraConsumer::processData(OMPExecutableDirective *D,
     return nullptr;
   }
 
-  std::string Json;
-  {
-    llvm::raw_string_ostream OS(Json);
-    OS << R.IR;
-  }
-  if (!Opts.DumpDir.empty()) {
-    // Not `.ir.json`: those are target regions (tessera explain, fixtures).
-    std::string Name = llvm::formatv("{0}.{1}.data.json", MainStem, Index);
-    std::string Err =
-        writeFile(Opts.DumpDir, Name, llvm::formatv("{0:2}\n", R.IR).str());
-    if (!Err.empty())
-      error(L, "tessera: " + Err);
-  }
+  // Not `.ir.json`: those are target regions (tessera explain, fixtures).
+  std::string Json = serialize(R.IR, "data.json", Index, L);
 
   tessera::DataDecision Dec =
       tessera::process_data(rust::Str(Json.data(), Json.size()));

@@ -49,6 +49,41 @@ struct tessera_row_bursts {
   static constexpr int value = (tessera_row_beats<W, LEN>::value + SEG - 2) / SEG + 1;
 };
 
+// The words (beats) a row of elements e .. e + n - 1 touches, from `first`, and those
+// a read may fetch: lo .. hi, clipped to [0, words) (rows of boundary tiles stop at
+// the array's ends).
+struct tessera_read_words {
+  long first, lo, hi;
+};
+
+template <int W>
+tessera_read_words tessera_read_span(long words, long e, int n) {
+#pragma HLS INLINE
+  const long first = tessera_floor_div(e, W);
+  const long last = tessera_floor_div(e + n - 1, W);
+  return {first, first > 0 ? first : 0, last < words - 1 ? last : words - 1};
+}
+
+// Beats of the burst that starts at `word` and runs to `hi` (inclusive) or to the
+// next multiple of SEG words, whichever comes first.
+template <int SEG>
+long tessera_burst_beats(long word, long hi) {
+#pragma HLS INLINE
+  const long end = (word / SEG + 1) * SEG;
+  return (hi + 1 < end ? hi + 1 : end) - word;
+}
+
+// The lanes of `beat` (word `word`) that hold elements e .. e + n - 1 go to row[at + x]
+// for element e + x; the others are dropped.
+template <int W, typename T, int LEN>
+void tessera_unpack_beat(const tessera::wide_t<W, T> &beat, long word, long e, int n, T (&row)[LEN], int at) {
+#pragma HLS INLINE
+  for (int l = 0; l < W; l++) {
+    const long x = word * W + l - e;
+    if (x >= 0 && x < n) row[at + x] = tessera::get_lane<T>(beat, l);
+  }
+}
+
 // Issues the read requests for array elements e .. e + n - 1: whole beats from word
 // floor(e / W), clipped to [0, words), one burst per SEG-word segment. LEN: the
 // buffer row's length (bounds n); P: the port, hls::burst_maxi<wide_t<W, T>>.
@@ -56,17 +91,13 @@ template <int W, int SEG, int LEN, typename P>
 void tessera_request_in(P port, long words, long e, int n) {
 #pragma HLS INLINE
   constexpr int BURSTS = tessera_row_bursts<W, SEG, LEN>::value;
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  const long lo = first > 0 ? first : 0;
-  const long hi = last < words - 1 ? last : words - 1;
-  long word = lo;
+  const tessera_read_words r = tessera_read_span<W>(words, e, n);
+  long word = r.lo;
   for (int b = 0; b < BURSTS; b++) {
-    if (word <= hi) {
-      const long end = (word / SEG + 1) * SEG;
-      const long stop = hi + 1 < end ? hi + 1 : end;
-      port.read_request(word, stop - word);
-      word = stop;
+    if (word <= r.hi) {
+      const long len = tessera_burst_beats<SEG>(word, r.hi);
+      port.read_request(word, len);
+      word += len;
     }
   }
 }
@@ -77,18 +108,11 @@ template <int W, typename T, int LEN>
 void tessera_receive_in(hls::burst_maxi<tessera::wide_t<W, T>> port, long words, long e, int n, T (&row)[LEN], int at) {
 #pragma HLS INLINE
   constexpr int BEATS = tessera_row_beats<W, LEN>::value;
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  const long lo = first > 0 ? first : 0;
-  const long hi = last < words - 1 ? last : words - 1;
+  const tessera_read_words r = tessera_read_span<W>(words, e, n);
   for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word < lo || word > hi) continue;
-    const tessera::wide_t<W, T> beat = port.read();
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) row[at + x] = tessera::get_lane<T>(beat, l);
-    }
+    const long word = r.first + b;
+    if (word < r.lo || word > r.hi) continue;
+    tessera_unpack_beat<W>(port.read(), word, e, n, row, at);
   }
 }
 
@@ -98,22 +122,12 @@ template <int W, int SEG, typename T, int LEN>
 void tessera_ship_in(hls::burst_maxi<tessera::wide_t<W, T>> port, long words, long e, int n, T (&row)[LEN], int at) {
 #pragma HLS INLINE
   constexpr int BEATS = tessera_row_beats<W, LEN>::value;
-  const long first = tessera_floor_div(e, W);
-  const long last = tessera_floor_div(e + n - 1, W);
-  const long lo = first > 0 ? first : 0;
-  const long hi = last < words - 1 ? last : words - 1;
+  const tessera_read_words r = tessera_read_span<W>(words, e, n);
   for (int b = 0; b < BEATS; b++) {
-    const long word = first + b;
-    if (word < lo || word > hi) continue;
-    if (word == lo || word % SEG == 0) {
-      const long end = (word / SEG + 1) * SEG;
-      port.read_request(word, (hi + 1 < end ? hi + 1 : end) - word);
-    }
-    const tessera::wide_t<W, T> beat = port.read();
-    for (int l = 0; l < W; l++) {
-      const long x = word * W + l - e;
-      if (x >= 0 && x < n) row[at + x] = tessera::get_lane<T>(beat, l);
-    }
+    const long word = r.first + b;
+    if (word < r.lo || word > r.hi) continue;
+    if (word == r.lo || word % SEG == 0) port.read_request(word, tessera_burst_beats<SEG>(word, r.hi));
+    tessera_unpack_beat<W>(port.read(), word, e, n, row, at);
   }
 }
 
@@ -131,9 +145,8 @@ int tessera_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n
   for (int b = 0; b < BEATS; b++) {
     const long word = first + b;
     if (word > last) continue;
-    const long end = (word / SEG + 1) * SEG;
     if (word == first || word % SEG == 0) {
-      port.write_request(word, (last + 1 < end ? last + 1 : end) - word);
+      port.write_request(word, tessera_burst_beats<SEG>(word, last));
       bursts++;
     }
     tessera::wide_t<W, T> beat = 0;
@@ -146,7 +159,7 @@ int tessera_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n
       }
     }
     port.write(beat, strobe);
-    if (respond && (word == last || word + 1 == end)) port.write_response();
+    if (respond && (word == last || word + 1 == (word / SEG + 1) * SEG)) port.write_response();
   }
   return bursts;
 }

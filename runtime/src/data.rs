@@ -243,6 +243,17 @@ impl Plan {
             ArgPlan::Scalar(_) => None,
         })
     }
+
+    /// Per argument, its array plan (`None` for scalars), in argument order.
+    pub fn array_slots(&self) -> Vec<Option<&ArrayPlan>> {
+        self.args
+            .iter()
+            .map(|a| match a {
+                ArgPlan::Array(arr) => Some(arr),
+                ArgPlan::Scalar(_) => None,
+            })
+            .collect()
+    }
 }
 
 /// Reads the arguments of a region call and evaluates the array shapes.

@@ -156,14 +156,7 @@ unsafe fn run_on<D: Device>(
     }
     let kernel = dev.load(manifest)?;
     let mut moved = report::Transfers::default();
-    let arrays: Vec<Option<&data::ArrayPlan>> = plan
-        .args
-        .iter()
-        .map(|a| match a {
-            ArgPlan::Array(arr) => Some(arr),
-            ArgPlan::Scalar(_) => None,
-        })
-        .collect();
+    let arrays = plan.array_slots();
     let mut maps = env.enter_launch(&arrays, &|bytes| dev.alloc(bytes), &mut moved)?;
     // Present buffers are held for the kernel's run, in address order (no deadlock
     // between launches sharing several of them).
@@ -227,14 +220,7 @@ unsafe fn run_on<D: Device>(
             return Err(e);
         }
     };
-    let arrays: Vec<Option<&data::ArrayPlan>> = plan
-        .args
-        .iter()
-        .map(|a| match a {
-            ArgPlan::Array(arr) => Some(arr),
-            ArgPlan::Scalar(_) => None,
-        })
-        .collect();
+    let arrays = plan.array_slots();
     env.exit_launch(&arrays, std::mem::take(&mut maps), &mut moved)?;
     Ok(Transfer { moved, stats })
 }

@@ -440,15 +440,15 @@ impl<'a> Gen<'a> {
                 // An uncached access shares the port's in-order queues with the rows
                 // (it would receive a prefetched row's beats or another burst's response).
                 let uncached = plan.redirects.iter().any(|r| !r.cached && r.array == arr.name);
-                let rows = |f: &dyn Fn(&Buf) -> bool| {
-                    bufs.iter()
-                        .filter(|b| b.array == a && f(b))
+                arr.posted = written && !read && !uncached;
+                if arr.posted {
+                    arr.pend = bufs
+                        .iter()
+                        .filter(|b| b.array == a && b.write.is_some())
                         .map(|b| ship::row_bursts(w, arr.seg, *b.shape.last().expect("buffers have a dimension")))
                         .max()
-                        .unwrap_or(0)
-                };
-                arr.posted = written && !read && !uncached;
-                arr.pend = if arr.posted { rows(&|b| b.write.is_some()) } else { 0 };
+                        .unwrap_or(0);
+                }
                 arr.prefetch = read && !written && !uncached;
             }
         }
@@ -622,6 +622,7 @@ impl<'a> Gen<'a> {
             .collect();
         Ship {
             dir: Dir::In,
+            array: b.array,
             port: arr.port.clone(),
             words: arr.words.clone(),
             buffer: b.name.clone(),
@@ -666,6 +667,7 @@ impl<'a> Gen<'a> {
         let (ddr_last, at, len) = last.expect("arrays have a dimension");
         Ship {
             dir: Dir::Out,
+            array: b.array,
             port: arr.port.clone(),
             words: arr.words.clone(),
             buffer: b.name.clone(),
@@ -679,11 +681,11 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Emits a ship: loads blocking, write-backs posted for arrays the Tessera variant
-    /// posts, else blocking.
+    /// Emits a ship: blocking, except for the arrays the Tessera variant overlaps
+    /// (loads: every row requested, then every row read; write-backs: posted).
     fn ship(&self, code: &mut Code, comment: &str, s: Ship, pipelined: bool) {
         code.line(comment);
-        let arr = self.array_by_port(&s.port);
+        let arr = &self.arrays[s.array];
         let how = match s.dir {
             Dir::Out if arr.posted => {
                 code.line("// (posted: then the responses of this port's previous row; nothing reads this array)");
@@ -702,14 +704,9 @@ impl<'a> Gen<'a> {
 
     /// Records that `rows` rows of `s` are requested before any is read.
     fn note_reads(&self, s: &Ship, rows: i64) {
-        let a = self.arrays.iter().position(|a| a.port == s.port).expect("ships are on the region's arrays");
-        let n = rows * ship::row_bursts(self.w, self.arrays[a].seg, s.row_len);
+        let n = rows * ship::row_bursts(self.w, s.seg, s.row_len);
         let mut o = self.read_outstanding.borrow_mut();
-        o[a] = o[a].max(n);
-    }
-
-    fn array_by_port(&self, port: &str) -> &ArrayInfo {
-        self.arrays.iter().find(|a| a.port == port).expect("ships are on the region's arrays")
+        o[s.array] = o[s.array].max(n);
     }
 
     /// Step 5: the chunk's data for the next sub-tile stays on chip, one slice further.

@@ -107,7 +107,8 @@ pub(crate) enum Dir {
 /// One ship: rows of a buffer to or from an array.
 pub(crate) struct Ship {
     pub dir: Dir,
-    /// The array's port.
+    /// The array (index into the generator's arrays) and its port.
+    pub array: usize,
     pub port: String,
     /// For reads: the variable holding the array's size in words.
     pub words: String,
