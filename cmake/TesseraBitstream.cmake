@@ -1,13 +1,15 @@
 # TesseraBitstream.cmake - build Tessera kernels into FPGA binaries with AMD Vitis.
 #
 # Part of Tessera. `tessera cc` writes one kernel per offloaded region into
-# <output>.tessera/ (<kernel>.cpp + <kernel>.manifest.json); this module turns such a
-# kernel into <OUTPUT_DIR>/<TARGET>/<kernel>.xclbin by running `tessera bitstream`,
-# which runs `v++ -c` and `v++ -l` (see bitstreams/README.md for the commands).
+# <output>.tessera/ (<kernel>.cpp + <kernel>.manifest.json); this module turns such
+# kernels into <OUTPUT_DIR>/<TARGET>/<kernel>.xclbin (with its build record
+# <kernel>.xclbin.json) by running `tessera bitstream`, which runs `v++ -c` and `v++ -l`
+# (see bitstreams/README.md for the commands).
 #
 #   include(TesseraBitstream)   # with <tessera>/cmake on CMAKE_MODULE_PATH
 #   tessera_add_bitstream(<name>
-#       MANIFEST   <dir>/<kernel>.manifest.json   # required; may be generated at build time
+#       KERNELS    <output>.tessera               # every kernel of the directory, or
+#       MANIFEST   <dir>/<kernel>.manifest.json   # one kernel; either may be generated at build time
 #       PLATFORM   <file.xpfm | platform name>    # required
 #       [TARGET    sw_emu | hw_emu | hw]          # default hw
 #       [MEMORY    <bank> [<port>=<bank> ...]]    # default DDR[0] for every port
@@ -18,8 +20,14 @@
 #       [ALL])                                    # build with `all` (off: hw takes hours)
 #
 # adds the custom target <name>, and sets in the caller's scope
-#   <name>_XCLBIN         the .xclbin the target produces
+#   <name>_XCLBIN         the .xclbin the target produces (MANIFEST only)
 #   <name>_BITSTREAM_DIR  <OUTPUT_DIR>/<TARGET>: the value for TESSERA_BITSTREAM_DIR
+#
+# Kernel names hash the source file's path and the region
+# (tessera_<file stem>_<path hash>_l<line>_r<index>_<IR hash>), so a build script cannot
+# spell them before `tessera cc` ran: KERNELS builds whatever the directory holds (its
+# output is the stamp file <OUTPUT_DIR>/<TARGET>/<name>.stamp; every kernel is rebuilt
+# when a DEPENDS changes). MANIFEST suits a manifest whose name is known.
 #
 # Inputs (cache variables):
 #   TESSERA_EXECUTABLE         the `tessera` driver (default: found on PATH or in
@@ -43,13 +51,16 @@ option(TESSERA_BITSTREAM_DRY_RUN
 
 function(tessera_add_bitstream name)
   cmake_parse_arguments(PARSE_ARGV 1 TB "ALL"
-                        "MANIFEST;PLATFORM;TARGET;CLOCK_MHZ;CLOCK_KIND;OUTPUT_DIR" "MEMORY;DEPENDS")
+                        "MANIFEST;KERNELS;PLATFORM;TARGET;CLOCK_MHZ;CLOCK_KIND;OUTPUT_DIR" "MEMORY;DEPENDS")
   set(_ctx "tessera_add_bitstream(${name})")
   if(TB_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${_ctx}: unknown arguments: ${TB_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT TB_MANIFEST)
-    message(FATAL_ERROR "${_ctx}: MANIFEST <dir>/<kernel>.manifest.json is required")
+  if(NOT TB_MANIFEST AND NOT TB_KERNELS)
+    message(FATAL_ERROR "${_ctx}: KERNELS <output>.tessera or MANIFEST <dir>/<kernel>.manifest.json is required")
+  endif()
+  if(TB_MANIFEST AND TB_KERNELS)
+    message(FATAL_ERROR "${_ctx}: give KERNELS or MANIFEST, not both")
   endif()
   if(NOT TB_PLATFORM)
     message(FATAL_ERROR "${_ctx}: PLATFORM <file.xpfm | platform name> is required "
@@ -68,22 +79,31 @@ function(tessera_add_bitstream name)
     set(TB_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/bitstreams")
   endif()
   get_filename_component(_out "${TB_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-  get_filename_component(_manifest "${TB_MANIFEST}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(TB_KERNELS)
+    # Every kernel of a `tessera cc` output directory.
+    get_filename_component(_input "${TB_KERNELS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(_kernel "kernels of ${TB_KERNELS}")
+    set(_depends "")
+  else()
+    get_filename_component(_manifest "${TB_MANIFEST}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(_input "${_manifest}")
 
-  # <kernel>.manifest.json -> <kernel>, its source and (the manifest's) xclbin name.
-  get_filename_component(_file "${_manifest}" NAME)
-  get_filename_component(_kdir "${_manifest}" DIRECTORY)
-  if(NOT _file MATCHES "^(.+)\\.manifest\\.json$")
-    message(FATAL_ERROR "${_ctx}: MANIFEST must be a <kernel>.manifest.json file, not `${_file}`")
-  endif()
-  set(_kernel "${CMAKE_MATCH_1}")
-  set(_xclbin "${_kernel}.xclbin")
-  if(EXISTS "${_manifest}" AND NOT CMAKE_VERSION VERSION_LESS 3.19)
-    file(READ "${_manifest}" _json)
-    string(JSON _x ERROR_VARIABLE _err GET "${_json}" xclbin)
-    if(NOT _err AND _x)
-      set(_xclbin "${_x}")
+    # <kernel>.manifest.json -> <kernel>, its source and (the manifest's) xclbin name.
+    get_filename_component(_file "${_manifest}" NAME)
+    get_filename_component(_kdir "${_manifest}" DIRECTORY)
+    if(NOT _file MATCHES "^(.+)\\.manifest\\.json$")
+      message(FATAL_ERROR "${_ctx}: MANIFEST must be a <kernel>.manifest.json file, not `${_file}`")
     endif()
+    set(_kernel "${CMAKE_MATCH_1}")
+    set(_xclbin "${_kernel}.xclbin")
+    if(EXISTS "${_manifest}" AND NOT CMAKE_VERSION VERSION_LESS 3.19)
+      file(READ "${_manifest}" _json)
+      string(JSON _x ERROR_VARIABLE _err GET "${_json}" xclbin)
+      if(NOT _err AND _x)
+        set(_xclbin "${_x}")
+      endif()
+    endif()
+    set(_depends "${_manifest}" "${_kdir}/${_kernel}.cpp")
   endif()
 
   if(NOT TESSERA_EXECUTABLE)
@@ -105,11 +125,19 @@ function(tessera_add_bitstream name)
   endif()
 
   set(_dry "")
-  if(TESSERA_BITSTREAM_DRY_RUN)
-    set(_dry --dry-run)
+  set(_stamp "")
+  if(TB_KERNELS)
+    # The names of the outputs are not known here: a stamp file stands for them.
+    set(_output "${_out}/${TB_TARGET}/${name}.stamp")
+    set(_stamp COMMAND "${CMAKE_COMMAND}" -E touch "${_output}")
+  elseif(TESSERA_BITSTREAM_DRY_RUN)
     set(_output "${_out}/${TB_TARGET}/${_kernel}.cfg")
   else()
     set(_output "${_out}/${TB_TARGET}/${_xclbin}")
+  endif()
+  if(TESSERA_BITSTREAM_DRY_RUN)
+    set(_dry --dry-run)
+  else()
     find_program(VPP v++ HINTS "$ENV{XILINX_VITIS}/bin")
     if(NOT VPP)
       message(FATAL_ERROR
@@ -123,7 +151,7 @@ function(tessera_add_bitstream name)
     endif()
   endif()
 
-  set(_args bitstream "${_manifest}" --platform "${_platform}" --target ${TB_TARGET} --output "${_out}")
+  set(_args bitstream "${_input}" --platform "${_platform}" --target ${TB_TARGET} --output "${_out}")
   foreach(_m IN LISTS TB_MEMORY)
     list(APPEND _args "--memory=${_m}")
   endforeach()
@@ -143,7 +171,8 @@ function(tessera_add_bitstream name)
   add_custom_command(
     OUTPUT "${_output}"
     COMMAND "${TESSERA_EXECUTABLE}" ${_args}
-    DEPENDS "${_manifest}" "${_kdir}/${_kernel}.cpp" ${TB_DEPENDS}
+    ${_stamp}
+    DEPENDS ${_depends} ${TB_DEPENDS}
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
     COMMENT "tessera bitstream: ${_kernel} (${TB_TARGET})${_note}"
     USES_TERMINAL
@@ -153,6 +182,10 @@ function(tessera_add_bitstream name)
   else()
     add_custom_target(${name} DEPENDS "${_output}")
   endif()
-  set(${name}_XCLBIN "${_out}/${TB_TARGET}/${_xclbin}" PARENT_SCOPE)
+  if(TB_KERNELS)
+    set(${name}_XCLBIN "" PARENT_SCOPE)
+  else()
+    set(${name}_XCLBIN "${_out}/${TB_TARGET}/${_xclbin}" PARENT_SCOPE)
+  endif()
   set(${name}_BITSTREAM_DIR "${_out}/${TB_TARGET}" PARENT_SCOPE)
 endfunction()

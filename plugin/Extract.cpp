@@ -27,6 +27,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/DeclOpenMP.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/OpenMPClause.h"
 #include "clang/AST/StmtCXX.h"
@@ -36,8 +37,10 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -68,6 +71,8 @@ struct Shape {
 /// `written`, `map` and `section` are discovered while walking).
 struct VarEntry {
   const VarDecl *Decl;
+  /// A hoisted clause value (Decl is null): see ExtractedRegion::Hoisted.
+  const Expr *Hoisted = nullptr;
   std::string Name;
   Shape S;
   json::Array Dims;
@@ -156,6 +161,8 @@ public:
                                llvm::StringRef Function, unsigned Index);
   tessera::ExtractedRegion runData(const OMPExecutableDirective &D,
                                    llvm::StringRef Function, unsigned Index);
+  /// The scalar holding a data directive's `if` condition (IR name), if any.
+  std::string Condition;
 
 private:
   ASTContext &Ctx;
@@ -175,6 +182,15 @@ private:
   llvm::DenseSet<const VarDecl *> LoopIndices;
   json::Array UnsupportedClauses;
   unsigned Collapse = 1;
+  /// Whether some construct became an `unsupported` node: the region's uses of
+  /// its variables are then not all in the IR (see completeVars).
+  mutable bool SawUnsupported = false;
+  /// Number of values hoisted out of clauses so far.
+  unsigned NextHoisted = 0;
+  /// The directive's outermost captured declaration: variables declared in it
+  /// (at any depth) are the region's own, never runtime arguments.
+  const DeclContext *Region = nullptr;
+  bool declaredInside(const VarDecl *VD) const;
 
   // Helpers -----------------------------------------------------------------
   json::Object loc(SourceLocation L) const;
@@ -202,6 +218,9 @@ private:
   Dim dimOf(const ArrayType *AT) const;
   std::optional<unsigned> regionVar(const VarDecl *VD);
   json::Value extent(const Dim &D, const Stmt *Where);
+  void completeVars(const Stmt *Body);
+  json::Value bound(const Expr *E);
+  std::optional<std::string> hoist(const Expr *E);
 
   // Clauses -----------------------------------------------------------------
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
@@ -214,6 +233,8 @@ private:
   struct ListItem {
     std::optional<unsigned> Var; ///< Index into Vars; none if not a variable.
     json::Array Section;         ///< One entry per subscript given.
+    json::Array Strides;         ///< One per Section entry (1 where none given).
+    bool Strided = false;        ///< Some stride is not the constant 1.
     std::string Unsupported;     ///< What the item is, when not representable.
   };
   ListItem listItem(const Expr *Item);
@@ -305,6 +326,7 @@ std::string RegionExtractor::nameOf(const VarDecl *VD) {
 
 json::Value RegionExtractor::unsupported(llvm::StringRef What,
                                          const Stmt *S) const {
+  SawUnsupported = true;
   return json::Object{{"kind", "unsupported"},
                       {"what", What.str()},
                       {"text", text(S)},
@@ -383,7 +405,22 @@ json::Value RegionExtractor::extent(const Dim &D, const Stmt *Where) {
   return unsupported("array section without length", Where);
 }
 
+/// Whether \p VD is declared inside the directive (a local of the region, of a
+/// lambda or nested construct in it), whether or not the IR represents it.
+bool RegionExtractor::declaredInside(const VarDecl *VD) const {
+  if (!Region || !VD->isLocalVarDeclOrParm())
+    return false;
+  for (const DeclContext *DC = VD->getDeclContext(); DC; DC = DC->getParent())
+    if (DC == Region)
+      return true;
+  return false;
+}
+
 std::optional<unsigned> RegionExtractor::regionVar(const VarDecl *VD) {
+  if (declaredInside(VD)) {
+    Inner.insert(VD);
+    return std::nullopt;
+  }
   auto It = VarIndex.find(VD);
   if (It != VarIndex.end()) {
     if (It->second == ~0u)
@@ -416,6 +453,82 @@ std::optional<unsigned> RegionExtractor::regionVar(const VarDecl *VD) {
   }
   Vars[I].Dims = std::move(Dims);
   return I;
+}
+
+/// A section bound of a clause: its IR expression, or — when the IR cannot
+/// express it (`c.n`, `s->len`, a call) and it is an integer free of side
+/// effects — a value hoisted out of the clause: a scalar argument that the
+/// rewrite evaluates at the directive (ExtractedRegion::Hoisted).
+json::Value RegionExtractor::bound(const Expr *E) {
+  bool Before = SawUnsupported;
+  SawUnsupported = false;
+  json::Value V = expr(E);
+  bool Bad = SawUnsupported;
+  SawUnsupported = Before || Bad;
+  if (!Bad)
+    return V;
+  std::optional<std::string> Name = hoist(E);
+  if (!Name)
+    return V;
+  SawUnsupported = Before;
+  return json::Object{{"kind", "var"}, {"name", *Name}, {"ty", *scalar(E->getType())}};
+}
+
+/// Makes the integer expression \p E of a clause (free of side effects) a scalar
+/// argument whose value the rewrite computes at the directive; its IR name.
+std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
+  // Clang evaluates some clause expressions (`if`) into a `.capture_expr.`
+  // variable among the directive's pre-inits, which run after the rewrite's
+  // temporaries: take the expression it is initialised with.
+  while (true) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    const auto *CE = DRE ? dyn_cast<OMPCapturedExprDecl>(DRE->getDecl()) : nullptr;
+    if (!CE || !CE->getInit())
+      break;
+    E = CE->getInit();
+  }
+  std::optional<llvm::StringRef> Ty = scalar(E->getType());
+  if (!Ty || !E->getType()->isIntegerType() || E->HasSideEffects(Ctx))
+    return std::nullopt;
+  std::string Name;
+  do
+    Name = "__tessera_h" + std::to_string(NextHoisted++);
+  while (UsedNames.contains(Name));
+  UsedNames.insert(Name);
+  VarEntry H;
+  H.Decl = nullptr;
+  H.Hoisted = E;
+  H.Name = Name;
+  H.S.Kind = "scalar";
+  H.S.Elem = *Ty;
+  Vars.push_back(std::move(H));
+  return Name;
+}
+
+/// When part of the region is `unsupported`, its uses of variables are not all
+/// in the IR: every array or pointer the region's code names becomes a region
+/// variable anyway, so that a host run inside a data region copies its device
+/// data in and back (the region's footprint is then unknown, so all of it).
+void RegionExtractor::completeVars(const Stmt *Body) {
+  if (!SawUnsupported || !Body)
+    return;
+  llvm::SmallVector<const Stmt *, 64> Work{Body};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+        if (!Inner.count(VD) && !LoopIndices.count(VD) && !VarIndex.count(VD))
+          if (std::optional<Shape> Sh = shapeOf(VD); Sh && Sh->Kind != "scalar")
+            regionVar(VD);
+    if (const auto *CS = dyn_cast<CapturedStmt>(S))
+      Work.push_back(CS->getCapturedStmt());
+    if (const auto *LE = dyn_cast<LambdaExpr>(S))
+      Work.push_back(LE->getBody());
+    for (const Stmt *C : S->children())
+      Work.push_back(C);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -584,25 +697,26 @@ RegionExtractor::ListItem RegionExtractor::listItem(const Expr *Item) {
   for (unsigned K = 0; K < Chain.size(); ++K) {
     const Expr *Sub = Chain[K];
     if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub)) {
-      R.Section.push_back(json::Object{{"lower", expr(ASE->getIdx())},
+      R.Section.push_back(json::Object{{"lower", bound(ASE->getIdx())},
                                        {"length", intLit(1, "i64")}});
+      R.Strides.push_back(intLit(1, "i64"));
       continue;
     }
     const auto *AS = cast<ArraySectionExpr>(Sub);
+    json::Value StrideV = intLit(1, "i64");
     if (const Expr *Stride = AS->getStride()) {
       std::optional<int64_t> S = evalInt(Stride);
       if (!S || *S != 1) {
-        json::Value Bad = unsupported("strided array section", AS);
-        R.Section.push_back(json::Object{{"lower", Bad}, {"length", Bad}});
-        R.Unsupported = "strided array section";
-        continue;
+        StrideV = bound(Stride);
+        R.Strided = true;
       }
     }
+    R.Strides.push_back(std::move(StrideV));
     const Expr *Lower = AS->getLowerBound();
-    json::Value LowerV = Lower ? expr(Lower) : intLit(0, "i64");
+    json::Value LowerV = Lower ? bound(Lower) : intLit(0, "i64");
     json::Value LengthV = nullptr;
     if (const Expr *Len = AS->getLength()) {
-      LengthV = expr(Len);
+      LengthV = bound(Len);
     } else {
       // `a[l:]` / `a[:]`: up to the end of the dimension.
       const Shape &S = Vars[*I].S;
@@ -617,7 +731,7 @@ RegionExtractor::ListItem RegionExtractor::listItem(const Expr *Item) {
         LengthV = json::Object{{"kind", "binary"},
                                {"op", "sub"},
                                {"lhs", castTo(extent(D, AS), "i64")},
-                               {"rhs", castTo(expr(Lower), "i64")},
+                               {"rhs", castTo(bound(Lower), "i64")},
                                {"ty", "i64"}};
       else
         LengthV = unsupported("array section without length", AS);
@@ -638,6 +752,10 @@ void RegionExtractor::mapClause(const OMPMapClause *MC) {
     // variable mapped twice keeps its first map.
     if (!L.Var || Vars[*L.Var].Map.kind() != json::Value::Null)
       continue;
+    if (L.Strided) {
+      unsupportedClause(MC, "strided array section in a map clause");
+      continue;
+    }
     Vars[*L.Var].Map = *Kind;
     Vars[*L.Var].Section = std::move(L.Section);
   }
@@ -652,9 +770,12 @@ json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind) {
   json::Value Unsupported = nullptr;
   if (!L.Unsupported.empty())
     Unsupported = L.Unsupported;
+  if (!L.Strided)
+    L.Strides.clear();
   return json::Object{{"var", std::move(Var)},
                       {"map", Kind.str()},
                       {"section", std::move(L.Section)},
+                      {"strides", std::move(L.Strides)},
                       {"text", text(Item)},
                       {"unsupported", std::move(Unsupported)},
                       {"loc", loc(Item->getBeginLoc())}};
@@ -1003,6 +1124,8 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
       Out.push_back(unsupported("static local", DS));
       continue;
     }
+    // A local of the region, whatever its type: never a runtime argument.
+    Inner.insert(VD);
     std::optional<llvm::StringRef> Ty = scalar(VD->getType());
     if (!Ty) {
       Out.push_back(unsupported(VD->getType()->isArrayType()
@@ -1011,7 +1134,6 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
                                 DS));
       continue;
     }
-    Inner.insert(VD);
     json::Value Init = nullptr;
     if (const Expr *I = VD->getInit())
       Init = expr(I);
@@ -1023,11 +1145,19 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
   }
 }
 
+/// A `for` loop in OpenMP's canonical loop form (OpenMP 5.2, 4.4.1) as the IR's
+/// `for`: init `var = lb` or `T var = lb`; test `var op b` or `b op var`, op one of
+/// `<`, `<=`, `>`, `>=`, `!=`; increment `++var`, `var++`, `--var`, `var--`,
+/// `var += c`, `var -= c`, `var = var + c`, `var = c + var` or `var = var - c` with
+/// an integer constant c. The loop keeps its direction and order (a decreasing loop
+/// has a negative step); `<=` / `>=` become the exclusive ends `b + 1` / `b - 1` in
+/// the comparison's type, `!=` is recorded as such. Anything else becomes an
+/// unsupported `non-canonical loop: <why>` (the region stays on the host).
 json::Value RegionExtractor::forStmt(const ForStmt *F) {
-  auto NonCanonical = [&] {
+  auto NonCanonical = [&](const std::string &Why) {
     return json::Object{
         {"kind", "unsupported"},
-        {"what", "non-canonical loop"},
+        {"what", "non-canonical loop: " + Why},
         {"text", text(SourceRange(F->getForLoc(), F->getRParenLoc()), F)},
         {"loc", loc(F->getForLoc())}};
   };
@@ -1051,49 +1181,103 @@ json::Value RegionExtractor::forStmt(const ForStmt *F) {
         if ((IV = dyn_cast<VarDecl>(DRE->getDecl())))
           LowerE = BO->getRHS();
   }
-  std::optional<llvm::StringRef> Ty = IV ? scalar(IV->getType()) : std::nullopt;
-  if (!IV || !Ty || !IV->getType()->isIntegerType() ||
-      F->getConditionVariable())
-    return NonCanonical();
+  if (!IV)
+    return NonCanonical("its initialization is not 'var = lb' or 'T var = lb'");
+  std::string V = "'" + IV->getNameAsString() + "'";
+  std::optional<llvm::StringRef> Ty = scalar(IV->getType());
+  if (!Ty || !IV->getType()->isIntegerType())
+    return NonCanonical("its index " + V + " is not of an integer type");
+  if (F->getConditionVariable())
+    return NonCanonical("its test declares a variable");
 
-  // Condition: `i < e`, `i <= e`, `e > i`, `e >= i`.
+  // Test: `i op b`, or `b op i` (that is `i op' b`).
   const auto *Cond = dyn_cast_or_null<BinaryOperator>(
       F->getCond() ? skipTransparent(F->getCond()) : nullptr);
-  if (!Cond)
-    return NonCanonical();
-  BinaryOperatorKind Op = Cond->getOpcode();
+  BinaryOperatorKind Op = Cond ? Cond->getOpcode() : BO_Comma;
   const Expr *UpperE = nullptr;
-  if (namedVar(Cond->getLHS()) == IV && (Op == BO_LT || Op == BO_LE)) {
-    UpperE = Cond->getRHS();
-  } else if (namedVar(Cond->getRHS()) == IV && (Op == BO_GT || Op == BO_GE)) {
-    UpperE = Cond->getLHS();
-    Op = Op == BO_GT ? BO_LT : BO_LE;
-  } else {
-    return NonCanonical();
+  if (Op == BO_LT || Op == BO_LE || Op == BO_GT || Op == BO_GE ||
+      Op == BO_NE) {
+    if (namedVar(Cond->getLHS()) == IV) {
+      UpperE = Cond->getRHS();
+    } else if (namedVar(Cond->getRHS()) == IV) {
+      UpperE = Cond->getLHS();
+      Op = BinaryOperator::reverseComparisonOp(Op);
+    }
   }
+  if (!UpperE)
+    return NonCanonical("its test is not a comparison (<, <=, >, >=, !=) of " +
+                        V + " with a bound");
 
-  // Increment: `i++`, `++i`, `i += c`, `i = i + c`, `i = c + i` (c > 0).
+  // Increment: `++i`, `i++`, `--i`, `i--`, `i += c`, `i -= c`, `i = i + c`,
+  // `i = c + i`, `i = i - c`, c an integer constant (of any sign).
   std::optional<int64_t> Step;
+  const Expr *StepE = nullptr; // c
+  bool Minus = false;          // the step is -c
   const Expr *Inc = F->getInc() ? skipTransparent(F->getInc()) : nullptr;
   if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Inc)) {
-    if (UO->isIncrementOp() && namedVar(UO->getSubExpr()) == IV)
-      Step = 1;
+    if (UO->isIncrementDecrementOp() && namedVar(UO->getSubExpr()) == IV)
+      Step = UO->isIncrementOp() ? 1 : -1;
   } else if (const auto *CA = dyn_cast_or_null<CompoundAssignOperator>(Inc)) {
-    if (CA->getOpcode() == BO_AddAssign && namedVar(CA->getLHS()) == IV)
-      Step = evalInt(CA->getRHS());
+    if ((CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign) &&
+        namedVar(CA->getLHS()) == IV) {
+      StepE = CA->getRHS();
+      Minus = CA->getOpcode() == BO_SubAssign;
+    }
   } else if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Inc)) {
     if (BO->getOpcode() == BO_Assign && namedVar(BO->getLHS()) == IV)
       if (const auto *Add = dyn_cast<BinaryOperator>(
-              BO->getRHS()->IgnoreParenImpCasts()))
-        if (Add->getOpcode() == BO_Add) {
-          if (namedVar(Add->getLHS()) == IV)
-            Step = evalInt(Add->getRHS());
-          else if (namedVar(Add->getRHS()) == IV)
-            Step = evalInt(Add->getLHS());
+              BO->getRHS()->IgnoreParenImpCasts())) {
+        if (Add->getOpcode() == BO_Add && namedVar(Add->getLHS()) == IV)
+          StepE = Add->getRHS();
+        else if (Add->getOpcode() == BO_Add && namedVar(Add->getRHS()) == IV)
+          StepE = Add->getLHS();
+        else if (Add->getOpcode() == BO_Sub && namedVar(Add->getLHS()) == IV) {
+          StepE = Add->getRHS();
+          Minus = true;
         }
+      }
   }
-  if (!Step || *Step <= 0)
-    return NonCanonical();
+  if (StepE) {
+    Step = evalInt(StepE);
+    if (!Step)
+      return NonCanonical("its step '" + text(StepE) +
+                          "' is not an integer constant");
+    if (Minus)
+      Step = *Step == INT64_MIN ? std::nullopt
+                                : std::optional<int64_t>(-*Step);
+  }
+  if (!Step)
+    return NonCanonical("its increment is not ++, --, 'var += c', "
+                        "'var -= c', 'var = var + c', 'var = c + var' or "
+                        "'var = var - c' of its index " + V);
+  if (*Step == 0)
+    return NonCanonical("its step is 0");
+  // A step beyond the index type's signed range wraps around to another one.
+  unsigned Width = Ctx.getIntWidth(IV->getType());
+  int64_t Fits = Width >= 64 ? INT64_MAX : (int64_t(1) << (Width - 1)) - 1;
+  if (*Step > Fits || *Step < -Fits)
+    return NonCanonical("its step " + std::to_string(*Step) +
+                        " does not fit the type of " + V);
+  bool Up = *Step > 0;
+  if (((Op == BO_LT || Op == BO_LE) && !Up) ||
+      ((Op == BO_GT || Op == BO_GE) && Up))
+    return NonCanonical(V + (Up ? " increases" : " decreases") +
+                        " but its test '" + text(Cond) + "' needs it to " +
+                        (Up ? "decrease" : "increase"));
+  // `i <= max` / `i >= min` of the comparison's type holds for every value: the
+  // loop never ends (and the exclusive end `b + 1` / `b - 1` would wrap around).
+  if (Op == BO_LE || Op == BO_GE) {
+    Expr::EvalResult R;
+    if (!UpperE->isValueDependent() && UpperE->EvaluateAsInt(R, Ctx)) {
+      const llvm::APSInt &B = R.Val.getInt();
+      llvm::APSInt Limit =
+          Op == BO_LE
+              ? llvm::APSInt::getMaxValue(B.getBitWidth(), B.isUnsigned())
+              : llvm::APSInt::getMinValue(B.getBitWidth(), B.isUnsigned());
+      if (B == Limit)
+        return NonCanonical("its test '" + text(Cond) + "' is always true");
+    }
+  }
 
   // The index is private to the region whether declared here or outside.
   if (isa<DeclStmt>(F->getInit()))
@@ -1105,27 +1289,30 @@ json::Value RegionExtractor::forStmt(const ForStmt *F) {
   json::Value Lower = expr(LowerE);
   // The bound as converted for the comparison, so C semantics hold.
   json::Value Upper = expr(UpperE);
-  if (Op == BO_LE) {
+  if (Op == BO_LE || Op == BO_GE) {
     // (Copied: tyOf() points into Upper, which is moved below.)
     std::string UTy = tyOf(Upper).str();
     if (UTy.empty())
       UTy = scalar(UpperE->getType()).value_or("i32").str();
     Upper = json::Object{{"kind", "binary"},
-                         {"op", "add"},
+                         {"op", Op == BO_LE ? "add" : "sub"},
                          {"lhs", std::move(Upper)},
                          {"rhs", intLit(1, UTy)},
                          {"ty", UTy}};
   }
   json::Array Body;
   stmts(F->getBody(), Body);
-  return json::Object{{"kind", "for"},
-                      {"var", Name},
-                      {"ty", *Ty},
-                      {"lower", std::move(Lower)},
-                      {"upper", std::move(Upper)},
-                      {"step", *Step},
-                      {"body", std::move(Body)},
-                      {"loc", loc(F->getForLoc())}};
+  json::Object Loop{{"kind", "for"},
+                    {"var", Name},
+                    {"ty", *Ty},
+                    {"lower", std::move(Lower)},
+                    {"upper", std::move(Upper)},
+                    {"step", *Step},
+                    {"body", std::move(Body)},
+                    {"loc", loc(F->getForLoc())}};
+  if (Op == BO_NE)
+    Loop["ne"] = true;
+  return Loop;
 }
 
 json::Value RegionExtractor::ifStmt(const IfStmt *If) {
@@ -1254,12 +1441,16 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
                                               llvm::StringRef Function,
                                               unsigned Index) {
   bool Loop = isa<OMPLoopDirective>(D);
+  if (D.hasAssociatedStmt())
+    if (const auto *CS = dyn_cast<CapturedStmt>(D.getAssociatedStmt()))
+      Region = CS->getCapturedDecl();
   clauses(D, /*OwnsLoop=*/Loop);
   json::Array Body;
   if (D.hasAssociatedStmt()) {
     // Combined loop directives: the associated loop nest. Plain `target`,
     // `target teams`, `target parallel`: the body, nested directives unwrapped.
     stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Body);
+    completeVars(D.getInnermostCapturedStmt()->getCapturedStmt());
   }
 
   tessera::ExtractedRegion R;
@@ -1274,6 +1465,11 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"unsupported_clauses", std::move(UnsupportedClauses)},
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
+  // Kernel names hash the directive's file as an absolute path (Region::source).
+  PresumedLoc P = SM.getPresumedLoc(D.getBeginLoc());
+  if (P.isValid())
+    R.IR.getAsObject()->insert(
+        {"source", tessera::absoluteSourcePath(SM, P.getFilename())});
   return R;
 }
 
@@ -1283,6 +1479,7 @@ json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
   json::Array VarsJ;
   for (VarEntry &V : Vars) {
     R.Vars.push_back(V.Decl);
+    R.Hoisted.push_back(V.Hoisted);
     VarsJ.push_back(json::Object{{"name", V.Name},
                                  {"kind", V.S.Kind},
                                  {"elem", V.S.Elem},
@@ -1290,7 +1487,8 @@ json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
                                  {"map", std::move(V.Map)},
                                  {"section", std::move(V.Section)},
                                  {"written", V.Written},
-                                 {"loc", loc(V.Decl->getLocation())}});
+                                 {"loc", loc(V.Decl ? V.Decl->getLocation()
+                                                    : V.Hoisted->getBeginLoc())}});
   }
   return VarsJ;
 }
@@ -1328,6 +1526,15 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
     // synchronously, which satisfies `nowait`.
     case llvm::omp::OMPC_nowait:
       break;
+    // `if(c)`: c is evaluated at the directive and passed to the runtime, which
+    // maps (moves) nothing when it is false, as OpenMP's host device would.
+    case llvm::omp::OMPC_if:
+      if (std::optional<std::string> Name =
+              hoist(cast<OMPIfClause>(C)->getCondition()))
+        Condition = *Name;
+      else
+        unsupportedClause(C);
+      break;
     // if, device, depend (ordering the runtime call cannot honour),
     // use_device_ptr / use_device_addr (host code would see device addresses), …
     default:
@@ -1345,7 +1552,9 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
       {"directive", llvm::omp::getOpenMPDirectiveName(D.getDirectiveKind())},
       {"unsupported_clauses", std::move(UnsupportedClauses)},
       {"vars", std::move(VarsJ)},
-      {"items", std::move(Items)}};
+      {"items", std::move(Items)},
+      {"condition", Condition.empty() ? json::Value(nullptr)
+                                      : json::Value(Condition)}};
   return R;
 }
 
@@ -1355,6 +1564,14 @@ tessera::ExtractedRegion tessera::extractDataDirective(
     ASTContext &Ctx, const OMPExecutableDirective &D, llvm::StringRef Function,
     unsigned Index) {
   return RegionExtractor(Ctx).runData(D, Function, Index);
+}
+
+std::string tessera::absoluteSourcePath(const SourceManager &SM,
+                                       llvm::StringRef File) {
+  llvm::SmallString<256> Path(File);
+  SM.getFileManager().makeAbsolutePath(Path);
+  llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+  return std::string(Path);
 }
 
 tessera::ExtractedRegion tessera::extractRegion(ASTContext &Ctx,

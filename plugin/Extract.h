@@ -16,11 +16,14 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
+#include <string>
 #include <vector>
 
 namespace clang {
 class ASTContext;
+class Expr;
 class OMPExecutableDirective;
+class SourceManager;
 class VarDecl;
 } // namespace clang
 
@@ -31,8 +34,15 @@ namespace tessera {
 struct ExtractedRegion {
   /// The `Region` object (serialises to the JSON the Rust side reads).
   llvm::json::Value IR = nullptr;
-  /// `Region::vars` as declarations, in the same (runtime-argument) order.
+  /// `Region::vars` as declarations, in the same (runtime-argument) order; null
+  /// for a value hoisted out of a clause (see Hoisted).
   std::vector<const clang::VarDecl *> Vars;
+  /// Parallel to Vars: for an argument that is not a variable, the expression
+  /// (of a clause of the directive, in the directive's context, free of side
+  /// effects) whose value it is — a section bound the IR cannot express, such
+  /// as `a[0:c.n]`. The rewrite evaluates it into a temporary right before the
+  /// runtime call and passes the temporary's address.
+  std::vector<const clang::Expr *> Hoisted;
 };
 
 /// Extracts the region IR of the target execution directive \p D.
@@ -50,6 +60,14 @@ ExtractedRegion extractRegion(clang::ASTContext &Ctx,
 ExtractedRegion extractDataDirective(clang::ASTContext &Ctx,
                                      const clang::OMPExecutableDirective &D,
                                      llvm::StringRef Function, unsigned Index);
+
+/// \p File (a presumed file name, as given to the compiler) as an absolute,
+/// normalised path: made absolute against the compiler's working directory,
+/// `.` and `..` removed (symbolic links are not resolved). The region IR's
+/// `source`, which kernel names hash; the plugin names its translation unit's
+/// kernel files by the same path.
+std::string absoluteSourcePath(const clang::SourceManager &SM,
+                               llvm::StringRef File);
 
 } // namespace tessera
 

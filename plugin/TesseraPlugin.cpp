@@ -9,7 +9,9 @@
 //     linked in-process), which decides whether to offload and generates the
 //     kernel files,
 //  3. writes those files into the kernel directory and reports the decision
-//     (remark when a region stays on the host),
+//     (remark when a region stays on the host); at the end of the translation
+//     unit it removes the unit's kernel files that an earlier compilation wrote
+//     and this one did not (stale kernels, removeStaleKernelFiles),
 //  4. rewrites the directive into
 //        if (!__tessera_offload("<manifest>", nargs, &v0, &v1, …)) {
 //          <directive>
@@ -63,6 +65,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -75,6 +78,7 @@ namespace {
 constexpr llvm::StringLiteral OffloadFnName = "__tessera_offload";
 constexpr llvm::StringLiteral HostPendingFnName = "__tessera_host_pending";
 constexpr llvm::StringLiteral HostEndFnName = "__tessera_host_end";
+constexpr llvm::StringLiteral OpaqueFnName = "__tessera_opaque";
 constexpr llvm::StringLiteral DataFnName = "__tessera_data";
 constexpr llvm::StringLiteral DataBeginFnName = "__tessera_data_begin";
 constexpr llvm::StringLiteral DataEndFnName = "__tessera_data_end";
@@ -139,6 +143,43 @@ std::string writeFile(llvm::StringRef Dir, llvm::StringRef Name,
   if (OS.has_error())
     return ("cannot write '" + Path + "': " + OS.error().message()).str();
   return {};
+}
+
+/// Removes from \p Dir the kernel files of the regions of source file \p Source
+/// (absolute, as the region IR's `source`) that are not in \p Written: what an
+/// earlier compilation of the translation unit wrote for regions it no longer
+/// has, or that have changed since (stale kernels). Only names the Rust side
+/// recognises as such (`tessera::is_kernel_file_of`: the kernel-name prefix of
+/// \p Source with its path hash, a region's line, index and IR hash, one of the
+/// suffixes the pipeline writes) are touched, so other translation units'
+/// kernels, bitstreams and the user's files in \p Dir stay. Returns one message
+/// per file that could not be removed.
+std::vector<std::string>
+removeStaleKernelFiles(llvm::StringRef Dir, std::string Source,
+                       const llvm::StringSet<> &Written) {
+  // The region IR went through llvm::json, which repairs invalid UTF-8 the same
+  // way; rust::Str needs valid UTF-8.
+  if (!llvm::json::isUTF8(Source))
+    Source = llvm::json::fixUTF8(Source);
+  std::vector<std::string> Stale, Errors;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    std::string Name = llvm::sys::path::filename(It->path()).str();
+    // Kernel file names are ASCII (and so valid UTF-8 for the bridge).
+    if (Written.contains(Name) ||
+        !llvm::all_of(Name,
+                      [](char C) { return static_cast<unsigned char>(C) < 0x80; }) ||
+        !tessera::is_kernel_file_of(rust::Str(Source.data(), Source.size()),
+                                    rust::Str(Name.data(), Name.size())))
+      continue;
+    Stale.push_back(It->path());
+  }
+  for (const std::string &Path : Stale)
+    if (std::error_code RE = llvm::sys::fs::remove(Path))
+      Errors.push_back("cannot remove stale kernel file '" + Path +
+                       "': " + RE.message());
+  return Errors;
 }
 
 /// Name of the function that contains \p DC for the IR (`ns::f`, `f<float>`;
@@ -213,7 +254,7 @@ const VarDecl *referenceFlags(const OMPExecutableDirective &D,
       for (const Stmt *Child : C->children())
         Walk(Child);
   for (const VarDecl *VD : Vars) {
-    if (Flags.count(VD))
+    if (!VD || Flags.count(VD))
       continue;
     // Globals and statics, and locals of the directive's own function when no
     // captured region lies in between, are named without the flag.
@@ -318,12 +359,26 @@ public:
     for (Decl *D : DG)
       Finder.TraverseDecl(D);
     DataBodies.insert(Finder.DataBodies.begin(), Finder.DataBodies.end());
-    for (const RegionFinder::Site &Site : Finder.Sites)
-      if (Stmt *New = process(Site.Directive)) {
+    // Indices follow the source order (kernel names depend on them); directives
+    // are processed innermost first, so that a `target data` construct knows
+    // whether a directive inside it could not be rewritten (see Poisoned).
+    std::vector<std::pair<RegionFinder::Site, unsigned>> Todo;
+    for (const RegionFinder::Site &Site : Finder.Sites) {
+      if (!Done.insert(Site.Directive).second)
+        continue;
+      bool Data = isOpenMPTargetDataManagementDirective(
+          Site.Directive->getDirectiveKind());
+      Todo.push_back({Site, Data ? NextDataIndex++ : NextIndex++});
+    }
+    for (auto It = Todo.rbegin(); It != Todo.rend(); ++It) {
+      const RegionFinder::Site &Site = It->first;
+      if (Stmt *New = process(Site.Directive, It->second)) {
         *Site.Slot = New;
         if (Site.Captured)
           Site.Captured->getCapturedDecl()->setBody(New);
       }
+    }
+    flushRemarks();
     return true;
   }
 
@@ -334,11 +389,25 @@ public:
       CI.getDiagnostics().Report(L, WarningID)
           << "'#pragma tessera tile' is not on the line directly before a "
              "'#pragma omp target' directive; it has no effect";
+    // The kernel directory keeps only this compilation's kernels of the
+    // translation unit's file (kernels of regions in headers are named after
+    // the header, and other translation units may share them: never removed).
+    if (!OutDir.empty()) {
+      SourceManager &SM = Ctx.getSourceManager();
+      PresumedLoc P =
+          SM.getPresumedLoc(SM.getLocForStartOfFile(SM.getMainFileID()));
+      if (P.isValid())
+        for (const std::string &E : removeStaleKernelFiles(
+                 OutDir, tessera::absoluteSourcePath(SM, P.getFilename()),
+                 Written))
+          CI.getDiagnostics().Report(WarningID) << ("tessera: " + E);
+    }
   }
 
-  /// Processes the target or data directive \p D once; returns the statement
-  /// to put in its place, or null to leave it alone.
-  Stmt *process(OMPExecutableDirective *D);
+  /// Processes the target or data directive \p D (the \p Index-th region or
+  /// data directive of the translation unit); returns the statement to put in
+  /// its place, or null to leave it alone.
+  Stmt *process(OMPExecutableDirective *D, unsigned Index);
 
 private:
   CompilerInstance &CI;
@@ -358,17 +427,40 @@ private:
   llvm::DenseSet<const Stmt *> Done;
   /// Errors already reported (an option error would repeat for every region).
   llvm::StringSet<> Reported;
+  /// Kernel files written into OutDir by this compilation (the others of the
+  /// translation unit are stale: see removeStaleKernelFiles).
+  llvm::StringSet<> Written;
   /// The captured bodies of every `target data` directive seen so far.
   llvm::DenseSet<const DeclContext *> DataBodies;
+  /// `target data` bodies that contain a directive the plugin could not rewrite
+  /// with its arguments, and why: such a construct does not map (its descriptor
+  /// is rejected), so that the data stays in host memory, where the directive
+  /// inside runs (the invariant: never half the runtime, half the host).
+  llvm::DenseMap<const DeclContext *, std::string> Poisoned;
   /// Runtime functions declared so far, by name.
   llvm::StringMap<FunctionDecl *> RuntimeFns;
+  /// Next number for the plugin's temporaries (unique in the translation unit).
+  unsigned NextTemp = 0;
 
   void error(SourceLocation L, llvm::StringRef Msg) {
     if (Reported.insert(Msg).second)
       CI.getDiagnostics().Report(L, ErrorID) << Msg;
   }
+  /// Remarks wait in Pending until the declaration is done (directives are
+  /// processed innermost first; remarks come out in source order).
   void remark(SourceLocation L, llvm::StringRef Msg) {
-    CI.getDiagnostics().Report(L, RemarkID) << Msg;
+    Pending.push_back({L, Msg.str()});
+  }
+  std::vector<std::pair<SourceLocation, std::string>> Pending;
+  void flushRemarks() {
+    SourceManager &SM = Ctx.getSourceManager();
+    std::stable_sort(Pending.begin(), Pending.end(),
+                     [&](const auto &A, const auto &B) {
+                       return SM.isBeforeInTranslationUnit(A.first, B.first);
+                     });
+    for (const auto &[L, Msg] : Pending)
+      CI.getDiagnostics().Report(L, RemarkID) << Msg;
+    Pending.clear();
   }
   /// The IR as compact JSON for the Rust side; with `dump-ir`, also written
   /// (indented) as `<main file stem>.<Index>.<Suffix>` into the dump directory.
@@ -392,7 +484,21 @@ private:
   SourceLocation remarkLoc(llvm::StringRef File, unsigned Line, unsigned Col,
                            SourceLocation Fallback);
   Stmt *processData(OMPExecutableDirective *D, const CapturedStmt &Outer,
-                    const DeclContext *Context);
+                    const DeclContext *Context, unsigned Index);
+  Stmt *opaque(OMPExecutableDirective *D, const DeclContext *Context,
+               llvm::StringRef IRJson, llvm::StringRef Reason);
+  void poison(const DeclContext *Context, llvm::StringRef Why);
+  Expr *vlaExtent(const VarDecl *VD, llvm::ArrayRef<const VarDecl *> Vars,
+                  SourceLocation L);
+  const VarDecl *resolveArgs(const OMPExecutableDirective &D,
+                             const CapturedStmt &Outer,
+                             const DeclContext *Context,
+                             tessera::ExtractedRegion &R,
+                             llvm::DenseMap<const VarDecl *, bool> &Flags);
+  llvm::SmallVector<Stmt *, 4>
+  temporaries(const tessera::ExtractedRegion &R, const DeclContext *Context,
+              llvm::DenseMap<const VarDecl *, bool> &Flags,
+              std::vector<const VarDecl *> &Args, SourceLocation L);
   bool insideDataBodyOfLambda(const DeclContext *DC) const;
   FunctionDecl *runtimeDecl(llvm::StringRef Name, QualType Ret,
                             llvm::ArrayRef<std::pair<llvm::StringRef, QualType>>
@@ -409,64 +515,58 @@ private:
   Expr *notCall(Expr *Call, SourceLocation L);
   Stmt *rewrite(OMPExecutableDirective *D, llvm::StringRef Manifest,
                 llvm::ArrayRef<const VarDecl *> Vars,
-                const llvm::DenseMap<const VarDecl *, bool> &RefFlags);
+                const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
+                llvm::ArrayRef<Stmt *> Before = {});
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
-                    const llvm::DenseMap<const VarDecl *, bool> &RefFlags);
+                    const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
+                    llvm::ArrayRef<Stmt *> Before = {});
 };
 
-Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
-  if (!Done.insert(D).second || !D->hasAssociatedStmt())
-    return nullptr;
+Stmt *TesseraConsumer::process(OMPExecutableDirective *D, unsigned Index) {
   // The outermost captured region: its capture inits are expressions in the
-  // directive's own context.
-  auto *Outer = dyn_cast<CapturedStmt>(D->getAssociatedStmt());
-  if (!Outer)
+  // directive's own context. Clang gives every target and data directive one;
+  // without it the directive could not go through the runtime, which must not
+  // happen silently (the invariant: every directive or none).
+  auto *Outer = D->hasAssociatedStmt()
+                    ? dyn_cast<CapturedStmt>(D->getAssociatedStmt())
+                    : nullptr;
+  if (!Outer) {
+    error(D->getBeginLoc(),
+          "tessera: internal error: this directive has no captured statement, "
+          "so it cannot be rewritten into a runtime call");
     return nullptr;
+  }
   const DeclContext *Context = Outer->getCapturedDecl()->getParent();
   if (Context->isDependentContext())
     return nullptr;
-  if (D->getDirectiveKind() == llvm::omp::OMPD_target_data
-          ? inLambda(Context)
-          : insideDataBodyOfLambda(Context)) {
-    // Clang 19 cannot name a lambda's captures inside the (inlined) body of a
-    // `target data` construct in that lambda: it crashes or silently uses wrong
-    // addresses, for its own code as for a runtime call. Such a construct and
-    // everything in it are left to clang as they are (so no data is mapped
-    // that the regions inside, running on the host, would not see).
-    remark(D->getBeginLoc(),
-           ("'" + llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()) +
-            "' not offloaded: " +
-            (D->getDirectiveKind() == llvm::omp::OMPD_target_data
-                 ? "it is in a lambda"
-                 : "it is inside a 'target data' construct in a lambda") +
-            ", where clang 19 cannot reach the lambda's captures")
-               .str());
-    return nullptr;
-  }
   if (isOpenMPTargetDataManagementDirective(D->getDirectiveKind()))
-    return processData(D, *Outer, Context);
+    return processData(D, *Outer, Context, Index);
 
   SourceLocation L = D->getBeginLoc();
-  unsigned Index = NextIndex++;
   std::string Function =
       enclosingFunctionName(Context, Ctx.getPrintingPolicy());
   tessera::ExtractedRegion R = tessera::extractRegion(Ctx, *D, Function, Index);
   llvm::json::Value Tile = tessera::tilePragmaFor(Ctx.getSourceManager(), L);
   if (Tile.kind() != llvm::json::Value::Null)
     R.IR.getAsObject()->insert({"tile", std::move(Tile)});
-
-  llvm::DenseMap<const VarDecl *, bool> RefFlags;
-  if (const VarDecl *Unreachable =
-          referenceFlags(*D, *Outer, Context, R.Vars, RefFlags)) {
-    remark(L, ("target region not offloaded: cannot pass '" +
-               Unreachable->getName() +
-               "' to the Tessera runtime from this context")
-                  .str());
-    return nullptr;
-  }
-
   std::string Json = serialize(R.IR, "ir.json", Index, L);
+
+  if (insideDataBodyOfLambda(Context))
+    // Clang 19 cannot name a lambda's captures inside the (inlined) body of a
+    // `target data` construct in that lambda: it crashes or silently uses wrong
+    // addresses, for its own code as for a runtime call.
+    return opaque(D, Context, Json,
+                  "it is inside a 'target data' construct in a lambda, where "
+                  "clang 19 cannot reach the lambda's captures; move the "
+                  "construct out of the lambda");
+  llvm::DenseMap<const VarDecl *, bool> RefFlags;
+  if (const VarDecl *Unreachable = resolveArgs(*D, *Outer, Context, R, RefFlags))
+    return opaque(D, Context, Json,
+                  ("Tessera cannot pass '" + Unreachable->getName() +
+                   "' to its runtime from this context; name it in the "
+                   "region or in a map clause")
+                      .str());
 
   tessera::RegionDecision Dec = tessera::process_region(
       rust::Str(Json.data(), Json.size()),
@@ -494,8 +594,11 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
       error(L, "tessera: " + Err);
       return nullptr;
     }
+    Written.insert(Name);
   }
 
+  for (const rust::String &W : Dec.warnings)
+    CI.getDiagnostics().Report(L, WarningID) << ("tessera: " + toStd(W));
   if (!Dec.offload && !Dec.remark.empty())
     remark(remarkLoc(toStd(Dec.remark_file), Dec.remark_line, Dec.remark_col,
                      L),
@@ -507,7 +610,155 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D) {
 
   // Offloaded or not, the runtime hears about the region (it reports host
   // runs too).
-  return rewrite(D, toStd(Dec.manifest), R.Vars, RefFlags);
+  std::vector<const VarDecl *> Args;
+  llvm::SmallVector<Stmt *, 4> Temps = temporaries(R, Context, RefFlags, Args, L);
+  return rewrite(D, toStd(Dec.manifest), Args, RefFlags, Temps);
+}
+
+/// Names every runtime argument of \p R at the directive: fills \p Flags (see
+/// referenceFlags), and replaces a scalar that cannot be named there but is
+/// the extent of a variable-length array type of another argument by the VLA's
+/// size (R.Hoisted). Returns the first variable that still cannot be named.
+const VarDecl *TesseraConsumer::resolveArgs(
+    const OMPExecutableDirective &D, const CapturedStmt &Outer,
+    const DeclContext *Context, tessera::ExtractedRegion &R,
+    llvm::DenseMap<const VarDecl *, bool> &Flags) {
+  while (const VarDecl *Unreachable =
+             referenceFlags(D, Outer, Context, R.Vars, Flags)) {
+    Expr *Value = vlaExtent(Unreachable, R.Vars, D.getBeginLoc());
+    if (!Value)
+      return Unreachable;
+    for (size_t I = 0; I < R.Vars.size(); ++I)
+      if (R.Vars[I] == Unreachable) {
+        R.Vars[I] = nullptr;
+        R.Hoisted[I] = Value;
+      }
+  }
+  return nullptr;
+}
+
+/// For a scalar \p VD that is the size expression of a variable-length array
+/// dimension in the type of one of \p Vars (`double (*A)[m]` where the region
+/// names A but not m), `(T)(sizeof(double[m]) / sizeof(double))`: CodeGen takes
+/// a VLA's size from the value captured with the array, wherever the array is
+/// reachable, so the extent is available where `m` itself is not. Null when no
+/// such dimension exists.
+Expr *TesseraConsumer::vlaExtent(const VarDecl *VD,
+                                 llvm::ArrayRef<const VarDecl *> Vars,
+                                 SourceLocation L) {
+  if (!VD->getType()->isIntegerType())
+    return nullptr;
+  for (const VarDecl *V : Vars) {
+    if (!V)
+      continue;
+    QualType T = V->getType().getNonReferenceType();
+    if (T->isPointerType())
+      T = T->getPointeeType();
+    while (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+      if (const auto *VAT = dyn_cast<VariableArrayType>(AT))
+        if (const Expr *Size = VAT->getSizeExpr())
+          if (const auto *DRE =
+                  dyn_cast<DeclRefExpr>(Size->IgnoreParenImpCasts());
+              DRE && DRE->getDecl() == VD) {
+            QualType SizeT = Ctx.getSizeType();
+            auto *Whole = new (Ctx) UnaryExprOrTypeTraitExpr(
+                UETT_SizeOf, Ctx.getTrivialTypeSourceInfo(QualType(VAT, 0)),
+                SizeT, L, L);
+            auto *Elem = new (Ctx) UnaryExprOrTypeTraitExpr(
+                UETT_SizeOf,
+                Ctx.getTrivialTypeSourceInfo(VAT->getElementType()), SizeT,
+                L, L);
+            Expr *Div = BinaryOperator::Create(Ctx, Whole, Elem, BO_Div, SizeT,
+                                               VK_PRValue, OK_Ordinary, L,
+                                               FPOptionsOverride());
+            return ImplicitCastExpr::Create(
+                Ctx, VD->getType().getUnqualifiedType(), CK_IntegralCast, Div,
+                nullptr, VK_PRValue, FPOptionsOverride());
+          }
+      T = AT->getElementType();
+    }
+  }
+  return nullptr;
+}
+
+/// The declarations of the temporaries that hold \p R's hoisted values
+/// (evaluated right before the runtime call), and in \p Args the variables
+/// whose addresses the call passes, temporaries included.
+llvm::SmallVector<Stmt *, 4> TesseraConsumer::temporaries(
+    const tessera::ExtractedRegion &R, const DeclContext *Context,
+    llvm::DenseMap<const VarDecl *, bool> &Flags,
+    std::vector<const VarDecl *> &Args, SourceLocation L) {
+  llvm::SmallVector<Stmt *, 4> Decls;
+  auto *DC = const_cast<DeclContext *>(Context);
+  for (size_t I = 0; I < R.Vars.size(); ++I) {
+    if (R.Vars[I]) {
+      Args.push_back(R.Vars[I]);
+      continue;
+    }
+    Expr *Init = const_cast<Expr *>(R.Hoisted[I]);
+    QualType T = Init->getType().getUnqualifiedType();
+    if (Init->isGLValue())
+      Init = ImplicitCastExpr::Create(Ctx, T, CK_LValueToRValue, Init, nullptr,
+                                      VK_PRValue, FPOptionsOverride());
+    std::string Name = llvm::formatv("__tessera_v{0}", NextTemp++);
+    auto *Tmp = VarDecl::Create(Ctx, DC, L, L, &Ctx.Idents.get(Name), T,
+                                Ctx.getTrivialTypeSourceInfo(T), SC_None);
+    Tmp->setInit(Init);
+    Tmp->setImplicit();
+    Tmp->setReferenced();
+    Tmp->markUsed(Ctx);
+    DC->addDecl(Tmp);
+    Decls.push_back(new (Ctx) DeclStmt(DeclGroupRef(Tmp), L, L));
+    Flags[Tmp] = false;
+    Args.push_back(Tmp);
+  }
+  return Decls;
+}
+
+/// Marks every `target data` body around \p Context as poisoned by \p Why.
+void TesseraConsumer::poison(const DeclContext *Context, llvm::StringRef Why) {
+  for (const DeclContext *DC = Context; DC; DC = DC->getParent()) {
+    if (DataBodies.contains(DC))
+      Poisoned.try_emplace(DC, Why.str());
+    if (isa<FunctionDecl>(DC) && !isa<CapturedDecl>(DC))
+      break;
+  }
+}
+
+/// A target or data directive whose variables cannot be passed to the runtime:
+/// it calls the runtime with no arguments and a manifest (descriptor) that says
+/// its footprint is unknown, then runs as written on the host. Every enclosing
+/// `target data` is poisoned (does not map), so data it maps stays in host
+/// memory; data mapped elsewhere (`target enter data`, a caller's construct)
+/// makes the runtime stop with an error rather than run on stale host data.
+Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
+                              const DeclContext *Context,
+                              llvm::StringRef IRJson, llvm::StringRef Reason) {
+  SourceLocation L = D->getBeginLoc();
+  std::string What =
+      llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()).str();
+  bool Data = isOpenMPTargetDataManagementDirective(D->getDirectiveKind());
+  remark(L, (Data ? "'" + What + "'" : std::string("target region")) +
+                " not offloaded: " + Reason.str());
+  poison(Context, ("'" + What + "' (line " +
+                   llvm::Twine(Ctx.getSourceManager().getPresumedLineNumber(L)) +
+                   ") that Tessera cannot handle: " + Reason)
+                      .str());
+  rust::String Text = tessera::opaque_directive(
+      rust::Str(IRJson.data(), IRJson.size()),
+      rust::Str(Reason.data(), Reason.size()));
+  if (Text.empty())
+    return nullptr;
+  std::string Desc = toStd(Text);
+  llvm::DenseMap<const VarDecl *, bool> NoFlags;
+  if (Data)
+    return rewriteData(D, Context, Desc, {}, NoFlags);
+  // { __tessera_opaque("<manifest>"); D }
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  Expr *Call = call(OpaqueFnName, Ctx.VoidTy, {{"manifest", CharPtr}},
+                    /*Variadic=*/false, {stringArg(Desc, L)}, L);
+  return CompoundStmt::Create(Ctx, {Call, D}, FPOptionsOverride(), L,
+                              D->getEndLoc());
 }
 
 /// Where to put the remark the Rust side located (file, line, column of the
@@ -557,27 +808,38 @@ bool TesseraConsumer::insideDataBodyOfLambda(const DeclContext *DC) const {
 /// \p Outer, its context \p Context).
 Stmt *TesseraConsumer::processData(OMPExecutableDirective *D,
                                    const CapturedStmt &Outer,
-                                   const DeclContext *Context) {
+                                   const DeclContext *Context, unsigned Index) {
   SourceLocation L = D->getBeginLoc();
-  unsigned Index = NextDataIndex++;
   std::string Function =
       enclosingFunctionName(Context, Ctx.getPrintingPolicy());
   tessera::ExtractedRegion R =
       tessera::extractDataDirective(Ctx, *D, Function, Index);
-
-  llvm::DenseMap<const VarDecl *, bool> RefFlags;
-  if (const VarDecl *Unreachable =
-          referenceFlags(*D, Outer, Context, R.Vars, RefFlags)) {
-    remark(L, ("'" +
-               llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()) +
-               "' not offloaded: cannot pass '" + Unreachable->getName() +
-               "' to the Tessera runtime from this context")
-                  .str());
-    return nullptr;
-  }
-
   // Not `.ir.json`: those are target regions (tessera explain, fixtures).
   std::string Json = serialize(R.IR, "data.json", Index, L);
+  bool IsData = D->getDirectiveKind() == llvm::omp::OMPD_target_data;
+
+  if (IsData ? inLambda(Context) : insideDataBodyOfLambda(Context))
+    // Clang 19 cannot name a lambda's captures inside the (inlined) body of a
+    // `target data` construct in that lambda (see process()); the construct
+    // then does not map, and what is inside runs on the host.
+    return opaque(D, Context, Json,
+                  IsData ? "it is in a lambda, where clang 19 cannot reach the "
+                           "lambda's captures inside the construct; move it "
+                           "out of the lambda"
+                         : "it is inside a 'target data' construct in a "
+                           "lambda, where clang 19 cannot reach the lambda's "
+                           "captures; move the construct out of the lambda");
+  if (IsData) {
+    auto P = Poisoned.find(Outer.getCapturedDecl());
+    if (P != Poisoned.end())
+      return opaque(D, Context, Json, "it contains a " + P->second);
+  }
+  llvm::DenseMap<const VarDecl *, bool> RefFlags;
+  if (const VarDecl *Unreachable = resolveArgs(*D, Outer, Context, R, RefFlags))
+    return opaque(D, Context, Json,
+                  ("Tessera cannot pass '" + Unreachable->getName() +
+                   "' to its runtime from this context")
+                      .str());
 
   tessera::DataDecision Dec =
       tessera::process_data(rust::Str(Json.data(), Json.size()));
@@ -594,7 +856,9 @@ Stmt *TesseraConsumer::processData(OMPExecutableDirective *D,
   // Handled or not, the runtime hears about the directive (it reports every
   // execution, and refuses to let a directive it cannot honour ignore data it
   // holds on the device).
-  return rewriteData(D, Context, toStd(Dec.descriptor), R.Vars, RefFlags);
+  std::vector<const VarDecl *> Args;
+  llvm::SmallVector<Stmt *, 4> Temps = temporaries(R, Context, RefFlags, Args, L);
+  return rewriteData(D, Context, toStd(Dec.descriptor), Args, RefFlags, Temps);
 }
 
 /// `extern "C" <Ret> <Name>(<Params>[, ...]);` — the existing declaration if
@@ -720,7 +984,8 @@ Expr *TesseraConsumer::notCall(Expr *Call, SourceLocation L) {
 Stmt *TesseraConsumer::rewrite(
     OMPExecutableDirective *D, llvm::StringRef Manifest,
     llvm::ArrayRef<const VarDecl *> Vars,
-    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
+    llvm::ArrayRef<Stmt *> Before) {
   SourceLocation L = D->getBeginLoc();
   QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
   Expr *Offload = call(OffloadFnName, Ctx.IntTy,
@@ -747,8 +1012,13 @@ Stmt *TesseraConsumer::rewrite(
                           /*Variadic=*/false, {stringArg(Manifest, L)}, L));
   Stmt *Then = CompoundStmt::Create(Ctx, Fallback, FPOptionsOverride(), L,
                                     D->getEndLoc());
-  return IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr, nullptr,
-                        notCall(Offload, L), L, L, Then);
+  Stmt *If = IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr,
+                            nullptr, notCall(Offload, L), L, L, Then);
+  if (Before.empty())
+    return If;
+  llvm::SmallVector<Stmt *, 6> All(Before.begin(), Before.end());
+  All.push_back(If);
+  return CompoundStmt::Create(Ctx, All, FPOptionsOverride(), L, D->getEndLoc());
 }
 
 /// Builds, for `target data`,
@@ -760,9 +1030,11 @@ Stmt *TesseraConsumer::rewrite(
 Stmt *TesseraConsumer::rewriteData(
     OMPExecutableDirective *D, const DeclContext *Context,
     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
-    const llvm::DenseMap<const VarDecl *, bool> &RefFlags) {
+    const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
+    llvm::ArrayRef<Stmt *> Before) {
   SourceLocation L = D->getBeginLoc();
   QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  llvm::SmallVector<Stmt *, 6> All(Before.begin(), Before.end());
   std::pair<llvm::StringRef, QualType> Params[] = {{"descriptor", CharPtr},
                                                    {"nargs", Ctx.IntTy}};
   llvm::SmallVector<Expr *, 8> Args = runtimeArgs(Desc, Vars, RefFlags, L);
@@ -770,15 +1042,20 @@ Stmt *TesseraConsumer::rewriteData(
     Expr *Call = call(DataFnName, Ctx.IntTy, Params, /*Variadic=*/true, Args, L);
     Stmt *Then =
         CompoundStmt::Create(Ctx, {D}, FPOptionsOverride(), L, D->getEndLoc());
-    return IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr, nullptr,
-                          notCall(Call, L), L, L, Then);
+    Stmt *If = IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr,
+                              nullptr, notCall(Call, L), L, L, Then);
+    if (All.empty())
+      return If;
+    All.push_back(If);
+    return CompoundStmt::Create(Ctx, All, FPOptionsOverride(), L,
+                                D->getEndLoc());
   }
   // The handle lives in a local of the directive's own context (the function,
   // or the captured region around the directive).
   QualType VoidPtr = Ctx.VoidPtrTy;
   Expr *Begin = call(DataBeginFnName, VoidPtr, Params, /*Variadic=*/true, Args, L);
   auto *DC = const_cast<DeclContext *>(Context);
-  std::string Name = llvm::formatv("__tessera_data_{0}", NextDataIndex - 1);
+  std::string Name = llvm::formatv("__tessera_data_{0}", NextTemp++);
   auto *Handle = VarDecl::Create(Ctx, DC, L, L, &Ctx.Idents.get(Name), VoidPtr,
                                  Ctx.getTrivialTypeSourceInfo(VoidPtr),
                                  SC_None);
@@ -795,7 +1072,8 @@ Stmt *TesseraConsumer::rewriteData(
                                  VK_PRValue, FPOptionsOverride());
   Expr *End = call(DataEndFnName, Ctx.VoidTy, {{"handle", VoidPtr}},
                    /*Variadic=*/false, {Ref}, L);
-  return CompoundStmt::Create(Ctx, {Decl, D, End}, FPOptionsOverride(), L,
+  All.append({Decl, D, End});
+  return CompoundStmt::Create(Ctx, All, FPOptionsOverride(), L,
                               D->getEndLoc());
 }
 

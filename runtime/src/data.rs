@@ -233,6 +233,108 @@ pub enum ArgPlan {
 pub struct Plan {
     /// One entry per manifest argument.
     pub args: Vec<ArgPlan>,
+    /// Per argument, the evaluated footprints of its accesses (see
+    /// [`check_footprints`]); checked against the section in [`plan`], against the
+    /// present mapping for `present` arguments at launch.
+    pub footprints: Vec<Vec<Reach>>,
+}
+
+/// One access's evaluated footprint: the box of indices it covers.
+#[derive(Clone, Debug)]
+pub struct Reach {
+    /// The access as written.
+    pub access: String,
+    /// Whether it writes.
+    pub write: bool,
+    /// Smallest index per dimension.
+    pub lo: Vec<i128>,
+    /// Largest index per dimension.
+    pub hi: Vec<i128>,
+}
+
+/// The start of the reason of a region kept on the host because an access leaves its
+/// array's mapped data (the runtime also prints it once per region).
+pub const OUT_OF_SECTION: &str = "out-of-section access";
+
+/// The boxes an array's accesses cover for the scalar values in `env` (accesses
+/// that do not happen, in an empty iteration domain, are left out; a footprint
+/// that does not evaluate is skipped: nothing can be said about it).
+fn reaches(footprint: &[tessera_ir::manifest::Footprint], env: &dyn Fn(&str) -> Option<i128>) -> Vec<Reach> {
+    let mut out = Vec::new();
+    for fp in footprint {
+        let ev = |e: &tessera_ir::Expr| eval_int(e, env).ok();
+        let Some(nonempty) = fp.nonempty.iter().map(|(l, u)| Some(ev(l)? < ev(u)?)).collect::<Option<Vec<bool>>>()
+        else {
+            continue;
+        };
+        if nonempty.contains(&false) {
+            continue;
+        }
+        let (Some(lo), Some(hi)) =
+            (fp.lo.iter().map(ev).collect::<Option<Vec<_>>>(), fp.hi.iter().map(ev).collect::<Option<Vec<_>>>())
+        else {
+            continue;
+        };
+        out.push(Reach { access: fp.access.clone(), write: fp.write, lo, hi });
+    }
+    out
+}
+
+/// Checks that every access of an array lands in the part of it the device has:
+/// its section (`valid` per dimension `(lower, length)`), or, for a `present`
+/// argument, the linear element range `[0, avail)` from its element 0 (`dims` give
+/// the row-major layout). The error names the access, the index and the section.
+pub fn check_reaches(name: &str, reaches: &[Reach], valid: Valid<'_>) -> Result<(), String> {
+    for r in reaches {
+        let verb = if r.write { "writes" } else { "reads" };
+        let idx = |i: &[i128]| i.iter().map(|v| format!("[{v}]")).collect::<String>();
+        match valid {
+            Valid::Section(sec) => {
+                let d = (0..r.lo.len().min(sec.len())).find(|&d| r.lo[d] < sec[d].0 || r.hi[d] >= sec[d].0 + sec[d].1);
+                if let Some(d) = d {
+                    let mut at = r.lo.clone();
+                    at[d] = if r.lo[d] < sec[d].0 { r.lo[d] } else { r.hi[d] };
+                    let s: String = sec.iter().map(|(l, n)| format!("[{l}:{n}]")).collect();
+                    return Err(format!(
+                        "{OUT_OF_SECTION}: '{}' {verb} {name}{}, outside the mapped section {name}{s} (undefined in \
+                         OpenMP; the region runs on the host, on host memory)",
+                        r.access,
+                        idx(&at)
+                    ));
+                }
+            }
+            Valid::Linear { dims, avail } => {
+                let lin = |i: &[i128]| {
+                    i.iter().zip(dims).skip(1).fold(i.first().copied().unwrap_or(0), |acc, (v, d)| acc * *d as i128 + v)
+                };
+                let (a, b) = (lin(&r.lo), lin(&r.hi));
+                if a < 0 || b >= avail as i128 {
+                    let at = if a < 0 { &r.lo } else { &r.hi };
+                    return Err(format!(
+                        "{OUT_OF_SECTION}: '{}' {verb} {name}{}, beyond the {avail} elements the device holds from \
+                         '{name}' on (undefined in OpenMP; the region runs on the host, on host memory)",
+                        r.access,
+                        idx(at)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What part of an array the device holds, for [`check_reaches`].
+#[derive(Clone, Copy, Debug)]
+pub enum Valid<'a> {
+    /// The mapped section, `(lower, length)` per dimension.
+    Section(&'a [(i128, i128)]),
+    /// `avail` elements from element 0, in a row-major array with extents `dims`.
+    Linear {
+        /// Extents (the outermost is not used).
+        dims: &'a [usize],
+        /// Elements available.
+        avail: usize,
+    },
 }
 
 impl Plan {
@@ -288,14 +390,24 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
     };
 
     let mut out = Vec::with_capacity(args.len());
+    let mut footprints = Vec::with_capacity(args.len());
     for ((a, &addr), slot) in manifest.args.iter().zip(args).zip(&scalars) {
         let Some(arr) = &a.array else {
             out.push(ArgPlan::Scalar(slot.expect("scalar slots were read above")));
+            footprints.push(Vec::new());
             continue;
         };
-        out.push(ArgPlan::Array(eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env)?));
+        let p = eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env)?;
+        let r = reaches(&arr.footprint, &env);
+        if arr.map != MapKind::Present {
+            let sec: Vec<(i128, i128)> =
+                p.shape.lower.iter().zip(&p.shape.len).map(|(&l, &n)| (l as i128, n as i128)).collect();
+            check_reaches(&a.name, &r, Valid::Section(&sec))?;
+        }
+        footprints.push(r);
+        out.push(ArgPlan::Array(p));
     }
-    let plan = Plan { args: out };
+    let plan = Plan { args: out, footprints };
     check_overlap(&plan)?;
     Ok(plan)
 }
@@ -441,16 +553,72 @@ pub unsafe fn plan_items(desc: &tessera_ir::data::DataDesc, args: &[*mut c_void]
     let env = |name: &str| -> Option<i128> {
         desc.args.iter().zip(&scalars).find(|(a, _)| a.name == name).and_then(|(_, s)| s.as_ref()?.as_i128())
     };
-    desc.items
-        .iter()
-        .map(|it| {
-            let a = desc.args.get(it.arg).ok_or_else(|| format!("list item names argument {} of {}", it.arg, args.len()))?;
-            if a.kind == VarKind::Scalar {
-                return Err(format!("list item '{}' is a scalar", a.name));
+    let mut out = Vec::with_capacity(desc.items.len());
+    for it in &desc.items {
+        let a = desc.args.get(it.arg).ok_or_else(|| format!("list item names argument {} of {}", it.arg, args.len()))?;
+        if a.kind == VarKind::Scalar {
+            return Err(format!("list item '{}' is a scalar", a.name));
+        }
+        if it.strides.is_empty() {
+            out.push(eval_array(&a.name, a.kind, a.elem, it.map, &it.dims, &it.section, args[it.arg], &env)?);
+            continue;
+        }
+        // A strided section is the union of boxes of one element per strided
+        // dimension: one item each (copies of `target update` are per item anyway).
+        for section in strided_boxes(&a.name, &it.section, &it.strides, &env)? {
+            out.push(eval_array(&a.name, a.kind, a.elem, it.map, &it.dims, &section, args[it.arg], &env)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The most elements a strided section may split into (a bound on the work and
+/// memory of one `target update`, not an OpenMP limit).
+const MAX_STRIDED_BOXES: i128 = 1 << 22;
+
+/// The boxes of the strided section `section` with `strides` (one per dimension):
+/// every dimension with a stride other than 1 contributes its elements one by one.
+fn strided_boxes(
+    name: &str,
+    section: &[tessera_ir::Section],
+    strides: &[tessera_ir::Expr],
+    env: &dyn Fn(&str) -> Option<i128>,
+) -> Result<Vec<Vec<tessera_ir::Section>>, String> {
+    use tessera_ir::{Expr, ScalarType, Section};
+    let lit = |v: i128| Expr::Int { value: v as i64, ty: ScalarType::I64 };
+    let mut boxes: Vec<Vec<Section>> = vec![Vec::new()];
+    for (d, s) in section.iter().enumerate() {
+        let ev = |e: &Expr, what: &str| {
+            eval_int(e, env).map_err(|err| format!("array '{name}': cannot evaluate the {what} of dimension {d}: {err}"))
+        };
+        let stride = strides.get(d).map(|e| ev(e, "stride")).transpose()?.unwrap_or(1);
+        if stride < 1 {
+            return Err(format!("array '{name}': stride {stride} of dimension {d} is not positive"));
+        }
+        let parts: Vec<Section> = if stride == 1 {
+            vec![s.clone()]
+        } else {
+            let (lower, length) = (ev(&s.lower, "lower bound")?, ev(&s.length, "length")?);
+            if length < 0 {
+                return Err(format!("array '{name}': negative length {length} in dimension {d}"));
             }
-            eval_array(&a.name, a.kind, a.elem, it.map, &it.dims, &it.section, args[it.arg], &env)
-        })
-        .collect()
+            if length * boxes.len() as i128 > MAX_STRIDED_BOXES {
+                return Err(format!("array '{name}': the strided section has more than {MAX_STRIDED_BOXES} parts"));
+            }
+            (0..length).map(|k| Section { lower: lit(lower + k * stride), length: lit(1) }).collect()
+        };
+        boxes = boxes
+            .into_iter()
+            .flat_map(|b| {
+                parts.iter().map(move |p| {
+                    let mut b = b.clone();
+                    b.push(p.clone());
+                    b
+                })
+            })
+            .collect();
+    }
+    Ok(boxes)
 }
 
 /// Rejects plans where the mapped host range of an array that is copied back
@@ -602,7 +770,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims,
-                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(),
+                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![] 
             }),
         }
     }
@@ -622,6 +790,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: String::new(),
+            hash: String::new(),
         }
     }
 

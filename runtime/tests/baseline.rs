@@ -38,7 +38,7 @@ fn store(array: &str, index: Vec<Expr>, ty: ScalarType, value: Expr) -> Stmt {
     }
 }
 fn for_(var: &str, ty: ScalarType, lower: Expr, upper: Expr, body: Vec<Stmt>) -> Stmt {
-    Stmt::For { var: var.into(), ty, lower, upper, step: 1, body, loc: Loc::default() }
+    Stmt::For { var: var.into(), ty, lower, upper, step: 1, ne: false, body, loc: Loc::default() }
 }
 fn array(name: &str, kind: VarKind, elem: ScalarType, dims: Vec<Expr>, map: MapKind, written: bool) -> Var {
     Var {
@@ -59,6 +59,7 @@ fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
     Region {
         version: IR_VERSION,
         location: Loc { file: "t.c".into(), line, col: 1 },
+        source: None,
         function: "f".into(),
         index: 0,
         directive: "target teams distribute parallel for".into(),
@@ -221,7 +222,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             array: var.map.map(|map| ArrayArg {
                 map,
                 dims: var.dims.iter().map(|d| d.clone().unwrap()).collect(),
-                section: Vec::<Section>::new(),
+                section: Vec::<Section>::new(), footprint: vec![] 
             }),
         })
         .collect();
@@ -235,6 +236,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         kernel_source: k.source,
         emu_entry_source: k.emu_entry,
         xclbin: format!("{name}.xclbin"),
+        hash: String::new(),
     }
 }
 

@@ -18,7 +18,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tessera_ir::data::DataOp;
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
 use tessera_ir::{Expr, MapKind, VarKind};
 
 /// libclang for bindgen, as `build.rs` looks for it.
@@ -108,6 +108,27 @@ fn bitstream(dir: &Path, kernel: &str, args: &str, body: &str) {
 fn addone_present() -> Manifest {
     let arr = farray("b", VarKind::Pointer, MapKind::Present, vec![Expr::int(0)], vec![]);
     manifest("x.c:30", "addone", vec![arr, int_scalar("n")], "/* bitstream only */", "/* bitstream only */")
+        .with_hash()
+}
+
+/// `scale1d` on present data, with its hash (as the compiler writes manifests).
+fn scale1d_hashed() -> Manifest {
+    scale1d_present().with_hash()
+}
+
+/// The build record `tessera bitstream` writes beside `<kernel>.xclbin`, for `hash`.
+fn record(dir: &Path, m: &Manifest, hash: &str) {
+    let kernel = m.kernel.clone().unwrap();
+    let r = BitstreamRecord {
+        version: BITSTREAM_RECORD_VERSION,
+        kernel: kernel.clone(),
+        hash: hash.into(),
+        region: m.region.clone(),
+        manifest: format!("x.tessera/{kernel}.manifest.json"),
+        target: "hw".into(),
+        platform: "standin".into(),
+    };
+    std::fs::write(BitstreamRecord::path_for(&dir.join(&m.xclbin)), r.to_json()).unwrap();
 }
 
 /// The program: a `target data` (to a, tofrom b) around two `scale1d` launches on
@@ -169,7 +190,7 @@ int main(void) {{
   return 0;
 }}
 "#,
-        c_literal(&scale1d_present().to_json()),
+        c_literal(&scale1d_hashed().to_json()),
         c_literal(&addone_present().to_json()),
         c_literal(&region.to_json()),
         c_literal(&update.to_json())
@@ -181,16 +202,22 @@ fn log_lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path).unwrap_or_default().lines().map(String::from).collect()
 }
 
-#[test]
-fn kernels_and_data_directives_through_the_xrt_backend() {
+/// Whether the tools the stand-in build needs are here (else the reason is printed).
+fn standin_tools() -> bool {
     if !tool_on_path("cc") {
         eprintln!("skipped: no C compiler `cc` on PATH (needed to build the XRT stand-in)");
-        return;
+        return false;
     }
     if !libclang_available() {
         eprintln!("skipped: no libclang for bindgen (set LIBCLANG_PATH, or install clang-19: `make setup`)");
-        return;
+        return false;
     }
+    true
+}
+
+/// The runtime on the stand-in, [`program`] built against it, and a directory with
+/// the bitstreams of `scale1d` and `addone` and their build records.
+fn program_and_bitstreams() -> (CProgram, tempfile::TempDir) {
     let root = target_dir().join("xrt-standin");
     let (lib, _prefix) = build_runtime_on_standin(&root);
     let bits = tempfile::tempdir().unwrap();
@@ -207,7 +234,18 @@ fn kernels_and_data_directives_through_the_xrt_backend() {
         "buf@3,i32",
         "float *b = args[0]; int n = *(const int *)args[1];\nfor (int i = 0; i < n; i++) b[i] += 1.0f;",
     );
-    let p = CProgram::build_against(&lib, "x", &program());
+    for m in [scale1d_hashed(), addone_present()] {
+        record(bits.path(), &m, &m.hash);
+    }
+    (CProgram::build_against(&lib, "x", &program()), bits)
+}
+
+#[test]
+fn kernels_and_data_directives_through_the_xrt_backend() {
+    if !standin_tools() {
+        return;
+    }
+    let (p, bits) = program_and_bitstreams();
     let bitdir = bits.path().to_str().unwrap();
     let log = p.dir.path().join("standin.log");
     let logs = log.to_str().unwrap();
@@ -272,8 +310,9 @@ fn kernels_and_data_directives_through_the_xrt_backend() {
     ]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(
-        r.stderr.starts_with("tessera: fatal: scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded:")
-            && r.stderr.contains("starts 32 bytes into the device buffer"),
+        r.stderr.lines().any(|l| l
+            .starts_with("tessera: fatal: scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded:")
+            && l.contains("starts 32 bytes into the device buffer")),
         "{}",
         r.stderr
     );
@@ -292,4 +331,84 @@ fn kernels_and_data_directives_through_the_xrt_backend() {
         "{}",
         r.report[0]
     );
+}
+
+/// A bitstream whose build record has another hash (stale: built before the kernel
+/// changed), names another kernel (foreign) or is missing is never loaded: the region
+/// runs on the host with a reason that names the kernel and the rebuild command, and
+/// under MANDATORY the program stops with it.
+#[test]
+fn stale_and_foreign_bitstreams_are_not_run() {
+    if !standin_tools() {
+        return;
+    }
+    let (p, bits) = program_and_bitstreams();
+    let bitdir = bits.path().to_str().unwrap();
+    let log = p.dir.path().join("standin.log");
+    let logs = log.to_str().unwrap();
+    let addone = addone_present();
+    let run = || {
+        let _ = std::fs::remove_file(&log);
+        p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", logs)])
+    };
+    let addone_line = |r: &common::cprog::Ran| -> serde_json::Value {
+        r.report.iter().find(|l| l["kernel"] == "addone").expect("addone reported").clone()
+    };
+
+    // Stale: the record of an older addone.
+    record(bits.path(), &addone, &"0".repeat(64));
+    let r = run();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // CPU-identical results; addone (and the unaligned window) on the host.
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
+    let line = addone_line(&r);
+    assert_eq!(line["device"], "host");
+    let why = line["reason"].as_str().unwrap();
+    let xclbin = bits.path().join("addone.xclbin");
+    assert!(
+        why.starts_with(&format!(
+            "TESSERA_DEVICE=xrt but bitstream {} of kernel addone is stale or foreign: it was built from a manifest \
+             with hash 000000000000, this program's kernel has hash {}",
+            xclbin.display(),
+            &addone.hash[..12]
+        )),
+        "{why}"
+    );
+    assert!(why.contains("rebuild it with `tessera bitstream ") && why.contains(" --platform standin -t hw`"), "{why}");
+    // The stale bitstream was never loaded; scale1d's still ran on the board.
+    let lines = log_lines(&log);
+    assert!(!lines.iter().any(|l| l.starts_with("load ") && l.ends_with("addone.xclbin")), "{lines:#?}");
+    assert_eq!(r.report.iter().filter(|l| l["kernel"] == "scale1d" && l["device"] == "xrt").count(), 3);
+
+    // MANDATORY: fatal, with that reason.
+    let r = p.run(&[("OMP_TARGET_OFFLOAD", "MANDATORY"), ("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir)]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.lines().any(|l| l
+            .starts_with("tessera: fatal: x.c:30: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: ")
+            && l.contains("of kernel addone is stale or foreign")),
+        "{}",
+        r.stderr
+    );
+
+    // Foreign: scale1d's bitstream and record copied in as addone's.
+    std::fs::copy(bits.path().join("scale1d.xclbin"), &xclbin).unwrap();
+    std::fs::copy(bits.path().join("scale1d.xclbin.json"), bits.path().join("addone.xclbin.json")).unwrap();
+    let r = run();
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
+    let why = addone_line(&r)["reason"].as_str().unwrap().to_string();
+    assert!(why.contains("is foreign: its build record says it holds kernel scale1d, not kernel addone"), "{why}");
+
+    // Missing record: nothing shows what the bitstream is.
+    std::fs::remove_file(bits.path().join("addone.xclbin.json")).unwrap();
+    let r = run();
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
+    let why = addone_line(&r)["reason"].as_str().unwrap().to_string();
+    assert!(why.contains("of kernel addone may be stale or foreign: it has no build record"), "{why}");
+
+    // TESSERA_DEVICE unset: the same reason after "no FPGA device".
+    let r = p.run(&[("TESSERA_BITSTREAM_DIR", bitdir)]);
+    assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
+    let why = addone_line(&r)["reason"].as_str().unwrap().to_string();
+    assert!(why.starts_with("no FPGA device") && why.contains("has no build record"), "{why}");
 }

@@ -5,7 +5,8 @@
 //! points: `process_region` takes a target region's IR as JSON and returns the
 //! decision, the manifest to embed in the rewritten call, and the files to write next
 //! to the output; `process_data` does the same for a data directive (descriptor and
-//! remark, no files). The plugin
+//! remark, no files); `is_kernel_file_of` tells the plugin which files of the kernel
+//! directory belong to its translation unit (to remove stale kernels). The plugin
 //! does the I/O; everything here is a pure function of its inputs.
 
 #![warn(missing_docs)]
@@ -46,6 +47,9 @@ mod ffi {
         note: String,
         /// Files to write into the kernel directory.
         files: Vec<OutputFile>,
+        /// Compile-time warnings at the directive (accesses outside the mapped
+        /// section whatever the scalars' values).
+        warnings: Vec<String>,
     }
 
     /// What Tessera decided for one data directive (`target data`, `target enter
@@ -77,6 +81,18 @@ mod ffi {
         /// Validates one data directive (its IR, `tessera_ir::data::DataDirective`,
         /// as JSON) and builds the runtime's descriptor.
         fn process_data(ir_json: &str) -> DataDecision;
+
+        /// For a region or data directive (IR as JSON) whose variables the plugin
+        /// cannot pass to the runtime (`reason`): the manifest (region) or
+        /// descriptor (data directive) of a call without arguments that tells the
+        /// runtime its footprint is unknown. Empty when the IR does not parse.
+        fn opaque_directive(ir_json: &str, reason: &str) -> String;
+
+        /// Whether `file_name` is a file that `process_region` writes for a region of
+        /// the source file `source` (absolute, normalised, as the region IR's
+        /// `source`): the plugin removes such files of its translation unit that it did
+        /// not write again (`tessera_compiler::is_kernel_file_of`).
+        fn is_kernel_file_of(source: &str, file_name: &str) -> bool;
     }
 }
 
@@ -98,6 +114,7 @@ fn error(text: String) -> RegionDecision {
         remark_col: 0,
         note: String::new(),
         files: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -127,6 +144,18 @@ pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
         remark_col: loc.col,
         note: out.fallback.map(|w| format!("target region offloaded with the baseline kernel: {w}")).unwrap_or_default(),
         files: out.files.into_iter().map(|(name, contents)| OutputFile { name, contents }).collect(),
+        warnings: out.warnings,
+    }
+}
+
+/// See the bridge declaration.
+pub fn opaque_directive(ir_json: &str, reason: &str) -> String {
+    if let Ok(dir) = DataDirective::from_json(ir_json) {
+        return tessera_compiler::data::opaque_data(&dir, reason).map(|d| d.to_json()).unwrap_or_default();
+    }
+    match Region::from_json(ir_json) {
+        Ok(region) => tessera_compiler::opaque_region(&region, reason).to_json(),
+        Err(_) => String::new(),
     }
 }
 
@@ -158,4 +187,9 @@ pub fn process_data(ir_json: &str) -> DataDecision {
         }
     }
     d
+}
+
+/// See the bridge declaration.
+pub fn is_kernel_file_of(source: &str, file_name: &str) -> bool {
+    tessera_compiler::is_kernel_file_of(source, file_name)
 }

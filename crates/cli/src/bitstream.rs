@@ -9,6 +9,15 @@
 //! a shell script. `--jobs N` builds N kernels at a time (each kernel's own steps stay
 //! in order; their output then goes to `<kernel>.build/{compile,link}.out`).
 //!
+//! Beside every bitstream it builds it writes the build record `<kernel>.xclbin.json`
+//! (`tessera_ir::manifest::BitstreamRecord`: kernel, manifest hash, target, platform):
+//! the XRT backend runs a bitstream only when the record has the hash of the running
+//! program's manifest, so a stale or foreign bitstream is never run. The record is
+//! removed before a kernel is built and written after it was built; the manifest's
+//! hash must match its contents and `<kernel>.cpp` the manifest's kernel source (the
+//! record vouches for what was built). A dry run prints the `rm -f` and `printf`
+//! commands that do the same.
+//!
 //! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`,
 //! `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
@@ -28,7 +37,7 @@ use std::sync::Mutex;
 use tessera_flow::{
     emconfig, plan_kernel, run_environment, FlowError, FlowOptions, KernelPlan, LinkClock, Step, Target,
 };
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
 
 /// The headers generated kernels include, written to `<out>/include/`.
 const HEADERS: [(&str, &str); 4] = [
@@ -276,6 +285,8 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
 
     // Plan every kernel before writing or running anything.
     let mut plans: Vec<KernelPlan> = Vec::new();
+    // The build record of each plan (same index).
+    let mut records: Vec<BitstreamRecord> = Vec::new();
     for file in manifest_files(&a.inputs)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let manifest = Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -291,6 +302,7 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
                         p.source.display()
                     ));
                 }
+                check_kernel_files(&file, &manifest, &p.source)?;
                 if let Some(other) = plans.iter().find(|q| q.xclbin == p.xclbin) {
                     return Err(format!(
                         "kernels of {} and {} would both be built as {}; build them into different --output directories",
@@ -299,6 +311,15 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
                         p.xclbin.display()
                     ));
                 }
+                records.push(BitstreamRecord {
+                    version: BITSTREAM_RECORD_VERSION,
+                    kernel: p.kernel.clone(),
+                    hash: manifest.hash.clone(),
+                    region: p.region.clone(),
+                    manifest: file.display().to_string(),
+                    target: target.to_string(),
+                    platform: base.platform.clone(),
+                });
                 plans.push(p);
             }
             Err(e @ FlowError::NotOffloaded { .. }) => say(&format!("# skipping {}: {e}", file.display())),
@@ -352,11 +373,18 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
         if let Some(s) = &emconfig_step {
             say(&s.shell());
         }
-        for p in &plans {
+        for (p, r) in plans.iter().zip(&records) {
             say(&format!("# {}", p.kernel));
+            let record = BitstreamRecord::path_for(&p.xclbin).display().to_string();
+            say(&format!("rm -f {}", tessera_flow::shell_quote(&record)));
             for s in p.steps() {
                 say(&s.shell());
             }
+            say(&format!(
+                "printf '%s\\n' {} > {}",
+                tessera_flow::shell_quote(r.to_json().trim_end()),
+                tessera_flow::shell_quote(&record)
+            ));
         }
         print_environment(&base, "# after building, to run with these bitstreams:");
         return Ok(());
@@ -365,7 +393,7 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
     if let Some(s) = &emconfig_step {
         run_step(s, None)?;
     }
-    let failures = run_kernels(&plans, a.jobs);
+    let failures = run_kernels(&plans, &records, a.jobs);
     if !failures.is_empty() {
         return Err(format!(
             "{} of {} kernel(s) failed:\n{}",
@@ -413,20 +441,54 @@ fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
     }
 }
 
-/// Builds one kernel: compile, link, check the `.xclbin` exists.
-fn build_kernel(p: &KernelPlan, parallel: bool) -> Result<(), String> {
+/// Checks that a manifest describes the kernel that will be built: its hash matches
+/// its contents and the kernel source file is the manifest's kernel (the build record
+/// vouches for both).
+fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result<(), String> {
+    if manifest.hash != manifest.content_hash() {
+        return Err(format!(
+            "{}: the manifest's hash does not match its contents (edited after `tessera cc` wrote it?); \
+             recompile the program with `tessera cc`",
+            file.display()
+        ));
+    }
+    let text = std::fs::read_to_string(source).map_err(|e| format!("{}: {e}", source.display()))?;
+    if text != manifest.kernel_source {
+        return Err(format!(
+            "{}: the kernel source {} differs from the kernel in the manifest (edited after `tessera cc` wrote it?): \
+             the bitstream would not be the kernel the program runs; recompile the program with `tessera cc` \
+             (changes belong in the program's source)",
+            file.display(),
+            source.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Builds one kernel: remove its build record, compile, link, check the `.xclbin`
+/// exists, write the build record.
+fn build_kernel(p: &KernelPlan, record: &BitstreamRecord, parallel: bool) -> Result<(), String> {
     let log = |name: &str| parallel.then(|| p.build_dir.join(name));
+    let record_path = BitstreamRecord::path_for(&p.xclbin);
+    match std::fs::remove_file(&record_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("cannot remove the old build record {}: {e}", record_path.display()))
+        }
+        _ => {}
+    }
     run_step(&p.compile, log("compile.out").as_deref())?;
     run_step(&p.link, log("link.out").as_deref())?;
     if !p.xclbin.is_file() {
         return Err(format!("v++ -l succeeded but {} does not exist", p.xclbin.display()));
     }
+    write_file(&record_path, &record.to_json())?;
     say(&format!("# built {}", p.xclbin.display()));
+    say(&format!("#   wrote its build record {}", record_path.display()));
     Ok(())
 }
 
 /// Builds all kernels, `jobs` at a time; the failures as `kernel: reason (logs)`.
-fn run_kernels(plans: &[KernelPlan], jobs: usize) -> Vec<String> {
+fn run_kernels(plans: &[KernelPlan], records: &[BitstreamRecord], jobs: usize) -> Vec<String> {
     let jobs = jobs.min(plans.len());
     let next = AtomicUsize::new(0);
     let failures: Mutex<BTreeSet<(usize, String)>> = Mutex::new(BTreeSet::new());
@@ -435,7 +497,7 @@ fn run_kernels(plans: &[KernelPlan], jobs: usize) -> Vec<String> {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
-                if let Err(e) = build_kernel(p, jobs > 1) {
+                if let Err(e) = build_kernel(p, &records[i], jobs > 1) {
                     let logs = p.build_dir.join("logs");
                     failures
                         .lock()

@@ -50,43 +50,67 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-const K: &str = "tessera_stencil2d_l14_r0";
+/// The one kernel of a `tessera cc` output directory (names carry hashes of the source
+/// path and the region, so they are read, not spelled).
+fn kernel(kdir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(kdir)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().unwrap().strip_suffix(".manifest.json").map(String::from))
+        .collect();
+    assert_eq!(names.len(), 1, "{}: {names:?}", kdir.display());
+    names.pop().unwrap()
+}
 
 #[test]
 fn dry_run_prints_the_commands_and_writes_the_config() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    compile("stencil2d", t, "s");
+    let k = kernel(&compile("stencil2d", t, "s"));
+    assert!(k.starts_with("tessera_stencil2d_") && k.contains("_l14_r0_"), "{k}");
     // No Vitis anywhere on PATH: a dry run does not need it.
     let out =
         bitstream(t, &["s.tessera", "--platform", PLATFORM, "--dry-run", "--clock-mhz", "300"], "/nonexistent", None);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
 
-    let b = format!("bitstreams/hw/{K}.build");
+    let b = format!("bitstreams/hw/{k}.build");
     let compile = format!(
         "v++ -c -t hw --platform {PLATFORM} --save-temps --temp_dir {b}/tmp --log_dir {b}/logs \
-         --report_dir {b}/reports --report_level 1 -k {K} -I bitstreams/include -D TESSERA_VITIS=1 \
-         --hls.clock 300000000:{K} -o bitstreams/hw/{K}.xo s.tessera/{K}.cpp"
+         --report_dir {b}/reports --report_level 1 -k {k} -I bitstreams/include -D TESSERA_VITIS=1 \
+         --hls.clock 300000000:{k} -o bitstreams/hw/{k}.xo s.tessera/{k}.cpp"
     );
     let link = format!(
         "v++ -l -t hw --platform {PLATFORM} --save-temps --temp_dir {b}/tmp --log_dir {b}/logs \
-         --report_dir {b}/reports --report_level 1 --config bitstreams/hw/{K}.cfg --kernel_frequency 300 \
-         -o bitstreams/hw/{K}.xclbin bitstreams/hw/{K}.xo"
+         --report_dir {b}/reports --report_level 1 --config bitstreams/hw/{k}.cfg --kernel_frequency 300 \
+         -o bitstreams/hw/{k}.xclbin bitstreams/hw/{k}.xo"
     );
     let lines: Vec<&str> = stdout.lines().collect();
     let commands: Vec<&str> = lines.iter().copied().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(commands, [compile.as_str(), link.as_str()], "{stdout}");
+    // The build record is removed before the build and written after it.
+    let record = format!("bitstreams/hw/{k}.xclbin.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join(format!("s.tessera/{k}.manifest.json"))).unwrap()).unwrap();
+    let hash = manifest["hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert_eq!(commands.len(), 4, "{stdout}");
+    assert_eq!(commands[..3], [format!("rm -f {record}").as_str(), compile.as_str(), link.as_str()], "{stdout}");
+    let printf = commands[3];
+    assert!(printf.starts_with("printf '%s\\n' '{") && printf.ends_with(&format!("}}' > {record}")), "{printf}");
+    let json = &printf["printf '%s\\n' '".len()..printf.len() - format!("' > {record}").len()];
+    let r: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!((r["kernel"].as_str(), r["hash"].as_str(), r["target"].as_str()), (Some(k.as_str()), Some(hash), Some("hw")));
+    assert_eq!(r["platform"], PLATFORM);
+    assert_eq!(r["manifest"], format!("s.tessera/{k}.manifest.json"));
     assert!(stdout.contains("#   memory ports: A -> DDR[0], X -> DDR[0]\n"), "{stdout}");
-    assert!(stdout.contains(&format!("#   wrote bitstreams/hw/{K}.cfg\n")), "{stdout}");
+    assert!(stdout.contains(&format!("#   wrote bitstreams/hw/{k}.cfg\n")), "{stdout}");
     let bitdir = t.join("bitstreams/hw").canonicalize().unwrap();
     assert!(stdout.contains(&format!("#   export TESSERA_BITSTREAM_DIR={}\n", bitdir.display())), "{stdout}");
 
-    let cfg = std::fs::read_to_string(t.join(format!("bitstreams/hw/{K}.cfg"))).unwrap();
+    let cfg = std::fs::read_to_string(t.join(format!("bitstreams/hw/{k}.cfg"))).unwrap();
     let directives: Vec<&str> = cfg.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
         directives,
-        ["[connectivity]", &format!("nk={K}:1:{K}_1"), &format!("sp={K}_1.A:DDR[0]"), &format!("sp={K}_1.X:DDR[0]")]
+        ["[connectivity]", &format!("nk={k}:1:{k}_1"), &format!("sp={k}_1.A:DDR[0]"), &format!("sp={k}_1.X:DDR[0]")]
     );
     // m, n and fac are scalars: no sp=.
     assert!(!cfg.contains(".m:") && !cfg.contains(".n:") && !cfg.contains(".fac:"), "{cfg}");
@@ -94,15 +118,15 @@ fn dry_run_prints_the_commands_and_writes_the_config() {
         let written = std::fs::read_to_string(t.join("bitstreams/include").join(h)).unwrap();
         assert_eq!(written, std::fs::read_to_string(repo().join("host/include").join(h)).unwrap(), "{h}");
     }
-    assert!(!t.join(format!("bitstreams/hw/{K}.xclbin")).exists());
+    assert!(!t.join(format!("bitstreams/hw/{k}.xclbin")).exists());
 }
 
 #[test]
 fn dry_run_for_emulation_with_banks_and_a_manifest_file() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    compile("stencil2d", t, "s");
-    let manifest = format!("s.tessera/{K}.manifest.json");
+    let k = kernel(&compile("stencil2d", t, "s"));
+    let manifest = format!("s.tessera/{k}.manifest.json");
     let args = [
         manifest.as_str(),
         "--platform",
@@ -125,15 +149,17 @@ fn dry_run_for_emulation_with_banks_and_a_manifest_file() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     let commands: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(commands.len(), 3, "{stdout}");
+    assert_eq!(commands.len(), 5, "{stdout}");
     assert_eq!(commands[0], "emconfigutil --platform /p/vcu118.xpfm --od out/hw_emu");
-    assert!(commands[1].starts_with("v++ -c -t hw_emu --platform /p/vcu118.xpfm "), "{stdout}");
-    assert!(commands[1].contains(&format!(" --hls.clock 250000000:{K} ")), "{stdout}");
-    assert!(commands[2].contains(&format!(" --clock.freqHz 250000000:{K}_1 ")), "{stdout}");
-    assert!(!commands[2].contains("--kernel_frequency"), "{stdout}");
+    assert_eq!(commands[1], format!("rm -f out/hw_emu/{k}.xclbin.json"));
+    assert!(commands[2].starts_with("v++ -c -t hw_emu --platform /p/vcu118.xpfm "), "{stdout}");
+    assert!(commands[2].contains(&format!(" --hls.clock 250000000:{k} ")), "{stdout}");
+    assert!(commands[3].contains(&format!(" --clock.freqHz 250000000:{k}_1 ")), "{stdout}");
+    assert!(!commands[3].contains("--kernel_frequency"), "{stdout}");
+    assert!(commands[4].contains("\"target\":\"hw_emu\"") && commands[4].contains("\"platform\":\"/p/vcu118.xpfm\""), "{stdout}");
     assert!(stdout.contains("#   export XCL_EMULATION_MODE=hw_emu\n"), "{stdout}");
-    let cfg = std::fs::read_to_string(t.join(format!("out/hw_emu/{K}.cfg"))).unwrap();
-    assert!(cfg.ends_with(&format!("sp={K}_1.A:MIG[0]\nsp={K}_1.X:MIG[1]\n")), "{cfg}");
+    let cfg = std::fs::read_to_string(t.join(format!("out/hw_emu/{k}.cfg"))).unwrap();
+    assert!(cfg.ends_with(&format!("sp={k}_1.A:MIG[0]\nsp={k}_1.X:MIG[1]\n")), "{cfg}");
 
     // A bank for a port no kernel has is an error, not silently ignored.
     let out = bitstream(
@@ -144,7 +170,7 @@ fn dry_run_for_emulation_with_banks_and_a_manifest_file() {
     );
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains(&format!("no kernel has a memory port `Q` (memory ports: {K}.A, {K}.X)")),
+        text(&out.stderr).contains(&format!("no kernel has a memory port `Q` (memory ports: {k}.A, {k}.X)")),
         "{}",
         text(&out.stderr)
     );
@@ -235,8 +261,8 @@ fn stub_vitis(t: &Path, fail_link: bool) -> PathBuf {
 fn runs_vitis_for_every_kernel() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    compile("stencil2d", t, "s2");
-    compile("stencil1d", t, "s1");
+    let k2 = kernel(&compile("stencil2d", t, "s2"));
+    let k1 = kernel(&compile("stencil1d", t, "s1"));
     let bin = stub_vitis(t, false);
     std::fs::write(t.join("u250.xpfm"), "").unwrap();
     let path = format!("{}:/usr/bin:/bin", bin.display());
@@ -252,8 +278,7 @@ fn runs_vitis_for_every_kernel() {
     let calls: Vec<&str> = log.lines().collect();
     assert_eq!(calls.len(), 5, "{log}");
     assert_eq!(calls[0], "emconfigutil --platform u250.xpfm --od b/hw_emu");
-    let k1 = "tessera_stencil1d_l11_r0";
-    for k in [K, k1] {
+    for (k, exe) in [(&k2, "s2"), (&k1, "s1")] {
         let c = calls.iter().position(|c| c.starts_with("v++ -c") && c.contains(&format!("-k {k} "))).expect(k);
         let l = calls
             .iter()
@@ -264,6 +289,16 @@ fn runs_vitis_for_every_kernel() {
         // Parallel builds keep each kernel's v++ output in its build directory.
         assert!(t.join(format!("b/hw_emu/{k}.build/compile.out")).is_file());
         assert!(stdout.contains(&format!("# built b/hw_emu/{k}.xclbin\n")), "{stdout}");
+        // Its build record: the manifest's hash, for the runtime's check.
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(t.join(format!("b/hw_emu/{k}.xclbin.json"))).unwrap()).unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(t.join(format!("{exe}.tessera/{k}.manifest.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(record["hash"], manifest["hash"]);
+        assert_eq!(record["kernel"], k.as_str());
+        assert_eq!((record["target"].as_str(), record["platform"].as_str()), (Some("hw_emu"), Some("u250.xpfm")));
     }
     // Every command was printed before it ran.
     for c in &calls {
@@ -276,11 +311,14 @@ fn runs_vitis_for_every_kernel() {
 fn reports_failures_and_missing_platforms() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    compile("stencil2d", t, "s");
+    let k = kernel(&compile("stencil2d", t, "s"));
     let bin = stub_vitis(t, true);
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let vitis = t.join("vitis");
 
+    // A stale build record from an earlier build goes before the build starts.
+    std::fs::create_dir_all(t.join("bitstreams/hw")).unwrap();
+    std::fs::write(t.join(format!("bitstreams/hw/{k}.xclbin.json")), "{}").unwrap();
     let out = bitstream(t, &["s.tessera", "--platform", "missing/u250.xpfm"], &path, Some(&vitis));
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
@@ -314,10 +352,37 @@ fn reports_failures_and_missing_platforms() {
     assert!(text(&out.stdout).contains(&format!("--platform {} ", repo_dir.join("my_vcu118.xpfm").display())));
     assert!(stderr.contains("stub link failure"), "{stderr}");
     assert!(
-        stderr.contains(&format!("tessera bitstream: error: 1 of 1 kernel(s) failed:\n  {K}: `v++ -l` failed")),
+        stderr.contains(&format!("tessera bitstream: error: 1 of 1 kernel(s) failed:\n  {k}: `v++ -l` failed")),
         "{stderr}"
     );
-    assert!(!t.join(format!("bitstreams/hw/{K}.xclbin")).exists());
+    assert!(!t.join(format!("bitstreams/hw/{k}.xclbin")).exists());
+    assert!(!t.join(format!("bitstreams/hw/{k}.xclbin.json")).exists(), "the failed build left no record");
+}
+
+/// A kernel directory edited after `tessera cc` wrote it is refused: the build record
+/// would vouch for a bitstream that is not the program's kernel.
+#[test]
+fn refuses_edited_kernels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let k = kernel(&compile("stencil2d", t, "s"));
+    let cpp = t.join(format!("s.tessera/{k}.cpp"));
+    let original = std::fs::read_to_string(&cpp).unwrap();
+    std::fs::write(&cpp, format!("{original}// tuned by hand\n")).unwrap();
+    let out = bitstream(t, &["s.tessera", "--platform", PLATFORM, "--dry-run"], "/nonexistent", None);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&format!("the kernel source s.tessera/{k}.cpp differs from the kernel in the manifest")), "{stderr}");
+    std::fs::write(&cpp, original).unwrap();
+
+    let mpath = t.join(format!("s.tessera/{k}.manifest.json"));
+    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    manifest["emu_entry_source"] = "// edited".into();
+    std::fs::write(&mpath, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let out = bitstream(t, &["s.tessera", "--platform", PLATFORM, "--dry-run"], "/nonexistent", None);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("the manifest's hash does not match its contents"), "{stderr}");
 }
 
 /// `tessera_add_bitstream` (cmake/TesseraBitstream.cmake) through the example project:
@@ -364,8 +429,11 @@ fn cmake_function_dry_run_and_missing_vitis() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("v++ -c -t sw_emu --platform xilinx_u250_gen3x16_xdma_4_1_202210_1 "), "{stdout}");
-    let cfg = std::fs::read_to_string(t.join(format!("dry/bitstreams/sw_emu/{K}.cfg"))).unwrap();
-    assert!(cfg.contains(&format!("sp={K}_1.X:DDR[0]\n")), "{cfg}");
+    // KERNELS: every kernel of the directory, whatever its name.
+    let k = kernel(&t.join("dry/stencil2d.tessera"));
+    let cfg = std::fs::read_to_string(t.join(format!("dry/bitstreams/sw_emu/{k}.cfg"))).unwrap();
+    assert!(cfg.contains(&format!("sp={k}_1.X:DDR[0]\n")), "{cfg}");
+    assert!(t.join("dry/bitstreams/sw_emu/stencil2d_xclbin.stamp").is_file());
 }
 
 fn which(name: &str) -> Result<PathBuf, ()> {

@@ -5,11 +5,19 @@
 //!   └─ check::check_region ── Rejection? ──> manifest with `rejected`, remark; region stays on the host
 //!   └─ tessera_hls::baseline ──> kernel C++ + emulation entry
 //!   └─ tessera_poly::optimize ──> the tiling plan (`<kernel>.plan.txt`)
-//!   └─ Manifest (args, shapes, maps) + files for `<output>.tessera/`
+//!   └─ Manifest (args, shapes, maps, content hash) + files for `<output>.tessera/`
 //!
 //! DataDirective (IR of target data / enter data / exit data / update)
 //!   └─ data::compile_data ──> DataDesc (embedded in the runtime call) or a remark
 //! ```
+//!
+//! Kernels are named by [`region_name`]: `tessera_<file stem>_<path hash>_l<line>_r<index>_<IR
+//! hash>`, unique within a program (two `k.c` in different directories differ in the
+//! path hash) and deterministic. The manifest's `hash`
+//! (`tessera_ir::manifest::Manifest::content_hash`) identifies what the kernel computes;
+//! bitstreams record it and the XRT backend checks it. [`is_kernel_file_of`] tells the
+//! plugin which files of the kernel directory belong to a source file (stale ones are
+//! removed).
 //!
 //! Everything here is a pure function of the region and the options; the plugin (or
 //! the CLI) does the I/O with what [`compile_region`] returns.
@@ -19,6 +27,7 @@
 pub mod affine;
 pub mod check;
 pub mod data;
+pub mod footprint;
 pub mod options;
 pub mod reject;
 
@@ -40,22 +49,79 @@ pub struct Outcome {
     /// An offloaded region that got the baseline kernel although the mode asked for a
     /// tiled one: why (the optimizer's or the generator's reason). The plugin remarks it.
     pub fallback: Option<String>,
+    /// Compile-time warnings: accesses that leave their array's mapped section
+    /// whatever the scalars' values ([`footprint::constant_violations`]).
+    pub warnings: Vec<String>,
 }
 
-/// The name of a region's kernel: `tessera_<file stem>_l<line>_r<index>`, a valid C
-/// identifier that is unique within a translation unit.
+/// The name of a region's kernel:
+/// `tessera_<file stem>_<path hash>_l<line>_r<index>_<IR hash>`, e.g.
+/// `tessera_k_3f2a91c0_l2_r0_7b1e44d2` — a valid C identifier, unique within a
+/// program and deterministic (the same source compiled the same way gets the same
+/// name).
+///
+/// - `<file stem>`: the directive's file name up to its first `.`, characters other
+///   than ASCII letters and digits as `_` (for people reading the name);
+/// - `<path hash>`: 8 hex digits of SHA-256 of the directive's file as an absolute,
+///   normalised path (`Region::source`, which the plugin fills in; `location.file`
+///   when absent), so `a/k.c` and `b/k.c` never share a kernel name
+///   ([`kernel_prefix`]: everything up to here names the file's kernels);
+/// - `l<line>_r<index>`: the directive's line and its index among the regions of
+///   the translation unit (template instances of one pragma);
+/// - `<IR hash>`: 8 hex digits of SHA-256 of the region IR (its JSON), so an edited
+///   region gets a new name and a bitstream of the old one is not found under it.
+///
+/// The options (mode, tile sizes, port width) are not in the name: they change the
+/// kernel, not its identity; the manifest's `hash` covers them (and whatever else
+/// makes the kernel), and the XRT backend compares it with the bitstream's record.
 pub fn region_name(region: &Region) -> String {
-    let file = &region.location.file;
-    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    let path = region.source.as_deref().filter(|s| !s.is_empty()).unwrap_or(&region.location.file);
+    let ir = &sha256_hex(region.to_json().as_bytes())[..8];
+    format!("{}l{}_r{}_{ir}", kernel_prefix(path), region.location.line, region.index)
+}
+
+/// The start of the name of every kernel of the regions in source file `path` (an
+/// absolute, normalised path, as `Region::source`): `tessera_<file stem>_<path hash>_`.
+/// The plugin identifies the files of a translation unit by it ([`is_kernel_file_of`]).
+pub fn kernel_prefix(path: &str) -> String {
+    let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let stem = base.split('.').next().unwrap_or(base);
     let stem: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("tessera_{stem}_l{}_r{}", region.location.line, region.index)
+    format!("tessera_{stem}_{}_", &sha256_hex(path.as_bytes())[..8])
+}
+
+/// What follows the kernel name in the name of every file [`compile_region`] writes
+/// into the kernel directory. The plugin removes only files with these suffixes.
+pub const KERNEL_FILE_SUFFIXES: [&str; 4] = [".ir.json", ".cpp", ".manifest.json", ".plan.txt"];
+
+/// Whether `file` (a file name) is one that [`compile_region`] writes for a region of
+/// source file `path`: [`kernel_prefix`]`(path)`, then `l<line>_r<index>_<8 hex
+/// digits>`, then one of [`KERNEL_FILE_SUFFIXES`]. The plugin removes such files of
+/// its translation unit that it did not write again (stale kernels), and never
+/// touches anything else in the directory (other translation units' kernels,
+/// bitstreams, the user's files).
+pub fn is_kernel_file_of(path: &str, file: &str) -> bool {
+    let Some(rest) = file.strip_prefix(&kernel_prefix(path)) else { return false };
+    let Some(suffix) = KERNEL_FILE_SUFFIXES.iter().find(|s| rest.ends_with(*s)) else { return false };
+    let id = &rest[..rest.len() - suffix.len()];
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hex = |s: &str| s.len() == 8 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    match id.strip_prefix('l').map(|r| r.splitn(3, '_').collect::<Vec<_>>()).as_deref() {
+        Some([line, index, ir]) => digits(line) && index.strip_prefix('r').is_some_and(digits) && hex(ir),
+        _ => false,
+    }
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    tessera_ir::manifest::sha256_hex(data)
 }
 
 /// Runs the pipeline on one region.
 pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let name = region_name(region);
     let mut files = vec![(format!("{name}.ir.json"), region.to_json())];
+    let normalized = attach_zero_length_sections(region);
+    let region = &normalized;
     let (rejection, args) = match check::check_region(region).and_then(|()| manifest_args(region)) {
         Ok(args) => (None, args),
         // A region kept on the host still lists its arguments when it can: if it runs
@@ -73,7 +139,19 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         kernel_source: String::new(),
         emu_entry_source: String::new(),
         xclbin: String::new(),
+        hash: String::new(),
     };
+    let mut warnings = Vec::new();
+    if rejection.is_none() {
+        for (array, fp) in footprint::footprints(region) {
+            if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
+                a.footprint.push(fp);
+            }
+        }
+        let arrays: Vec<(String, &ArrayArg)> =
+            manifest.args.iter().filter_map(|a| Some((a.name.clone(), a.array.as_ref()?))).collect();
+        warnings = footprint::constant_violations(&arrays);
+    }
     let mut fallback = None;
     if rejection.is_none() {
         let (kernel, mode, plan, why) = generate_kernel(region, &name, opts);
@@ -83,6 +161,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         manifest.xclbin = format!("{name}.xclbin");
         manifest.kernel_source = kernel.source.clone();
         manifest.emu_entry_source = kernel.emu_entry;
+        manifest.hash = manifest.content_hash();
         files.push((format!("{name}.cpp"), kernel.source));
         files.push((
             format!("{name}.manifest.json"),
@@ -90,7 +169,37 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         ));
         files.push((format!("{name}.plan.txt"), plan));
     }
-    Outcome { manifest, rejection, files, fallback }
+    Outcome { manifest, rejection, files, fallback, warnings }
+}
+
+/// `map(p[:0])` on a pointer is OpenMP's zero-length array section: no data moves,
+/// and the pointer finds data already present on the device — exactly a pointer
+/// without a map clause ([`check::is_attached`]). The region as every later stage
+/// should see it: such a variable without its map clause.
+fn attach_zero_length_sections(region: &Region) -> Region {
+    let mut r = region.clone();
+    for v in &mut r.vars {
+        if v.map.is_some() && check::is_attached(v) {
+            v.map = None;
+            v.section.clear();
+        }
+    }
+    r
+}
+
+/// The manifest of a region whose variables the plugin cannot pass to the runtime
+/// (`reason`): rejected, without arguments (the call `__tessera_opaque` passes none)
+/// and without a kernel. The runtime lets it run on the host only while nothing is
+/// mapped on the device.
+pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
+    let mut manifest = compile_region(region, &Options { mode: Mode::Baseline, ..Options::default() }).manifest;
+    manifest.kernel = None;
+    manifest.rejected = Some(reason.to_string());
+    manifest.args.clear();
+    manifest.kernel_source.clear();
+    manifest.emu_entry_source.clear();
+    manifest.xclbin.clear();
+    manifest
 }
 
 /// The kernel for an offloadable region, the mode it was generated in, and the
@@ -143,13 +252,13 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         VarKind::Pointer | VarKind::Array if check::is_attached(v) => {
             let mut dims = vec![zero()];
             dims.extend(check::resolved_dims_from(v, &[], 1)?);
-            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new() })
+            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![] })
         }
         VarKind::Pointer | VarKind::Array => {
             let dims = check::resolved_dims(v)?;
             let section = complete_section(&v.section, &dims);
             // OpenMP: an array referenced without a map clause is mapped tofrom.
-            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section })
+            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![] })
         }
     };
     Ok(Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array })
@@ -165,7 +274,7 @@ fn host_args(region: &Region) -> Vec<Arg> {
         .map(|v| {
             manifest_arg(v).unwrap_or_else(|_| {
                 let zeros = v.dims.iter().map(|_| Expr::Int { value: 0, ty: ScalarType::I64 }).collect();
-                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new() });
+                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![] });
                 Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array }
             })
         })
@@ -203,6 +312,7 @@ mod tests {
             lower: Expr::int(0),
             upper: n,
             step: 1,
+            ne: false,
             body: vec![Stmt::Assign {
                 target: tessera_ir::LValue::Element {
                     array: "b".into(),
@@ -218,6 +328,7 @@ mod tests {
         Region {
             version: IR_VERSION,
             location: Loc { file: "p.c".into(), line: 3, col: 1 },
+            source: None,
             function: "f".into(),
             index: 0,
             directive: "target teams distribute parallel for".into(),
@@ -232,6 +343,83 @@ mod tests {
             ],
             body,
         }
+    }
+
+    /// `a/k.c` and `b/k.c` with a region on the same line: different kernels.
+    #[test]
+    fn kernel_names_hash_the_source_path_and_the_region() {
+        let mut a = region(None, None);
+        a.location.file = "a/k.c".into();
+        a.source = Some("/w/a/k.c".into());
+        let mut b = a.clone();
+        b.location.file = "b/k.c".into();
+        b.source = Some("/w/b/k.c".into());
+        let (na, nb) = (region_name(&a), region_name(&b));
+        assert_ne!(na, nb);
+        for n in [&na, &nb] {
+            assert!(n.starts_with("tessera_k_") && n.contains("_l3_r0_"), "{n}");
+            assert_eq!(n.len(), "tessera_k_12345678_l3_r0_12345678".len(), "{n}");
+            assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{n}");
+        }
+        assert!(na.starts_with(&kernel_prefix("/w/a/k.c")) && nb.starts_with(&kernel_prefix("/w/b/k.c")));
+        // Deterministic, and the same file compiled twice gets the same name.
+        assert_eq!(region_name(&a.clone()), na);
+        // The same path, another computation: another name (the IR hash).
+        let mut edited = a.clone();
+        edited.vars[2].name = "count".into();
+        let ne = region_name(&edited);
+        assert_ne!(ne, na);
+        assert_eq!(ne[..ne.len() - 8], na[..na.len() - 8]);
+        // Without `source` (hand-written IR), the location's file stands in.
+        let mut plain = a.clone();
+        plain.source = None;
+        assert!(region_name(&plain).starts_with(&kernel_prefix("a/k.c")));
+        // Any file name makes an identifier.
+        assert!(kernel_prefix("/x/my-file.v2.c").starts_with("tessera_my_file_"));
+        // The manifest carries the kernel's content hash.
+        let out = compile_region(&a, &Options::default());
+        assert_eq!(out.manifest.kernel.as_deref(), Some(na.as_str()));
+        assert_eq!(out.manifest.hash, out.manifest.content_hash());
+        assert_eq!(out.manifest.hash.len(), 64);
+        let baseline = compile_region(&a, &Options::from_plugin_args(&["mode=baseline", "port-width=4"]).unwrap());
+        assert_eq!(baseline.manifest.kernel.as_deref(), Some(na.as_str()), "options do not rename");
+        let mut r = a.clone();
+        r.unsupported_clauses.push(tessera_ir::Named { name: "nowait".into(), loc: Loc::default() });
+        assert_eq!(compile_region(&r, &Options::default()).manifest.hash, "", "no kernel, no hash");
+    }
+
+    #[test]
+    fn kernel_files_of_a_source_file() {
+        let r = {
+            let mut r = region(None, None);
+            r.source = Some("/w/a/k.c".into());
+            r
+        };
+        let out = compile_region(&r, &Options::default());
+        let name = out.manifest.kernel.clone().unwrap();
+        assert_eq!(out.files.len(), 4);
+        for (f, _) in &out.files {
+            assert!(f.starts_with(&name), "{f}");
+            assert!(KERNEL_FILE_SUFFIXES.contains(&&f[name.len()..]), "{f}: add its suffix to KERNEL_FILE_SUFFIXES");
+            assert!(is_kernel_file_of("/w/a/k.c", f), "{f}");
+            assert!(!is_kernel_file_of("/w/b/k.c", f), "{f}");
+        }
+        let p = kernel_prefix("/w/a/k.c");
+        for other in [
+            format!("{name}.xclbin"),
+            format!("{name}.xclbin.json"),
+            format!("{p}l3_r0.cpp"),
+            format!("{p}l3_r0_1234567.cpp"),
+            format!("{p}l3_r0_1234567G.cpp"),
+            format!("{p}lx_r0_12345678.cpp"),
+            format!("{p}l3_rx_12345678.cpp"),
+            format!("{p}l3_r0_12345678_x.cpp"),
+            format!("{p}notes.txt"),
+            "tessera_k_l3_r0.cpp".to_string(),
+        ] {
+            assert!(!is_kernel_file_of("/w/a/k.c", &other), "{other}");
+        }
+        assert!(is_kernel_file_of("/w/a/k.c", &format!("{p}l17_r12_0a1b2c3d.plan.txt")));
     }
 
     #[test]

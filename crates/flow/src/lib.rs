@@ -588,7 +588,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims: vec![n.clone()],
-                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }],
+                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }], footprint: vec![] 
             }),
         }
     }
@@ -608,6 +608,7 @@ mod tests {
             kernel_source: source.into(),
             emu_entry_source: String::new(),
             xclbin: format!("{kernel}.xclbin"),
+            hash: String::new(),
         }
     }
 

@@ -118,11 +118,19 @@ fn indent(s: &mut String, depth: usize) {
 
 fn stmt(s: &mut String, st: &Stmt, depth: usize, shapes: &RegionShapes) {
     match st {
-        Stmt::For { var, ty, lower, upper, step, body, .. } => {
+        Stmt::For { var, ty, lower, upper, step, ne, body, .. } => {
             indent(s, depth);
             let v = ident(var);
             let (lo, hi) = (cpp::expr(lower, shapes), cpp::expr(upper, shapes));
-            let _ = writeln!(s, "for ({} {v} = {lo}; {v} < {hi}; {v} += {step}) {{", ty.c_name());
+            // The source's direction, order and (for `!=`) test: the loop runs exactly
+            // as on the host, including an index that wraps around.
+            let test = match (*ne, *step > 0) {
+                (true, _) => "!=",
+                (false, true) => "<",
+                (false, false) => ">",
+            };
+            let incr = if *step > 0 { format!("+= {step}") } else { format!("-= {}", step.unsigned_abs()) };
+            let _ = writeln!(s, "for ({} {v} = {lo}; {v} {test} {hi}; {v} {incr}) {{", ty.c_name());
             body.iter().for_each(|b| stmt(s, b, depth + 1, shapes));
             indent(s, depth);
             s.push_str("}\n");
@@ -179,6 +187,7 @@ mod tests {
         Region {
             version: IR_VERSION,
             location: Loc { file: "t.c".into(), line: 3, col: 1 },
+            source: None,
             function: "f".into(),
             index: 0,
             directive: "target".into(),
@@ -200,6 +209,7 @@ mod tests {
             lower: Expr::int(0),
             upper: Expr::var("n", ScalarType::I32),
             step: 1,
+            ne: false,
             body: vec![Stmt::Assign {
                 target: LValue::Element { array: "b".into(), index: vec![i.clone()], ty: ScalarType::F32, loc: Loc::default() },
                 value: Expr::Binary { op: BinOp::Add, lhs: Box::new(read.clone()), rhs: Box::new(read), ty: ScalarType::F32 },

@@ -63,6 +63,13 @@ pub struct Region {
     pub version: u32,
     /// Location of the `#pragma omp target…` directive.
     pub location: Loc,
+    /// The directive's file as an absolute, normalised path: `location.file` made
+    /// absolute against the compiler's working directory, with `.` and `..` removed.
+    /// The plugin adds it; kernel names hash it (`tessera_compiler::region_name`), so
+    /// `a/k.c` and `b/k.c` give different kernels. Absent (IR written by hand, fixtures):
+    /// `location.file` stands in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Name of the enclosing function (qualified in C++).
     pub function: String,
     /// Index of this region among the target regions of its translation unit (0-based),
@@ -565,8 +572,21 @@ pub enum LValue {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Stmt {
-    /// A canonical counted loop `for (ty var = lower; var < upper; var += step)`.
-    /// The plugin normalises `<=` into `< upper + 1` (in the comparison's type).
+    /// A counted loop in OpenMP's canonical loop form (OpenMP 5.2, 4.4.1), in the
+    /// direction of its source and with its iteration order:
+    ///
+    /// - `step > 0`: `for (ty var = lower; var < upper; var += step)`;
+    /// - `step < 0`: `for (ty var = lower; var > upper; var += step)` (a decreasing
+    ///   loop: `lower` is where it starts, `upper` the exclusive end below it);
+    /// - with `ne`, the test is `var != upper` instead.
+    ///
+    /// The plugin normalises every canonical form into this one: `b op var` into
+    /// `var op' b`; `var <= b` into `var < b + 1` and `var >= b` into `var > b - 1`
+    /// (in the comparison's type, so `upper` is always the exclusive end);
+    /// `++`/`--`/`+= c`/`-= c`/`var = var + c`/`var = c + var`/`var = var - c` into
+    /// the signed constant `step`. Forms outside the canonical one (a step towards the
+    /// wrong side of the bound, a test that is always true, a non-constant step) are
+    /// [`Stmt::Unsupported`] `non-canonical loop: <why>`.
     For {
         /// Index variable.
         var: String,
@@ -574,10 +594,19 @@ pub enum Stmt {
         ty: ScalarType,
         /// Initial value.
         lower: Expr,
-        /// Exclusive upper bound (the right-hand side of `var < …`).
+        /// Exclusive end in the direction of `step`, as converted for the source's
+        /// comparison (the right-hand side of `var < …` / `var > …` / `var != …`).
         upper: Expr,
-        /// Positive constant increment.
+        /// Nonzero constant increment: positive for an increasing loop, negative for
+        /// a decreasing one. It fits the index type's signed range.
         step: i64,
+        /// The source tests `var != upper`. That is the loop `var < upper` (`step > 0`)
+        /// or `var > upper` (`step < 0`) whenever the index reaches `upper` exactly
+        /// (OpenMP requires it of a loop a directive is associated with); an index of
+        /// an unsigned or narrower-than-`int` type may instead wrap around past
+        /// `upper` with defined behaviour, so generated loops keep the `!=`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        ne: bool,
         /// Loop body.
         body: Vec<Stmt>,
         /// Location of the `for`.
@@ -675,6 +704,10 @@ impl Stmt {
             Stmt::Assign { .. } | Stmt::Let { .. } | Stmt::Unsupported { .. } => {}
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Errors reading a region file.

@@ -7,9 +7,11 @@
 
 use crate::{Expr, MapKind, ScalarType, Section, VarKind};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 
-/// Version of the manifest schema.
-pub const MANIFEST_VERSION: u32 = 1;
+/// Version of the manifest schema (2: `hash`).
+pub const MANIFEST_VERSION: u32 = 2;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,6 +38,13 @@ pub struct Manifest {
     pub emu_entry_source: String,
     /// File name of the bitstream the XRT backend loads (`<kernel>.xclbin`).
     pub xclbin: String,
+    /// What the kernel is: [`Manifest::content_hash`] (SHA-256, 64 hex digits) of the
+    /// kernel name, mode, arguments, kernel and emulation sources and bitstream name.
+    /// `tessera bitstream` records it beside the bitstream it builds
+    /// ([`BitstreamRecord`]) and the XRT backend loads a bitstream only when its record
+    /// has this hash. Empty when the region is not offloaded.
+    #[serde(default)]
+    pub hash: String,
 }
 
 /// One argument of the region call.
@@ -65,6 +74,29 @@ pub struct ArrayArg {
     /// The mapped section, one entry per dimension (whole dimensions are `[0:extent]`).
     /// Only these elements move between host and device.
     pub section: Vec<Section>,
+    /// Where the region's accesses of the array land, one entry per access, when the
+    /// compiler could derive it from the loop nest (empty otherwise). The runtime
+    /// checks it against the mapped section (or the present mapping) before a launch:
+    /// an access outside is undefined behaviour in OpenMP, which a device would turn
+    /// into garbage or a fault; Tessera reports it and runs the region on the host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub footprint: Vec<Footprint>,
+}
+
+/// The index range one access of a region covers, over the whole iteration domain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The access as written (`a[i + 1]`).
+    pub access: String,
+    /// Whether it writes (else it reads).
+    pub write: bool,
+    /// Per dimension, the smallest index it takes (an expression over the scalars).
+    pub lo: Vec<Expr>,
+    /// Per dimension, the largest index it takes.
+    pub hi: Vec<Expr>,
+    /// The iteration domain is non-empty exactly when `lower < upper` for every pair
+    /// (the loops' bounds); otherwise the access never happens.
+    pub nonempty: Vec<(Expr, Expr)>,
 }
 
 impl Manifest {
@@ -83,5 +115,172 @@ impl Manifest {
     /// Compact JSON, as embedded in binaries.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("manifest is always serialisable")
+    }
+
+    /// The kernel's identity: SHA-256 (hex) over everything that decides what the
+    /// kernel computes and how it is called — schema version, kernel name, mode,
+    /// arguments (order, types, maps, shapes), the kernel's C++ and the emulation
+    /// entry, and the bitstream name. Not over `region` (the report key; the kernel
+    /// name already holds the line), `rejected` or `hash` itself.
+    pub fn content_hash(&self) -> String {
+        #[derive(Serialize)]
+        struct Identity<'a> {
+            version: u32,
+            kernel: &'a Option<String>,
+            mode: &'a str,
+            args: &'a [Arg],
+            kernel_source: &'a str,
+            emu_entry_source: &'a str,
+            xclbin: &'a str,
+        }
+        let id = Identity {
+            version: self.version,
+            kernel: &self.kernel,
+            mode: &self.mode,
+            args: &self.args,
+            kernel_source: &self.kernel_source,
+            emu_entry_source: &self.emu_entry_source,
+            xclbin: &self.xclbin,
+        };
+        sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
+    }
+
+    /// The manifest with `hash` set to its [`content_hash`](Self::content_hash).
+    pub fn with_hash(mut self) -> Manifest {
+        self.hash = self.content_hash();
+        self
+    }
+}
+
+/// SHA-256 of `data` as 64 lower-case hex digits.
+pub fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Version of the [`BitstreamRecord`] schema.
+pub const BITSTREAM_RECORD_VERSION: u32 = 1;
+
+/// The build record `tessera bitstream` writes beside a bitstream it built,
+/// `<xclbin>.json` ([`BitstreamRecord::path_for`]): which manifest the bitstream was
+/// built from. The XRT backend runs a bitstream only when its record names the
+/// manifest's kernel and has the manifest's [`hash`](Manifest::hash); a bitstream
+/// without a record, or with another hash, is stale (built before the source or
+/// the compiler changed) or foreign (built from another program) and is not loaded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BitstreamRecord {
+    /// Schema version, [`BITSTREAM_RECORD_VERSION`].
+    pub version: u32,
+    /// Kernel (top function) name.
+    pub kernel: String,
+    /// The manifest's [`hash`](Manifest::hash).
+    pub hash: String,
+    /// `file:line` of the region (for people reading the record).
+    pub region: String,
+    /// The manifest file the bitstream was built from.
+    pub manifest: String,
+    /// Build target: `sw_emu`, `hw_emu` or `hw`.
+    pub target: String,
+    /// The Vitis platform (`.xpfm` path or name) it was built for.
+    pub platform: String,
+}
+
+impl BitstreamRecord {
+    /// Where the record of bitstream `xclbin` is: `<xclbin>.json`.
+    pub fn path_for(xclbin: &Path) -> PathBuf {
+        let mut p = xclbin.as_os_str().to_owned();
+        p.push(".json");
+        PathBuf::from(p)
+    }
+
+    /// Parses a record.
+    pub fn from_json(text: &str) -> Result<BitstreamRecord, String> {
+        let r: BitstreamRecord = serde_json::from_str(text).map_err(|e| format!("does not parse: {e}"))?;
+        if r.version != BITSTREAM_RECORD_VERSION {
+            return Err(format!(
+                "has schema version {}, this Tessera reads version {BITSTREAM_RECORD_VERSION}",
+                r.version
+            ));
+        }
+        Ok(r)
+    }
+
+    /// One line of JSON with a final newline, as written to the file.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a record is always serialisable") + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest {
+            version: MANIFEST_VERSION,
+            region: "k.c:2".into(),
+            kernel: Some("tessera_k_0123abcd_l2_r0_89abcdef".into()),
+            rejected: None,
+            mode: "baseline".into(),
+            args: vec![Arg { name: "n".into(), kind: VarKind::Scalar, elem: ScalarType::I32, array: None }],
+            kernel_source: "void k(int n) {}".into(),
+            emu_entry_source: "#include \"kernel.cpp\"".into(),
+            xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
+            hash: String::new(),
+        }
+        .with_hash()
+    }
+
+    #[test]
+    fn the_hash_covers_what_the_kernel_computes() {
+        let m = manifest();
+        assert_eq!(m.hash.len(), 64);
+        assert!(m.hash.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert_eq!(m.hash, m.content_hash(), "deterministic");
+        // The report key and the hash field itself are not part of it.
+        let moved = Manifest { region: "other.c:9".into(), hash: "x".into(), ..m.clone() };
+        assert_eq!(moved.content_hash(), m.hash);
+        let changes: [fn(&mut Manifest); 6] = [
+            |m| m.kernel_source.push(' '),
+            |m| m.emu_entry_source.push(' '),
+            |m| m.mode = "tessera".into(),
+            |m| m.args[0].elem = ScalarType::I64,
+            |m| m.kernel = Some("other".into()),
+            |m| m.xclbin = "other.xclbin".into(),
+        ];
+        for change in changes {
+            let mut c = m.clone();
+            change(&mut c);
+            assert_ne!(c.content_hash(), m.hash, "{c:?}");
+        }
+        // It survives the JSON round trip of the embedded manifest.
+        assert_eq!(Manifest::from_json(&m.to_json()).unwrap(), m);
+    }
+
+    #[test]
+    fn older_schemas_are_refused_by_version() {
+        let mut v: serde_json::Value = serde_json::from_str(&manifest().to_json()).unwrap();
+        v["version"] = 1.into();
+        v.as_object_mut().unwrap().remove("hash");
+        let e = Manifest::from_json(&v.to_string()).unwrap_err();
+        assert_eq!(e, format!("manifest has schema version 1, this runtime reads version {MANIFEST_VERSION}"));
+    }
+
+    #[test]
+    fn bitstream_records() {
+        assert_eq!(BitstreamRecord::path_for(Path::new("b/hw/k.xclbin")), Path::new("b/hw/k.xclbin.json"));
+        let r = BitstreamRecord {
+            version: BITSTREAM_RECORD_VERSION,
+            kernel: "k".into(),
+            hash: "ab".into(),
+            region: "k.c:2".into(),
+            manifest: "p.tessera/k.manifest.json".into(),
+            target: "hw".into(),
+            platform: "u250".into(),
+        };
+        assert_eq!(BitstreamRecord::from_json(&r.to_json()).unwrap(), r);
+        assert!(BitstreamRecord::from_json("{}").unwrap_err().starts_with("does not parse"));
+        assert_eq!(r.to_json().lines().count(), 1);
+        let v2 = r.to_json().replace("\"version\":1", "\"version\":7");
+        assert_eq!(BitstreamRecord::from_json(&v2).unwrap_err(), "has schema version 7, this Tessera reads version 1");
     }
 }

@@ -16,7 +16,9 @@
 //! the board is *poisoned*, so every later probe fails with that reason.
 
 use super::ffi::{self, Bo, DeviceHandle, KernelHandle};
-use super::{cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, DEVICE_INDEX, PAGE};
+use super::{
+    cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, verified_bitstream, DEVICE_INDEX, PAGE,
+};
 use crate::config::Config;
 use crate::data::HostBuffer;
 use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
@@ -272,7 +274,7 @@ impl Device for XrtDevice {
 
     fn load(&self, manifest: &Manifest) -> Result<XrtKernel, String> {
         let name = manifest.kernel.as_deref().ok_or("the region's manifest names no kernel")?;
-        let path = find_bitstream(&self.config, manifest)?;
+        let path = verified_bitstream(&self.config, manifest)?;
         self.kernel(manifest, name, path)
     }
 

@@ -5,6 +5,7 @@
 //! ```text
 //! status(config, manifest)            per region execution, before device::choose
 //!   find_bitstream  → <manifest.xclbin> in the lookup order below, else Unavailable
+//!   check_record    → <xclbin>.json records this manifest's hash, else Unavailable
 //!   board::probe    → xrtDeviceOpen(0), once per process, else Unavailable
 //! XrtDevice (device::Device)
 //!   load    → xrtDeviceLoadXclbinFile + xrtDeviceGetXclbinUUID (once per path, while
@@ -47,6 +48,15 @@
 //!
 //! `<exe>` is the running program (`/proc/self/exe`, symlinks resolved).
 //!
+//! A bitstream found there is used only when it was built from this manifest
+//! ([`check_record`]): `tessera bitstream` writes a build record `<xclbin>.json`
+//! beside every bitstream (`tessera_ir::manifest::BitstreamRecord`) with the hash of
+//! the manifest it built from, and it must equal the running manifest's `hash`. A
+//! bitstream without a record, or with another kernel or hash, is stale (the source,
+//! the options or Tessera changed since it was built) or foreign (another program's);
+//! the region then runs on the host with a reason that names the kernel and the
+//! `tessera bitstream` command that rebuilds it (fatal under MANDATORY).
+//!
 //! The pure parts (lookup, scalar encoding, page rounding) are compiled in every build
 //! and unit-tested without XRT; the board itself (`board.rs`, `ffi.rs`) only with the
 //! feature. Without it, [`XrtDevice`] is an empty enum that cannot be constructed.
@@ -56,7 +66,7 @@ use crate::data::ScalarSlot;
 use crate::device::{DeviceKind, XrtStatus};
 use std::ffi::{c_int, c_uint, OsString};
 use std::path::{Path, PathBuf};
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{BitstreamRecord, Manifest};
 use tessera_ir::ScalarType;
 
 #[cfg(feature = "xrt")]
@@ -124,7 +134,7 @@ pub fn status(config: &Config, manifest: &Manifest) -> XrtStatus {
     if !consults_xrt(config, manifest) {
         return XrtStatus::Unavailable("XRT was not probed (the device choice does not depend on it)".into());
     }
-    if let Err(why) = find_bitstream(config, manifest) {
+    if let Err(why) = verified_bitstream(config, manifest) {
         return XrtStatus::Unavailable(why);
     }
     #[cfg(feature = "xrt")]
@@ -182,6 +192,96 @@ pub fn find_bitstream(config: &Config, manifest: &Manifest) -> Result<PathBuf, S
     let list: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     let hint = if config.bitstream_dir.is_some() { "" } else { "; set TESSERA_BITSTREAM_DIR" };
     Err(format!("no bitstream {} (looked for {}{hint})", manifest.xclbin, list.join(", ")))
+}
+
+/// The manifest's bitstream ([`find_bitstream`]), provided it was built from this
+/// manifest ([`check_record`]): what the backend loads.
+pub fn verified_bitstream(config: &Config, manifest: &Manifest) -> Result<PathBuf, String> {
+    let path = find_bitstream(config, manifest)?;
+    check_record(&path, manifest, std::env::current_exe().ok().as_deref())?;
+    Ok(path)
+}
+
+/// Checks that the bitstream `xclbin` was built from `manifest`: its build record
+/// (`<xclbin>.json`, written by `tessera bitstream`) names the manifest's kernel and
+/// has the manifest's `hash`. Otherwise the reason says that the bitstream is stale or
+/// foreign, names the kernel, and says how to rebuild it (`exe`, the running program,
+/// names its kernel directory `<exe>.tessera` in that command).
+pub fn check_record(xclbin: &Path, manifest: &Manifest, exe: Option<&Path>) -> Result<(), String> {
+    let kernel = manifest.kernel.as_deref().unwrap_or("?");
+    let record_path = BitstreamRecord::path_for(xclbin);
+    let rebuild = |record: Option<&BitstreamRecord>| rebuild_hint(xclbin, record, exe);
+    if manifest.hash.is_empty() {
+        return Err(format!(
+            "the manifest of kernel {kernel} has no hash, so bitstream {} cannot be checked; recompile the \
+             program with `tessera cc` and {}",
+            xclbin.display(),
+            rebuild(None)
+        ));
+    }
+    let text = match std::fs::read_to_string(&record_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "bitstream {} of kernel {kernel} may be stale or foreign: it has no build record {} \
+                 (`tessera bitstream` writes one beside every bitstream it builds), so nothing shows it was \
+                 built from this program's kernel; {}",
+                xclbin.display(),
+                record_path.display(),
+                rebuild(None)
+            ))
+        }
+        Err(e) => return Err(format!("cannot read the build record {} of kernel {kernel}: {e}", record_path.display())),
+    };
+    let record = BitstreamRecord::from_json(&text).map_err(|e| {
+        format!(
+            "bitstream {} of kernel {kernel} may be stale or foreign: its build record {} {e}; {}",
+            xclbin.display(),
+            record_path.display(),
+            rebuild(None)
+        )
+    })?;
+    if record.kernel != kernel {
+        return Err(format!(
+            "bitstream {} is foreign: its build record says it holds kernel {}, not kernel {kernel}; {}",
+            xclbin.display(),
+            record.kernel,
+            rebuild(Some(&record))
+        ));
+    }
+    if record.hash != manifest.hash {
+        return Err(format!(
+            "bitstream {} of kernel {kernel} is stale or foreign: it was built from a manifest with hash {}, \
+             this program's kernel has hash {} (the region, the compile options or Tessera changed since it was \
+             built, or it was built from another program); {}",
+            xclbin.display(),
+            short_hash(&record.hash),
+            short_hash(&manifest.hash),
+            rebuild(Some(&record))
+        ));
+    }
+    Ok(())
+}
+
+/// The first 12 hex digits of a hash, for messages.
+fn short_hash(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
+
+/// `rebuild it with `tessera bitstream …``: the program's kernel directory, and the
+/// platform, target and output directory of the record (or placeholders).
+fn rebuild_hint(xclbin: &Path, record: Option<&BitstreamRecord>, exe: Option<&Path>) -> String {
+    let kernels = exe.map_or("<program>.tessera".to_string(), |e| format!("{}.tessera", e.display()));
+    let platform = record.map_or("<platform>".to_string(), |r| r.platform.clone());
+    // Bitstreams live in <out>/<target>/ (bitstreams/README.md).
+    let dir = xclbin.parent();
+    let dir_target = dir.and_then(Path::file_name).and_then(|n| n.to_str()).filter(|n| matches!(*n, "sw_emu" | "hw_emu" | "hw"));
+    let target = record.map(|r| r.target.clone()).or(dir_target.map(String::from)).unwrap_or("<target>".into());
+    let out = match (dir_target, dir.and_then(Path::parent)) {
+        (Some(t), Some(out)) if t == target => format!(" -o {}", if out.as_os_str().is_empty() { Path::new(".") } else { out }.display()),
+        _ => String::new(),
+    };
+    format!("rebuild it with `tessera bitstream {kernels} --platform {platform} -t {target}{out}`")
 }
 
 /// A scalar kernel argument as it travels through the `...` of `xrtRunSetArg`: C's
@@ -305,7 +405,9 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: xclbin.into(),
+            hash: String::new(),
         }
+        .with_hash()
     }
 
     fn paths(v: &[&str]) -> Vec<PathBuf> {
@@ -350,6 +452,82 @@ mod tests {
         let config = Config { bitstream_dir: None, ..config };
         let e = find_bitstream(&config, &manifest("surely-absent-k.xclbin")).unwrap_err();
         assert!(e.contains(".tessera/surely-absent-k.xclbin") && e.ends_with("; set TESSERA_BITSTREAM_DIR)"), "{e}");
+    }
+
+    fn record(m: &Manifest) -> BitstreamRecord {
+        BitstreamRecord {
+            version: tessera_ir::manifest::BITSTREAM_RECORD_VERSION,
+            kernel: m.kernel.clone().unwrap(),
+            hash: m.hash.clone(),
+            region: m.region.clone(),
+            manifest: "p.tessera/k.manifest.json".into(),
+            target: "hw".into(),
+            platform: "u250".into(),
+        }
+    }
+
+    /// A bitstream runs only with a build record of this manifest: a missing record,
+    /// another hash (stale) or another kernel (foreign) keep the region off the board,
+    /// with a reason that names the kernel and the rebuild command.
+    #[test]
+    fn bitstreams_must_be_built_from_this_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let hw = dir.path().join("bits/hw");
+        std::fs::create_dir_all(&hw).unwrap();
+        let xclbin = hw.join("k.xclbin");
+        std::fs::write(&xclbin, b"xclbin2\0").unwrap();
+        let rec = hw.join("k.xclbin.json");
+        let m = manifest("k.xclbin");
+        let exe = Some(Path::new("/opt/app/stencil"));
+        let check = |m: &Manifest| check_record(&xclbin, m, exe);
+
+        // Missing record.
+        let e = check(&m).unwrap_err();
+        assert!(e.starts_with(&format!("bitstream {} of kernel k may be stale or foreign: it has no build record {}", xclbin.display(), rec.display())), "{e}");
+        assert!(
+            e.ends_with(&format!(
+                "rebuild it with `tessera bitstream /opt/app/stencil.tessera --platform <platform> -t hw -o {}`",
+                dir.path().join("bits").display()
+            )),
+            "{e}"
+        );
+
+        // The record of this manifest.
+        std::fs::write(&rec, record(&m).to_json()).unwrap();
+        assert_eq!(check(&m), Ok(()));
+
+        // Stale: the kernel changed since the bitstream was built.
+        let mut edited = m.clone();
+        edited.kernel_source.push_str("/* edited */");
+        let edited = edited.with_hash();
+        let e = check(&edited).unwrap_err();
+        assert!(e.starts_with(&format!("bitstream {} of kernel k is stale or foreign: it was built from a manifest with hash {}, this program's kernel has hash {}", xclbin.display(), &m.hash[..12], &edited.hash[..12])), "{e}");
+        assert!(e.ends_with(&format!("rebuild it with `tessera bitstream /opt/app/stencil.tessera --platform u250 -t hw -o {}`", dir.path().join("bits").display())), "{e}");
+
+        // Foreign: another kernel's bitstream under this name.
+        let other = Manifest { kernel: Some("other".into()), ..m.clone() }.with_hash();
+        std::fs::write(&rec, record(&other).to_json()).unwrap();
+        let e = check(&m).unwrap_err();
+        assert!(e.starts_with(&format!("bitstream {} is foreign: its build record says it holds kernel other, not kernel k;", xclbin.display())), "{e}");
+
+        // An unreadable record is no record.
+        std::fs::write(&rec, "{").unwrap();
+        let e = check(&m).unwrap_err();
+        assert!(e.contains("may be stale or foreign: its build record") && e.contains("does not parse"), "{e}");
+
+        // A manifest without a hash (hand-made, or an older compiler) proves nothing.
+        std::fs::write(&rec, record(&m).to_json()).unwrap();
+        let unhashed = Manifest { hash: String::new(), ..m.clone() };
+        let e = check(&unhashed).unwrap_err();
+        assert!(e.starts_with("the manifest of kernel k has no hash"), "{e}");
+
+        // The status path: TESSERA_BITSTREAM_DIR, the bitstream found, its record checked.
+        let config = Config { bitstream_dir: Some(hw.clone()), ..Config::emu(dir.path()) };
+        assert_eq!(verified_bitstream(&config, &m).unwrap(), xclbin);
+        let e = verified_bitstream(&config, &edited).unwrap_err();
+        assert!(e.contains("of kernel k is stale or foreign"), "{e}");
+        // Without a program path the command names the kernel directory generically.
+        assert!(check_record(&xclbin, &edited, None).unwrap_err().contains("`tessera bitstream <program>.tessera "));
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn sec(lower: Expr, length: Expr) -> Section {
 
 /// A `float` array argument.
 pub fn farray(name: &str, kind: VarKind, map: MapKind, dims: Vec<Expr>, section: Vec<Section>) -> Arg {
-    Arg { name: name.into(), kind, elem: ScalarType::F32, array: Some(ArrayArg { map, dims, section }) }
+    Arg { name: name.into(), kind, elem: ScalarType::F32, array: Some(ArrayArg { map, dims, section, footprint: vec![] }) }
 }
 
 /// An `int` scalar argument.
@@ -45,6 +45,7 @@ pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str,
         kernel_source: kernel_source.into(),
         emu_entry_source: entry.into(),
         xclbin: format!("{kernel}.xclbin"),
+        hash: String::new(),
     }
 }
 
@@ -177,7 +178,9 @@ pub fn data_desc(
                 elem: if *k == VarKind::Scalar { ScalarType::I32 } else { ScalarType::F32 },
             })
             .collect(),
-        items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section }).collect(),
+        items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section, strides: vec![] }).collect(),
+        unlocated: 0,
+        condition: None,
     }
 }
 

@@ -185,7 +185,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
                         None => Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: dims[d].clone() },
                     })
                     .collect();
-                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section }
+                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![] }
             }),
         })
         .collect();
@@ -199,6 +199,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         kernel_source: k.source.clone(),
         emu_entry_source: k.emu_entry.clone(),
         xclbin: format!("{}.xclbin", k.name),
+        hash: String::new(),
     }
 }
 

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_types_l35_r2
+// Tessera kernel tessera_types_a97baac0_l35_r2_632160eb
 // Region: tests/programs/types.c:35:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_types_l35_r2(tessera::maxi<const double> da, tessera::maxi<double> db, int k) {
+extern "C" void tessera_types_a97baac0_l35_r2_632160eb(tessera::maxi<const double> da, tessera::maxi<double> db, int k) {
 #pragma HLS INTERFACE mode=m_axi port=da offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=db offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=k

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_templates_l9_r1
+// Tessera kernel tessera_templates_f0db377a_l9_r1_dbef982a
 // Region: tests/programs/templates.cpp:9:1 in axpy<float>(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_templates_l9_r1(tessera::maxi<const float> x, int n, tessera::maxi<float> y, float a) {
+extern "C" void tessera_templates_f0db377a_l9_r1_dbef982a(tessera::maxi<const float> x, int n, tessera::maxi<float> y, float a) {
 #pragma HLS INTERFACE mode=m_axi port=x offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=y offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=n

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_templates_l29_r0
+// Tessera kernel tessera_templates_f0db377a_l29_r0_9de71d8e
 // Region: tests/programs/templates.cpp:29:1 in main::lambda(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_templates_l29_r0(tessera::maxi<const float> p, int m, tessera::maxi<float> q) {
+extern "C" void tessera_templates_f0db377a_l29_r0_9de71d8e(tessera::maxi<const float> p, int m, tessera::maxi<float> q) {
 #pragma HLS INTERFACE mode=m_axi port=p offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=q offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=m

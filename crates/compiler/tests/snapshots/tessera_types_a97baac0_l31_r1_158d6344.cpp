@@ -1,4 +1,4 @@
-// Tessera kernel tessera_types_l31_r1
+// Tessera kernel tessera_types_a97baac0_l31_r1_158d6344
 // Region: tests/programs/types.c:31:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_types_l31_r1(tessera::maxi<const float> fa, tessera::maxi<float> fb) {
+extern "C" void tessera_types_a97baac0_l31_r1_158d6344(tessera::maxi<const float> fa, tessera::maxi<float> fb) {
 #pragma HLS INTERFACE mode=m_axi port=fa offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=fb offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=return

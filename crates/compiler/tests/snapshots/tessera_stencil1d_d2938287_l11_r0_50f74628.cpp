@@ -1,4 +1,4 @@
-// Tessera kernel tessera_stencil1d_l11_r0
+// Tessera kernel tessera_stencil1d_d2938287_l11_r0_50f74628
 // Region: tests/programs/stencil1d.c:11:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_stencil1d_l11_r0(tessera::maxi<const float> A, int n, tessera::maxi<float> B) {
+extern "C" void tessera_stencil1d_d2938287_l11_r0_50f74628(tessera::maxi<const float> A, int n, tessera::maxi<float> B) {
 #pragma HLS INTERFACE mode=m_axi port=A offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=B offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=n

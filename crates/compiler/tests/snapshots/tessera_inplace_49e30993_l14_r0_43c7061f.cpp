@@ -1,4 +1,4 @@
-// Tessera kernel tessera_inplace_l14_r0
+// Tessera kernel tessera_inplace_49e30993_l14_r0_43c7061f
 // Region: tests/programs/inplace.c:14:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_inplace_l14_r0(tessera::maxi<float> ey, int ny, int nx, tessera::maxi<const float> hz) {
+extern "C" void tessera_inplace_49e30993_l14_r0_43c7061f(tessera::maxi<float> ey, int ny, int nx, tessera::maxi<const float> hz) {
 #pragma HLS INTERFACE mode=m_axi port=ey offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=hz offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=ny

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_inplace_l19_r1
+// Tessera kernel tessera_inplace_49e30993_l19_r1_4dac7bf3
 // Region: tests/programs/inplace.c:19:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_inplace_l19_r1(tessera::maxi<const float> ex, int ny, int nx, tessera::maxi<const float> ey, tessera::maxi<float> hz) {
+extern "C" void tessera_inplace_49e30993_l19_r1_4dac7bf3(tessera::maxi<const float> ex, int ny, int nx, tessera::maxi<const float> ey, tessera::maxi<float> hz) {
 #pragma HLS INTERFACE mode=m_axi port=ex offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=ey offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=m_axi port=hz offset=slave bundle=gmem2

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_types_l21_r0
+// Tessera kernel tessera_types_a97baac0_l21_r0_4be05f69
 // Region: tests/programs/types.c:21:1 in main(), `#pragma omp target`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_types_l21_r0(tessera::maxi<const int> ia, tessera::maxi<const unsigned int> ua, tessera::maxi<int> ib, int k) {
+extern "C" void tessera_types_a97baac0_l21_r0_4be05f69(tessera::maxi<const int> ia, tessera::maxi<const unsigned int> ua, tessera::maxi<int> ib, int k) {
 #pragma HLS INTERFACE mode=m_axi port=ia offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=ua offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=m_axi port=ib offset=slave bundle=gmem2

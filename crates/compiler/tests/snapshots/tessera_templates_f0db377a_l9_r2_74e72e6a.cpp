@@ -1,4 +1,4 @@
-// Tessera kernel tessera_templates_l9_r2
+// Tessera kernel tessera_templates_f0db377a_l9_r2_74e72e6a
 // Region: tests/programs/templates.cpp:9:1 in axpy<double>(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_templates_l9_r2(tessera::maxi<const double> x, int n, tessera::maxi<double> y, double a) {
+extern "C" void tessera_templates_f0db377a_l9_r2_74e72e6a(tessera::maxi<const double> x, int n, tessera::maxi<double> y, double a) {
 #pragma HLS INTERFACE mode=m_axi port=x offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=y offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=n

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_stencil3d_l16_r0
+// Tessera kernel tessera_stencil3d_701c3d14_l16_r0_4522b0e1
 // Region: tests/programs/stencil3d.c:16:1 in main(), `#pragma omp target`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -8,7 +8,7 @@
 
 #include "tessera_hls.h"
 
-extern "C" void tessera_stencil3d_l16_r0(tessera::maxi<double> B, tessera::maxi<const double> A) {
+extern "C" void tessera_stencil3d_701c3d14_l16_r0_4522b0e1(tessera::maxi<double> B, tessera::maxi<const double> A) {
 #pragma HLS INTERFACE mode=m_axi port=B offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=m_axi port=A offset=slave bundle=gmem1
 #pragma HLS INTERFACE mode=s_axilite port=return
