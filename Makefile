@@ -3,6 +3,9 @@
 #                 sizes on the emulated device (table, target/bench/bench.{json,svg})
 #   make examples — the self-checking examples, printing what ran where
 #   make test   — set up, build, run every test
+#   make fuzz   — differential fuzzing of the data environment with many generated
+#                 programs (FUZZ_COUNT, FUZZ_SEED, FUZZ_FEATURES, FUZZ_JOBS; failing
+#                 programs are kept in target/fuzz/)
 # One cargo target directory (target/) serves the CLI, the runtime and the plugin's
 # staticlib, so the Rust side is built once.
 
@@ -17,7 +20,7 @@ PLUGIN_BUILD := $(CURDIR)/build/plugin
 TESSERA_FEATURES ?=
 CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 
-.PHONY: all setup hls-headers build test bench examples clean
+.PHONY: all setup hls-headers build test fuzz bench examples clean
 
 all: build
 
@@ -39,6 +42,26 @@ build: setup hls-headers
 
 test: build
 	$(CARGO) test --release --workspace $(CARGO_FEATURES)
+
+# Random OpenMP programs around target data / enter / exit / update, present data,
+# host fallbacks in data regions and regions from two host threads, built with plain
+# clang and with tessera cc and compared (tests/fuzz_data.rs; `make test` runs a fixed
+# small seed set). Every failing program is kept in $(FUZZ_DIR)/case_<seed>/ with both
+# outputs, a shrunk version and repro.sh; summary.txt lists the failure classes.
+# FUZZ_FEATURES: e.g. -threads,-fb-if (see tests/datagen/mod.rs, Feat); FUZZ_CASES:
+# re-run exactly these case seeds.
+FUZZ_COUNT ?= 2000
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 2
+FUZZ_FEATURES ?=
+FUZZ_CASES ?=
+FUZZ_MINIMIZE ?= 12
+FUZZ_DIR ?= $(TARGET)/fuzz
+fuzz: build
+	TESSERA_FUZZ_COUNT=$(FUZZ_COUNT) TESSERA_FUZZ_SEED=$(FUZZ_SEED) TESSERA_FUZZ_JOBS=$(FUZZ_JOBS) \
+	TESSERA_FUZZ_FEATURES='$(FUZZ_FEATURES)' TESSERA_FUZZ_CASES='$(FUZZ_CASES)' \
+	TESSERA_FUZZ_MINIMIZE=$(FUZZ_MINIMIZE) TESSERA_FUZZ_DIR=$(FUZZ_DIR) \
+	  $(CARGO) test --release -p tessera-tests --test fuzz_data -- --ignored --nocapture fuzz_many
 
 # The main job: the paper's 10 stencils at paper sizes (64 MiB per array), built with
 # Tessera, run on the emulated device, checked bit for bit; exact counts, modelled

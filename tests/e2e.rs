@@ -33,6 +33,8 @@ programs! {
     data_enter_exit_update => "data_enter_exit.c",
     data_region_host_fallbacks => "data_fallback.c",
     concurrent_offloads_from_four_threads => "parallel_offload.c",
+    data_environment_invariant => "data_invariant.c",
+    canonical_loop_forms => "loop_forms.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -126,6 +128,8 @@ variants! {
         data_enter_exit_update => "data_enter_exit.c",
         data_region_host_fallbacks => "data_fallback.c",
         concurrent_offloads_from_four_threads => "parallel_offload.c",
+        data_environment_invariant => "data_invariant.c",
+        canonical_loop_forms => "loop_forms.c",
     ]
 }
 

@@ -191,14 +191,41 @@ impl Variant {
     }
 }
 
+/// `tessera cc` (or `c++` for a `.cpp` file) with `flags`, `-O2 -o <bin> <src> -lm`:
+/// how the harness builds a program with Tessera.
+pub fn tessera_build_command(src: &Path, bin: &Path, flags: &[String]) -> Command {
+    let cxx = src.extension().is_some_and(|e| e == "cpp");
+    let mut c = Command::new(repo_root().join("target/release/tessera"));
+    c.arg(if cxx { "c++" } else { "cc" }).args(flags).args(["-O2", "-o"]).arg(bin).arg(src).arg("-lm");
+    c
+}
+
+/// `clang-19 -fopenmp -O2 -o <bin> <src> -lm` (`clang++-19` for a `.cpp` file): how the
+/// harness builds the reference (the CPU run).
+pub fn reference_build_command(src: &Path, bin: &Path) -> Command {
+    let cxx = src.extension().is_some_and(|e| e == "cpp");
+    let mut c = Command::new(if cxx { "clang++-19" } else { "clang-19" });
+    c.args(["-fopenmp", "-O2", "-o"]).arg(bin).arg(src).arg("-lm");
+    c
+}
+
+/// Runs `bin` as the harness runs both builds: on the emulated device
+/// (`TESSERA_DEVICE=emu`), its report in `report`, the shared kernel cache
+/// `target/tessera-test-cache`, and no `OMP_TARGET_OFFLOAD`.
+pub fn emu_run_command(bin: &Path, report: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.env("TESSERA_DEVICE", "emu")
+        .env("TESSERA_REPORT", report)
+        .env("TESSERA_CACHE_DIR", repo_root().join("target/tessera-test-cache"))
+        .env_remove("OMP_TARGET_OFFLOAD");
+    c
+}
+
 /// One program of `tests/programs/`.
 struct Program {
     name: String,
     src: PathBuf,
     source: String,
-    cxx: bool,
-    tessera: PathBuf,
-    cache: PathBuf,
 }
 
 impl Program {
@@ -208,35 +235,18 @@ impl Program {
         let source = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
         let tessera = root.join("target/release/tessera");
         assert!(tessera.is_file(), "{} is missing: run `make build` first", tessera.display());
-        let cache = root.join("target/tessera-test-cache");
-        Program { name: name.to_string(), src, source, cxx: name.ends_with(".cpp"), tessera, cache }
+        Program { name: name.to_string(), src, source }
     }
 
     /// Builds with `tessera cc` (plus `flags`) into `bin`; returns what it printed on stderr.
     fn build(&self, bin: &Path, flags: &[String], what: &str) -> String {
-        let out = run(
-            Command::new(&self.tessera)
-                .arg(if self.cxx { "c++" } else { "cc" })
-                .args(flags)
-                .args(["-O2", "-o"])
-                .arg(bin)
-                .arg(&self.src)
-                .arg("-lm"),
-            &format!("{what}: tessera build"),
-        );
+        let out = run(&mut tessera_build_command(&self.src, bin, flags), &format!("{what}: tessera build"));
         String::from_utf8_lossy(&out.stderr).to_string()
     }
 
     /// Runs a binary on the emulated device, writing its report to `report`.
     fn exec(&self, bin: &Path, report: &Path, what: &str) -> std::process::Output {
-        run(
-            Command::new(bin)
-                .env("TESSERA_DEVICE", "emu")
-                .env("TESSERA_REPORT", report)
-                .env("TESSERA_CACHE_DIR", &self.cache)
-                .env_remove("OMP_TARGET_OFFLOAD"),
-            &format!("{what}: running {}", bin.display()),
-        )
+        run(&mut emu_run_command(bin, report), &format!("{what}: running {}", bin.display()))
     }
 
     /// The CPU run's stdout (plain clang -fopenmp), computed once per test process.
@@ -247,11 +257,7 @@ impl Program {
         cell.get_or_init(|| {
             let work = tempfile::tempdir().expect("temp dir");
             let bin = work.path().join("ref");
-            let clang = if self.cxx { "clang++-19" } else { "clang-19" };
-            run(
-                Command::new(clang).args(["-fopenmp", "-O2", "-o"]).arg(&bin).arg(&self.src).arg("-lm"),
-                &format!("{}: reference build", self.name),
-            );
+            run(&mut reference_build_command(&self.src, &bin), &format!("{}: reference build", self.name));
             let report = work.path().join("report.jsonl");
             let out = self.exec(&bin, &report, &format!("{}: reference", self.name));
             assert!(!report.exists(), "the reference binary must not call the Tessera runtime");

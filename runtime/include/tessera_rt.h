@@ -68,6 +68,14 @@ void __tessera_host_end(const char *manifest);
  * calling __tessera_host_end. */
 int __tessera_host_pending(const char *manifest);
 
+/* A target region whose variables the plugin could not pass (its manifest's
+ * `rejected` says why; it has no arguments) is rewritten into
+ *     { __tessera_opaque(manifest_json); <original directive> }
+ * The call reports the host run and returns, unless data is mapped on the device
+ * (the region's footprint is unknown, so the host run could see stale data) or
+ * OMP_TARGET_OFFLOAD=MANDATORY: then it prints the reason and exits with status 1. */
+void __tessera_opaque(const char *manifest);
+
 /* Executes (or declines) a `target enter data`, `target exit data` or `target
  * update` directive.
  *

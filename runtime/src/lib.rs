@@ -10,18 +10,21 @@
 //! ```text
 //! __tessera_offload (entry.c: va_list → array)
 //!   → tessera_offload_v (C ABI: manifest cache, process Config)
-//!     → offload_with(Config, Manifest, args)        pure w.r.t. the environment
+//!     → environment::DataEnvironment::offload    the data environment's one owner
 //!         device::choose      → host (reason) | emu | xrt
-//!         data::plan          → scalars, evaluated shapes, section boxes, overlap check
-//!         run_on::<D: Device> → load kernel, map (present data: the device data
+//!         data::plan          → scalars, evaluated shapes, section boxes, overlap
+//!                               check, accesses checked against the mapped sections
+//!         launch              → load kernel, map (present data: the device data
 //!                               environment's buffers; the rest: buffers of its
 //!                               own), launch, copy out
 //!         host fallback inside a data region → copies around the host run
-//!                               (directives::Envs::host_fallback, __tessera_host_end)
-//!       → report::append / verbose line
+//!                               (DataEnvironment::host_fallback, __tessera_host_end)
+//!       → report::append / verbose line / host-run warning
 //!   → OMP_TARGET_OFFLOAD=MANDATORY and host: fatal, exit(1)
-//! __tessera_data_begin / __tessera_data_end / __tessera_data → directives (data
-//!   directives on present::DataEnv, the present table)
+//! __tessera_opaque (a region whose variables could not be passed) → host run, or
+//!   fatal while data is mapped on the device
+//! __tessera_data_begin / __tessera_data_end / __tessera_data → directives (C entry
+//!   points) → DataEnvironment (data directives on the present tables)
 //! ```
 //!
 //! Invariants:
@@ -39,8 +42,9 @@
 //! traffic counters), [`data`] (argument values, shapes, section boxes, buffers,
 //! copies), [`report`] (report lines), [`xrt`] (the XRT device: bitstream lookup,
 //! board, buffer objects; cargo feature `xrt`), [`present`] (the present table of a
-//! device) and [`directives`] (data directives, host fallbacks inside data regions,
-//! their C entry points).
+//! device), [`environment`] (the data environment's one owner: data directives,
+//! launches, host fallbacks inside data regions) and [`directives`] (the C entry
+//! points of data directives).
 
 #![warn(missing_docs)]
 
@@ -50,13 +54,13 @@ pub mod data;
 pub mod device;
 pub mod directives;
 pub mod emu;
+pub mod environment;
 pub mod present;
 pub mod report;
 pub mod xrt;
 
 use config::{Config, OffloadPolicy};
-use data::{ArgPlan, Plan};
-use device::{Choice, Device, DeviceKind, KernelArg};
+use device::DeviceKind;
 use report::Record;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -68,161 +72,15 @@ use tessera_ir::manifest::Manifest;
 /// ([`Record::offloaded`] is the C return value). It does not act on
 /// `OMP_TARGET_OFFLOAD=MANDATORY`; see [`mandatory_violation`]. The region runs
 /// outside any data region (an empty device data environment); see
-/// [`directives::Envs::offload`] for the general case.
+/// [`environment::DataEnvironment::offload`] for the general case.
 ///
 /// # Safety
 /// `args[i]` must be the address the rewritten call passes for `manifest.args[i]`
 /// (see `tessera_rt.h`), valid and not accessed by anything else during the call.
 pub unsafe fn offload_with(config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Record {
-    let launch = directives::Envs::new().offload(config, manifest, args);
+    let launch = environment::DataEnvironment::new().offload(config, manifest, args);
     emit(config, &launch.record);
     launch.record
-}
-
-/// Decides and runs one region execution in the data environments `envs`, without
-/// any output. A host fallback whose data is present on a device comes back with the
-/// pins to release after the host run ([`Launch::host`]).
-unsafe fn execute(envs: &directives::Envs, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
-    let host = |reason: String| {
-        Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
-    };
-    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
-    // A region rejected at compile time may carry no argument list; it only reports.
-    if manifest.rejected.is_none() && args.len() != manifest.args.len() {
-        return fallback(host(format!(
-            "the call passes {} arguments but the manifest lists {}",
-            args.len(),
-            manifest.args.len()
-        )));
-    }
-    let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
-        Choice::Host(reason) => return fallback(host(reason)),
-        Choice::Offload(kind) => kind,
-    };
-    if let Some(reason) = envs.forced_host() {
-        return fallback(host(reason));
-    }
-    let mut plan = match data::plan(manifest, args) {
-        Ok(p) => p,
-        Err(reason) => return fallback(host(reason)),
-    };
-    let result = match kind {
-        DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
-        DeviceKind::Xrt => xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &envs.xrt, manifest, &mut plan)),
-        DeviceKind::Host => Err("internal error: host chosen as a device".into()),
-    };
-    match result {
-        Ok(t) => Launch {
-            record: Record { device: kind, reason: None, kernel_wall_s: Some(t.stats.kernel_wall_s), ..host(String::new()) }
-                .with_traffic(t.stats.arrays)
-                .with_transfers(t.moved),
-            host: None,
-        },
-        Err(reason) => fallback(host(reason)),
-    }
-}
-
-/// One region execution, as [`directives::Envs::offload`] returns it.
-pub struct Launch {
-    /// What happened (not yet emitted when `host` is set).
-    pub record: Record,
-    /// A host fallback inside a data region: the device data its arrays reach was
-    /// copied to the host; after the host run, [`directives::Envs::host_end`] copies
-    /// it back and returns the record (with those bytes) to emit.
-    pub host: Option<directives::HostRun>,
-}
-
-/// What one launch moved and measured.
-struct Transfer {
-    moved: report::Transfers,
-    stats: device::LaunchStats,
-}
-
-/// Loads the kernel, maps every array (present data from `env`, the rest into
-/// buffers of its own), launches, and copies back. Host memory is written only at
-/// the very end, after every buffer synced back.
-unsafe fn run_on<D: Device>(
-    dev: &D,
-    env: &present::DataEnv<D::Buffer>,
-    manifest: &Manifest,
-    plan: &mut Plan,
-) -> Result<Transfer, String> {
-    if dev.reconfigures(manifest) {
-        // Reconfiguring discards device memory: present data comes into the host
-        // views first and is reallocated by the launches that use it next.
-        env.release_all().map_err(|e| {
-            format!("the device must load another bitstream, but its mapped data could not be saved first: {e}")
-        })?;
-    }
-    let kernel = dev.load(manifest)?;
-    let mut moved = report::Transfers::default();
-    let arrays = plan.array_slots();
-    let mut maps = env.enter_launch(&arrays, &|bytes| dev.alloc(bytes), &mut moved)?;
-    // Present buffers are held for the kernel's run, in address order (no deadlock
-    // between launches sharing several of them).
-    let mut order: Vec<usize> = (0..maps.len()).filter(|&i| matches!(maps[i], Some(present::LaunchMap::Present(_)))).collect();
-    order.sort_by_key(|&i| match &maps[i] {
-        Some(present::LaunchMap::Present(m)) => m.key,
-        _ => 0,
-    });
-    let launched = {
-        // (argument, buffer, bytes from the argument's element 0 to the buffer's end,
-        // offset of element 0 in the buffer)
-        let shared: Vec<(usize, present::Shared<D::Buffer>, usize, usize)> = order
-            .iter()
-            .map(|&i| match &maps[i] {
-                Some(present::LaunchMap::Present(m)) => {
-                    // enter_launch refuses arguments before their buffer's start.
-                    (i, m.buffer.clone(), m.avail, usize::try_from(m.offset).expect("offset checked by enter_launch"))
-                }
-                _ => unreachable!("filtered above"),
-            })
-            .collect();
-        let mut guards: Vec<(usize, std::sync::MutexGuard<'_, D::Buffer>)> = Vec::new();
-        for (i, b, _, _) in &shared {
-            guards.push((*i, b.lock().unwrap_or_else(|e| e.into_inner())));
-        }
-        let avail: Vec<Option<(usize, usize)>> =
-            (0..maps.len()).map(|i| shared.iter().find(|s| s.0 == i).map(|s| (s.2, s.3))).collect();
-        let mut present_bufs: Vec<Option<&mut D::Buffer>> = (0..maps.len()).map(|_| None).collect();
-        for (i, g) in guards.iter_mut() {
-            present_bufs[*i] = Some(&mut **g);
-        }
-        let mut kargs: Vec<KernelArg<'_, D::Buffer>> = Vec::with_capacity(plan.args.len());
-        for (((a, m), p), av) in plan.args.iter_mut().zip(maps.iter_mut()).zip(present_bufs).zip(avail) {
-            kargs.push(match (a, m, p) {
-                (ArgPlan::Scalar(s), _, _) => KernelArg::Scalar(s),
-                (ArgPlan::Array(arr), Some(present::LaunchMap::Private(b)), _) => KernelArg::Array {
-                    buffer: b,
-                    offset: 0,
-                    name: &arr.name,
-                    elems: arr.shape.dims.iter().product(),
-                    elem_size: arr.shape.elem_size,
-                },
-                (ArgPlan::Array(arr), Some(present::LaunchMap::Present(_)), Some(b)) => KernelArg::Array {
-                    buffer: b,
-                    offset: av.map_or(0, |a| a.1),
-                    name: &arr.name,
-                    // A present argument sees its entry's buffer from its element 0
-                    // on (for `present` arguments, whose extent is unknown, all of it).
-                    elems: av.map_or(0, |a| a.0) / arr.shape.elem_size,
-                    elem_size: arr.shape.elem_size,
-                },
-                _ => unreachable!("every array has a mapping"),
-            });
-        }
-        dev.launch(&kernel, &mut kargs)
-    };
-    let stats = match launched {
-        Ok(s) => s,
-        Err(e) => {
-            env.release_launch(&maps);
-            return Err(e);
-        }
-    };
-    let arrays = plan.array_slots();
-    env.exit_launch(&arrays, std::mem::take(&mut maps), &mut moved)?;
-    Ok(Transfer { moved, stats })
 }
 
 /// Writes the report line (`TESSERA_REPORT`) and the verbose line (`TESSERA_VERBOSE`).
@@ -235,7 +93,33 @@ pub fn emit(config: &Config, record: &Record) {
     }
     if config.verbose {
         eprintln!("{}", record.verbose_line());
+    } else if let Some(line) = host_warning(config, record) {
+        eprintln!("{line}");
     }
+}
+
+/// With a device asked for explicitly (`TESSERA_DEVICE=emu|xrt`), a region that runs
+/// on the host is worth a warning without `TESSERA_VERBOSE`: one line per region and
+/// process (the first host run of that region), with the reason.
+fn host_warning(config: &Config, record: &Record) -> Option<String> {
+    use config::DeviceRequest;
+    static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let asked = matches!(config.device, DeviceRequest::Device(DeviceKind::Emu | DeviceKind::Xrt));
+    // An access outside the mapped data is an error in the program: always said.
+    let error = record.reason.as_deref().is_some_and(|r| r.starts_with(data::OUT_OF_SECTION));
+    if !(asked || error) || record.op.is_some() || record.offloaded() || config.offload == OffloadPolicy::Disabled {
+        return None;
+    }
+    let first = WARNED.lock().unwrap_or_else(|e| e.into_inner()).insert(record.region.clone());
+    first.then(|| {
+        format!(
+            "tessera: {}: {}: target region runs on the host: {}",
+            if error { "error" } else { "warning" },
+            record.region,
+            record.reason.as_deref().unwrap_or("?")
+        )
+    })
 }
 
 /// Under `OMP_TARGET_OFFLOAD=MANDATORY`, the fatal message for a region that ran on
@@ -318,7 +202,7 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
             Ok(m) => {
                 let args: &[*mut c_void] =
                     if nargs == 0 { &[] } else { std::slice::from_raw_parts(args, nargs as usize) };
-                let launch = execute(directives::process_envs(), config, m, args);
+                let launch = directives::process_envs().offload(config, m, args);
                 if let Some(run) = launch.host {
                     // The record is emitted by __tessera_host_end, with the bytes.
                     if let Some(msg) = mandatory_violation(config, &launch.record) {
@@ -339,6 +223,43 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
         std::process::exit(1);
     }
     record.offloaded() as c_int
+}
+
+/// A target region whose variables the plugin could not pass to the runtime (the
+/// manifest's `rejected` says why) runs on the host as written, reading and writing
+/// host memory: correct only while nothing is mapped on the device, since its
+/// footprint is unknown. Called right before the original directive; returns only
+/// when the host run may go ahead. Otherwise (anything mapped by Tessera on the
+/// device, or `OMP_TARGET_OFFLOAD=MANDATORY`) the process stops with a message.
+///
+/// # Safety
+/// `manifest` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
+    let config = process_config();
+    let record = if manifest.is_null() {
+        Record::host("<unknown region>".into(), None, String::new(), "null manifest".into())
+    } else {
+        let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
+        match &parsed.manifest {
+            Err((region, reason)) => Record::host(region.clone(), None, String::new(), reason.clone()),
+            Ok(m) => Record::host(
+                m.region.clone(),
+                None,
+                m.mode.clone(),
+                m.rejected.clone().unwrap_or_else(|| "its variables cannot be passed to the Tessera runtime".into()),
+            ),
+        }
+    };
+    emit(config, &record);
+    if let Some(msg) = directives::process_envs().opaque_violation(config, &record) {
+        eprintln!("{msg}");
+        std::process::exit(1);
+    }
+    if let Some(msg) = mandatory_violation(config, &record) {
+        eprintln!("{msg}");
+        std::process::exit(1);
+    }
 }
 
 // `__tessera_offload(const char *manifest, int nargs, ...)`, the variadic entry that

@@ -78,6 +78,10 @@ pub struct Entry<B> {
     pub structured: u64,
     /// Dynamic reference count.
     pub dynamic: u64,
+    /// Unique among the entries this environment ever held: a key kept across calls
+    /// (a `target data` scope, a launch, a host run) names this entry and not a later
+    /// one at the same address (after `delete` removed it).
+    pub gen: u64,
 }
 
 /// What tests and reports can see of an entry.
@@ -100,6 +104,8 @@ pub struct EntryInfo {
 pub struct Mapping<B> {
     /// Key of the entry.
     pub key: usize,
+    /// The entry's generation ([`Entry::gen`]).
+    pub gen: u64,
     /// Its buffer.
     pub buffer: Shared<B>,
     /// Device byte offset of the item's element 0 (negative when element 0 lies
@@ -121,6 +127,7 @@ pub enum LaunchMap<B> {
 /// of one entry (see [`DataEnv::host_begin`]).
 pub struct Pin<B> {
     key: usize,
+    gen: u64,
     name: String,
     map: MapKind,
     buffer: Shared<B>,
@@ -134,11 +141,17 @@ pub struct Pin<B> {
 /// The device data environment of one device.
 pub struct DataEnv<B> {
     table: Mutex<BTreeMap<usize, Entry<B>>>,
+    next_gen: std::sync::atomic::AtomicU64,
+}
+
+/// The entry at `key` if it is still generation `gen`.
+fn live<B>(table: &mut BTreeMap<usize, Entry<B>>, key: usize, gen: u64) -> Option<&mut Entry<B>> {
+    table.get_mut(&key).filter(|e| e.gen == gen)
 }
 
 impl<B> Default for DataEnv<B> {
     fn default() -> Self {
-        DataEnv { table: Mutex::new(BTreeMap::new()) }
+        DataEnv { table: Mutex::new(BTreeMap::new()), next_gen: std::sync::atomic::AtomicU64::new(1) }
     }
 }
 
@@ -288,7 +301,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every item's host memory must be valid for its section box.
-    pub unsafe fn enter(
+    pub(crate) unsafe fn enter(
         &self,
         items: &[&ArrayPlan],
         refs: RefKind,
@@ -352,6 +365,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                             buffer: Arc::new(Mutex::new(buf)),
                             structured: 0,
                             dynamic: 0,
+                            gen: self.next_gen.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                         },
                     );
                     created.push(lo);
@@ -395,10 +409,10 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every item's host memory must be valid (and writable) for its section box.
-    pub unsafe fn exit(
+    pub(crate) unsafe fn exit(
         &self,
         items: &[&ArrayPlan],
-        keys: Option<&[Option<usize>]>,
+        keys: Option<&[Option<(usize, u64)>]>,
         refs: RefKind,
         moved: &mut Transfers,
     ) -> Result<(), String> {
@@ -409,15 +423,24 @@ impl<B: DeviceBuffer> DataEnv<B> {
             let key = match keys {
                 Some(k) => k[i],
                 None => item.host_span().and_then(|s| match find(&table, s.start, s.end) {
-                    Found::Inside(k) => Some(k),
+                    Found::Inside(k) => Some((k, table[&k].gen)),
                     _ => None,
                 }),
             };
-            let Some(key) = key else { continue };
-            let Some(e) = table.get_mut(&key) else { continue };
+            let Some((key, gen)) = key else { continue };
+            // Gone already (`delete`, or removed with its data by an earlier exit).
+            let Some(e) = live(&mut table, key, gen) else { continue };
+            if removed.contains(&key) {
+                continue;
+            }
             match (refs, item.map) {
                 (RefKind::Structured, _) => e.structured = e.structured.saturating_sub(1),
-                (RefKind::Dynamic, MapKind::Delete) => e.dynamic = 0,
+                // OpenMP 5.x: `delete` sets the reference count to zero (libomptarget:
+                // every count but `ompx_hold`'s); the data is not copied back.
+                (RefKind::Dynamic, MapKind::Delete) => {
+                    e.dynamic = 0;
+                    e.structured = 0;
+                }
                 (RefKind::Dynamic, _) => e.dynamic = e.dynamic.saturating_sub(1),
             }
             let last = e.structured + e.dynamic == 0;
@@ -441,7 +464,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every item's host memory must be valid (and writable, for `from`) for its box.
-    pub unsafe fn update(&self, items: &[&ArrayPlan], moved: &mut Transfers) -> Result<(), String> {
+    pub(crate) unsafe fn update(&self, items: &[&ArrayPlan], moved: &mut Transfers) -> Result<(), String> {
         let table = lock(&self.table);
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         for item in items {
@@ -489,7 +512,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every array's host memory must be valid for its section box.
-    pub unsafe fn enter_launch(
+    pub(crate) unsafe fn enter_launch(
         &self,
         args: &[Option<&ArrayPlan>],
         alloc: &dyn Fn(usize) -> Result<B, String>,
@@ -518,7 +541,10 @@ impl<B: DeviceBuffer> DataEnv<B> {
                 match item.host_span().map(|s| find(&table, s.start, s.end)) {
                     Some(Found::Inside(k)) => Some(k),
                     Some(Found::Partial(k)) => return Err(partial(item, &table[&k])),
-                    Some(Found::Absent) | None => None,
+                    Some(Found::Absent) => None,
+                    // A zero-length section (`map(p[:0])`) finds the mapping its
+                    // pointer points into (OpenMP 5.x), like a `present` argument.
+                    None => containing(&table, item.host as usize),
                 }
             };
             if let Some(k) = key {
@@ -601,11 +627,11 @@ impl<B: DeviceBuffer> DataEnv<B> {
 
     /// Unpins a launch's present arguments without copying anything (after a failed
     /// launch; entries that reach count 0 are removed with their data).
-    pub fn release_launch(&self, maps: &[Option<LaunchMap<B>>]) {
+    pub(crate) fn release_launch(&self, maps: &[Option<LaunchMap<B>>]) {
         let mut table = lock(&self.table);
         for m in maps.iter().flatten() {
             if let LaunchMap::Present(m) = m {
-                if let Some(e) = table.get_mut(&m.key) {
+                if let Some(e) = live(&mut table, m.key, m.gen) {
                     e.structured = e.structured.saturating_sub(1);
                     if e.structured + e.dynamic == 0 {
                         table.remove(&m.key);
@@ -619,7 +645,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// the host view first; see [`DeviceBuffer::release`]), before the device is
     /// reconfigured. The mappings stay: the next launch that uses one allocates its
     /// device memory again, filled from the view.
-    pub fn release_all(&self) -> Result<(), String> {
+    pub(crate) fn release_all(&self) -> Result<(), String> {
         let table = lock(&self.table);
         for e in table.values() {
             lock(&e.buffer).release().map_err(|err| format!("array '{}': {err}", e.name))?;
@@ -633,7 +659,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every array's host memory must be valid and writable for its section box.
-    pub unsafe fn exit_launch(
+    pub(crate) unsafe fn exit_launch(
         &self,
         args: &[Option<&ArrayPlan>],
         maps: Vec<Option<LaunchMap<B>>>,
@@ -664,7 +690,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         let mut removed = Vec::new();
         for (item, m) in &present {
-            let Some(e) = table.get_mut(&m.key) else { continue };
+            let Some(e) = live(&mut table, m.key, m.gen) else { continue };
             e.structured = e.structured.saturating_sub(1);
             let last = e.structured + e.dynamic == 0;
             if (last || item.map.is_always()) && item.map.copies_out() {
@@ -703,7 +729,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// Every array's host memory must be valid and writable for its section box.
-    pub unsafe fn host_begin(&self, args: &[&ArrayPlan], moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
+    pub(crate) unsafe fn host_begin(&self, args: &[&ArrayPlan], moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
         let mut table = lock(&self.table);
         let mut pins: Vec<Pin<B>> = Vec::new();
         for item in args {
@@ -726,6 +752,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                 e.structured += 1;
                 pins.push(Pin {
                     key: k,
+                    gen: e.gen,
                     name: item.name.clone(),
                     map: item.map,
                     buffer: e.buffer.clone(),
@@ -770,7 +797,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     ///
     /// # Safety
     /// The pinned host memory must still be valid.
-    pub unsafe fn host_end(&self, pins: Vec<Pin<B>>, moved: &mut Transfers) -> Result<(), String> {
+    pub(crate) unsafe fn host_end(&self, pins: Vec<Pin<B>>, moved: &mut Transfers) -> Result<(), String> {
         self.host_end_pins(pins, true, moved)
     }
 
@@ -787,7 +814,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                 }
             }
             let mut keep = copy && p.map.is_always() && p.map.copies_out();
-            if let Some(e) = table.get_mut(&p.key) {
+            if let Some(e) = live(&mut table, p.key, p.gen) {
                 e.structured = e.structured.saturating_sub(1);
                 if e.structured + e.dynamic == 0 {
                     keep |= copy && p.map.copies_out();
@@ -809,7 +836,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
 /// The mapping of `item` in entry `e` (key `k`).
 fn mapping<B>(e: &Entry<B>, k: usize, item: &ArrayPlan) -> Mapping<B> {
     let offset = item.host as usize as i128 - e.origin as i128;
-    Mapping { key: k, buffer: e.buffer.clone(), offset, avail: (e.len as i128 - offset).max(0) as usize }
+    Mapping { key: k, gen: e.gen, buffer: e.buffer.clone(), offset, avail: (e.len as i128 - offset).max(0) as usize }
 }
 
 /// Undoes the reference counts phase 2 of `enter` added, removing entries that fall
@@ -886,18 +913,25 @@ mod tests {
             let from = item("a", MapKind::From, &mut a, 0, 10);
             env.exit(&[&from], None, RefKind::Dynamic, &mut moved).unwrap();
             assert_eq!(moved.totals(), (40, 0));
-            // Delete: dynamic 0, the structured reference keeps it.
+            // Delete: every reference count to 0 (the structured one too, as
+            // libomptarget does); the entry goes without copying anything back.
+            let gen = maps[0].as_ref().unwrap().gen;
             let del = item("a", MapKind::Delete, &mut a, 0, 10);
             env.exit(&[&del], None, RefKind::Dynamic, &mut moved).unwrap();
-            assert_eq!(env.entries()[0].dynamic, 0);
-            assert_eq!(env.entries()[0].structured, 1);
-            // The structured end (tofrom on [2:3]) is the last reference: [2:3] comes back.
+            assert!(env.is_empty());
+            // A new mapping at the same address is another entry: the structured end
+            // of the old one (its key and generation) leaves it alone.
+            let again = item("a", MapKind::To, &mut a, 0, 10);
+            env.enter(&[&again], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
             let part = item("a", MapKind::Tofrom, &mut a, 2, 3);
-            env.exit(&[&part], Some(&[Some(key)]), RefKind::Structured, &mut moved).unwrap();
+            env.exit(&[&part], Some(&[Some((key, gen))]), RefKind::Structured, &mut moved).unwrap();
+            assert_eq!(env.entries()[0].dynamic, 1);
+            let rel = item("a", MapKind::Release, &mut a, 0, 10);
+            env.exit(&[&rel], None, RefKind::Dynamic, &mut moved).unwrap();
         }
         assert!(env.is_empty());
-        assert_eq!(moved.totals(), (40, 12));
-        assert_eq!(a[2], 100.0);
+        assert_eq!(moved.totals(), (80, 0));
+        assert_eq!(a[2], 2.0);
         assert_eq!(a[1], 1.0);
     }
 

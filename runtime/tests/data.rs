@@ -1,5 +1,5 @@
 //! The device data environment end to end on the emulated device, through the Rust
-//! API the C entry points wrap (`directives::Envs`): data regions keep arrays on the
+//! API the C entry points wrap (`environment::DataEnvironment`): data regions keep arrays on the
 //! device across launches, `present` arguments find them, host fallbacks inside data
 //! regions see and return device data, and four threads offload at once on shared
 //! present data. Each test has its own environments and kernel cache.
@@ -13,7 +13,7 @@ use tessera_ir::data::DataOp;
 use tessera_ir::{Expr, MapKind, VarKind};
 use tessera_rt::config::{Config, OffloadPolicy};
 use tessera_rt::device::DeviceKind;
-use tessera_rt::directives::Envs;
+use tessera_rt::environment::DataEnvironment as Envs;
 
 fn n() -> Expr {
     var("n")
@@ -82,13 +82,13 @@ fn data_region_keeps_arrays_on_the_device() {
         }
         // Nothing came back yet.
         assert_eq!(x.b[1], 7.0);
-        assert_eq!(envs.emu.entries().len(), 2);
+        assert_eq!(envs.entries(DeviceKind::Emu).len(), 2);
         let end = envs.data_end(*scope).unwrap();
         assert!(end.handled);
         assert_eq!(end.record.op.as_deref(), Some("end target data"));
         assert_eq!((end.record.bytes_to_device, end.record.bytes_from_device), (0, 400));
     }
-    assert!(envs.emu.is_empty());
+    assert!(envs.is_empty(DeviceKind::Emu));
     assert_eq!((x.b[0], x.b[1], x.b[98], x.b[99]), (7.0, 2.0 * x.a[1], 2.0 * x.a[98], 7.0));
 }
 
@@ -124,13 +124,13 @@ fn enter_update_exit() {
         assert_eq!((x.b[0], x.b[1]), (0.0, 2.0 * x.a[1]));
         let r = envs.data(&config, &data_ab(DataOp::Exit, MapKind::Delete, MapKind::Release), &args);
         assert_eq!((r.record.bytes_to_device, r.record.bytes_from_device), (0, 0));
-        assert!(envs.emu.is_empty());
+        assert!(envs.is_empty(DeviceKind::Emu));
         // Disabled: nothing executes, nothing is mapped.
         let off = Config { offload: OffloadPolicy::Disabled, ..config.clone() };
         let r = envs.data(&off, &data_ab(DataOp::Enter, MapKind::To, MapKind::Alloc), &args);
         assert!(!r.handled);
         assert_eq!(r.record.reason.as_deref(), Some("OMP_TARGET_OFFLOAD=DISABLED"));
-        assert!(envs.emu.is_empty());
+        assert!(envs.is_empty(DeviceKind::Emu));
     }
 }
 
@@ -238,8 +238,8 @@ fn four_threads_share_present_read_only_data() {
             });
         }
     });
-    assert_eq!(envs.emu.entries()[0].structured, 0);
-    assert_eq!(envs.emu.entries()[0].dynamic, 1);
+    assert_eq!(envs.entries(DeviceKind::Emu)[0].structured, 0);
+    assert_eq!(envs.entries(DeviceKind::Emu)[0].dynamic, 1);
 }
 
 /// OpenMP lets a region use a part of a mapped array through a pointer into it
@@ -290,6 +290,88 @@ fn present_pointers_into_the_middle_of_a_mapping_run_on_the_device() {
         }
         envs.data_end(*scope).unwrap();
     }
-    assert!(envs.emu.is_empty());
+    assert!(envs.is_empty(DeviceKind::Emu));
     assert_eq!(x.b, want);
+}
+
+/// The owner's rules for directives it cannot fully see: a rejected update whose
+/// items it cannot locate is fatal while anything is mapped (harmless otherwise); a
+/// region whose footprint is unknown may run on the host only while nothing is
+/// mapped; an `if` clause that is false moves nothing.
+#[test]
+fn directives_with_unknown_footprints_never_run_half_on_the_host() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(16);
+    let args = x.args();
+    let mut blind = data_desc("d.c:9", DataOp::Update, &[], vec![]);
+    blind.rejected = Some("member access 's.a[0:n]' is not supported".into());
+    blind.unlocated = 1;
+    let opaque = tessera_rt::report::Record::host("d.c:7".into(), None, "tessera".into(), "why".into());
+    unsafe {
+        // Nothing mapped: the host OpenMP runtime may have it.
+        let r = envs.data(&config, &blind, &[]);
+        assert!(!r.handled && r.fatal.is_none(), "{:?}", r.fatal);
+        assert!(envs.opaque_violation(&config, &opaque).is_none());
+        let r = envs.data(&config, &data_ab(DataOp::Enter, MapKind::To, MapKind::To), &args);
+        assert!(r.handled);
+        // Now a and b are on the device: both are refused, naming them.
+        let fatal = envs.data(&config, &blind, &[]).fatal.expect("fatal while data is mapped");
+        assert!(fatal.contains("'a', 'b'"), "{fatal}");
+        let v = envs.opaque_violation(&config, &opaque).expect("refused while data is mapped");
+        assert!(v.contains("d.c:7") && v.contains("'a'"), "{v}");
+        // `if(0)`: nothing moves, the directive counts as executed (OpenMP's host device).
+        let mut upd = data_ab(DataOp::Update, MapKind::From, MapKind::From);
+        upd.args.push(tessera_ir::data::DataArg { name: "c".into(), kind: VarKind::Scalar, elem: tessera_ir::ScalarType::I32 });
+        upd.condition = Some(3);
+        let mut cond = 0i32;
+        let with_cond = [args[0], args[1], args[2], addr(&mut cond)];
+        let r = envs.data(&config, &upd, &with_cond);
+        assert!(r.handled && r.record.transfers.0.is_empty(), "{:?}", r.record);
+        cond = 1;
+        let r = envs.data(&config, &upd, &with_cond);
+        assert_eq!(r.record.transfers.0.len(), 2);
+        // delete: gone whatever the counts (a `target data` reference included).
+        let (_, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::Tofrom, MapKind::Tofrom), &args);
+        let r = envs.data(&config, &data_ab(DataOp::Exit, MapKind::Delete, MapKind::Delete), &args);
+        assert!(r.handled);
+        assert!(envs.is_empty(DeviceKind::Emu), "{:?}", envs.entries(DeviceKind::Emu));
+        // The construct's end finds nothing left to unmap.
+        let end = envs.data_end(*scope).expect("the construct mapped");
+        assert!(end.record.transfers.0.is_empty());
+    }
+}
+
+/// An access outside the mapped section is reported before anything runs, and the
+/// region falls back to the host (the C entry then prints the reason).
+#[test]
+fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    // scale1d reads a[i] for 1 <= i < n - 1, and maps a[1:n-2].
+    let footprint = |hi: i64| tessera_ir::manifest::Footprint {
+        access: format!("a[i + {}]", hi - 2),
+        write: false,
+        lo: vec![Expr::int(1)],
+        hi: vec![minus(var("n"), hi)],
+        nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+    };
+    let mut x = Arrays::new(16);
+    let args = x.args();
+    let mut m = scale1d();
+    m.args[0].array.as_mut().unwrap().footprint.push(footprint(2));
+    let l = unsafe { envs.offload(&config, &m, &args) };
+    assert!(l.record.offloaded(), "{:?}", l.record.reason);
+    let mut m = scale1d();
+    m.args[0].array.as_mut().unwrap().footprint.push(footprint(1));
+    let l = unsafe { envs.offload(&config, &m, &args) };
+    let why = l.record.reason.clone().unwrap_or_default();
+    assert!(!l.record.offloaded());
+    assert!(why.starts_with(tessera_rt::data::OUT_OF_SECTION) && why.contains("a[15]") && why.contains("a[1:14]"), "{why}");
+    // An empty iteration domain accesses nothing.
+    let mut x = Arrays::new(1);
+    let args = x.args();
+    assert!(unsafe { envs.offload(&config, &m, &args) }.record.reason.is_none_or(|r| !r.starts_with("out-of")));
 }

@@ -3,8 +3,9 @@
    back to the device after (and restores the host copies a device run would not have
    touched): results stay those of the CPU run. Covered: a region kept on the host for
    a call, a `nowait` region (a deferred host task: the rewritten code waits for it
-   before copying back), and a `target data` left to the host OpenMP runtime (its
-   `if` clause), inside which every region then runs on the host. */
+   before copying back), a `target data` left to the host OpenMP runtime (its
+   `device` clause), inside which every region then runs on the host, and one whose
+   `if` clause is false, which maps nothing (its regions map for themselves). */
 #include <stdlib.h>
 #include "common.h"
 
@@ -33,17 +34,26 @@ int main(void) {
   }
   print_floats("a", a, n);
 
-  int big = n > 100;
-#pragma omp target data map(tofrom: b[0:n]) if(big) // expect: host
-  { // expect-remark@-1: clause 'if' is not supported
+  int dev = 0;
+#pragma omp target data map(tofrom: b[0:n]) device(dev) // expect: host
+  { // expect-remark@-1: clause 'device' is not supported
 #pragma omp target teams distribute parallel for map(alloc: b[0:n]) // expect: host ~ did not map its data
     for (int i = 0; i < n; i++)
       b[i] = b[i] + 1.0f;
   }
   print_floats("b", b, n);
 
+  int big = n > 1000;
+#pragma omp target data map(tofrom: b[0:n]) if(big) // expect: host ~ 'if' clause is false
+  {
+#pragma omp target teams distribute parallel for map(tofrom: b[0:n]) // expect: emu
+    for (int i = 0; i < n; i++)
+      b[i] = b[i] * 0.5f;
+  }
+  print_floats("b", b, n);
+
   // expect-transfers: a to=2436 from=2436
-  // expect-transfers: b to=1624 from=812
+  // expect-transfers: b to=2436 from=1624
   free(a);
   free(b);
   return 0;

@@ -59,7 +59,11 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
 /// Whether the runtime finds the variable's data in the present table (a pointer
 /// without a map clause), rather than mapping it for the launch.
 pub fn is_attached(v: &Var) -> bool {
-    v.kind == VarKind::Pointer && v.map.is_none()
+    v.kind == VarKind::Pointer
+        && (v.map.is_none()
+            // A zero-length section (`map(p[:0])`): OpenMP looks the pointer's data up
+            // in the device data environment, like a pointer without a map clause.
+            || v.section.first().is_some_and(|s| matches!(s.length, tessera_ir::Expr::Int { value: 0, .. })))
 }
 
 /// The extent of every dimension of an array variable: from its type, or for the
@@ -90,6 +94,10 @@ pub fn resolved_dims_from(v: &Var, section: &[tessera_ir::Section], from: usize)
         .collect()
 }
 
+/// The category of the plugin's unsupported statement for a `for` loop outside the
+/// canonical form: `non-canonical loop: <why>`.
+const NON_CANONICAL: &str = "non-canonical loop";
+
 struct Checker<'a> {
     region: &'a Region,
     params: HashSet<&'a str>,
@@ -108,7 +116,12 @@ impl<'a> Checker<'a> {
 
     fn stmt(&mut self, s: &'a Stmt) -> Result<(), Rejection> {
         match s {
-            Stmt::For { var, lower, upper, body, loc, .. } => {
+            Stmt::For { var, lower, upper, step, body, loc, .. } => {
+                if *step == 0 {
+                    // The plugin never writes one; an IR file might.
+                    let reason = RejectReason::NonCanonicalLoop { text: format!("for ({var} …)"), why: "its step is 0".into() };
+                    return Err(reject(reason, loc));
+                }
                 for b in [lower, upper] {
                     self.expr(b)?;
                     if affine_form(b, &|n| self.is_dim(n)).is_none() {
@@ -140,6 +153,8 @@ impl<'a> Checker<'a> {
             Stmt::Unsupported { what, text, loc } => {
                 let reason = if what == "call" {
                     RejectReason::Call { text: text.clone() }
+                } else if let Some(why) = what.strip_prefix(NON_CANONICAL) {
+                    RejectReason::NonCanonicalLoop { text: text.clone(), why: why.trim_start_matches(": ").to_string() }
                 } else {
                     RejectReason::UnsupportedStatement { what: what.clone(), text: text.clone() }
                 };
@@ -188,5 +203,102 @@ impl<'a> Checker<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{compile_region, Options};
+    use tessera_ir::{BinOp, ScalarType::*, IR_VERSION};
+
+    fn var(name: &str, kind: VarKind, written: bool) -> Var {
+        let (elem, dims) = if kind == VarKind::Scalar { (I32, vec![]) } else { (F32, vec![Some(Expr::var("n", I32))]) };
+        Var { name: name.into(), kind, elem, dims, map: Some(MapKind::Tofrom), section: vec![], written, loc: Loc::default() }
+    }
+
+    /// `for (int i = lower; i > upper; i += step) a[i] = b[i] + a[i + shift]` (or `<` for
+    /// a positive step), over `float a[n]`, `float b[n]`.
+    fn region(lower: Expr, upper: Expr, step: i64, shift: i64) -> Region {
+        let i = Expr::var("i", I32);
+        let at = |array: &str, d: i64| Expr::Read {
+            array: array.into(),
+            index: vec![Expr::Binary { op: BinOp::Add, lhs: Box::new(i.clone()), rhs: Box::new(Expr::int(d)), ty: I32 }],
+            ty: F32,
+            loc: Loc::default(),
+        };
+        let value = Expr::Binary { op: BinOp::Add, lhs: Box::new(at("b", 0)), rhs: Box::new(at("a", shift)), ty: F32 };
+        let body = vec![Stmt::For {
+            var: "i".into(),
+            ty: I32,
+            lower,
+            upper,
+            step,
+            ne: false,
+            body: vec![Stmt::Assign {
+                target: LValue::Element { array: "a".into(), index: vec![i.clone()], ty: F32, loc: Loc::default() },
+                value,
+                loc: Loc::default(),
+            }],
+            loc: Loc { file: "l.c".into(), line: 4, col: 3 },
+        }];
+        Region {
+            version: IR_VERSION,
+            location: Loc { file: "l.c".into(), line: 3, col: 1 },
+            source: None,
+            function: "f".into(),
+            index: 0,
+            directive: "target".into(),
+            collapse: 1,
+            unsupported_clauses: vec![],
+            tile: None,
+            vars: vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)],
+            body,
+        }
+    }
+
+    /// The plugin's `non-canonical loop: <why>` is the reason `non-canonical-loop`, at the loop.
+    #[test]
+    fn non_canonical_loops_say_why() {
+        let mut r = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let loc = Loc { file: "l.c".into(), line: 4, col: 3 };
+        r.body = vec![Stmt::Unsupported {
+            what: "non-canonical loop: 'i' decreases but its test 'i < n' needs it to increase".into(),
+            text: "for (int i = n; i < n; i--)".into(),
+            loc: loc.clone(),
+        }];
+        let e = check_region(&r).unwrap_err();
+        assert_eq!((e.reason.code(), &e.loc), ("non-canonical-loop", &loc));
+        assert_eq!(
+            e.message(),
+            "loop 'for (int i = n; i < n; i--)' is not in the canonical form Tessera offloads: 'i' decreases but its test 'i < n' needs it to increase"
+        );
+        // A step of 0 (never from the plugin) likewise.
+        let e = check_region(&region(Expr::int(0), Expr::var("n", I32), 0, 0)).unwrap_err();
+        assert_eq!(e.reason.code(), "non-canonical-loop");
+    }
+
+    /// A decreasing loop is offloaded in its order: the baseline kernel counts down; the
+    /// tiled kernel runs it upwards when nothing depends on the order, and a recurrence
+    /// keeps the baseline kernel (the tiled generator cannot write backwards).
+    #[test]
+    fn decreasing_loops_keep_their_order() {
+        let lower = Expr::Binary { op: BinOp::Sub, lhs: Box::new(Expr::var("n", I32)), rhs: Box::new(Expr::int(1)), ty: I32 };
+        let free = region(lower.clone(), Expr::int(0), -1, 0);
+        assert_eq!(check_region(&free), Ok(()));
+        let baseline = compile_region(&free, &Options::from_plugin_args(&["mode=baseline"]).unwrap());
+        assert!(baseline.manifest.kernel_source.contains("for (int i = n - 1; i > 0; i -= 1) {"), "{}", baseline.manifest.kernel_source);
+        let tiled = compile_region(&free, &Options::default());
+        assert_eq!((tiled.manifest.mode.as_str(), tiled.fallback), ("tessera", None));
+        let plan = &tiled.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
+        assert!(plan.contains("decreasing loops run upwards (the nest has no dependence): i"), "{plan}");
+        // a[i] = b[i] + a[i + 1], downwards: each iteration reads what the previous one wrote.
+        let recurrence = region(lower, Expr::int(0), -1, 1);
+        let out = compile_region(&recurrence, &Options::default());
+        assert_eq!(out.manifest.mode, "baseline");
+        let plan = &out.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
+        assert!(plan.contains("i_neg in [1 - n, 0) step 1"), "{plan}");
+        assert!(plan.contains("flow W0 a[-i_neg] -> R1 a[1 - i_neg], distance (1)"), "{plan}");
+        assert!(out.fallback.is_some_and(|w| w.contains("a[-i_neg]")));
     }
 }

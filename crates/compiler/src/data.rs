@@ -48,11 +48,17 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
     let args: Vec<DataArg> =
         dir.vars.iter().map(|v| DataArg { name: v.name.clone(), kind: v.kind, elem: v.elem }).collect();
     let mut items = Vec::new();
+    let mut unlocated = 0;
     for item in &dir.items {
         match desc_item(dir, op, item) {
             Ok(Some(i)) => items.push(i),
             Ok(None) => {}
             Err(r) => {
+                // An item of a known array variable is still found by the address
+                // of its element 0 (Envs::touched); anything else is not.
+                if item.var.as_ref().and_then(|v| dir.var(v)).is_none_or(|v| v.kind == VarKind::Scalar) {
+                    unlocated += 1;
+                }
                 rejection.get_or_insert(r);
             }
         }
@@ -64,8 +70,28 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
         rejected: rejection.as_ref().map(Rejection::message),
         args,
         items,
+        unlocated,
+        condition: dir.condition.as_ref().and_then(|c| dir.vars.iter().position(|v| &v.name == c)),
     };
     Ok(DataOutcome { desc, rejection })
+}
+
+/// The descriptor of a data directive whose variables the plugin cannot pass to the
+/// runtime (`reason`): no arguments, no items, every list item unlocated (at least
+/// one, so that the runtime knows nothing about its footprint).
+pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String> {
+    let op = DataOp::parse(&dir.directive)
+        .ok_or_else(|| format!("internal error: '{}' is not a data directive", dir.directive))?;
+    Ok(DataDesc {
+        version: DATA_VERSION,
+        region: dir.location.file_line(),
+        op,
+        rejected: Some(reason.to_string()),
+        args: Vec::new(),
+        items: Vec::new(),
+        unlocated: dir.items.len().max(1),
+        condition: None,
+    })
 }
 
 /// Resolves one list item: `Ok(None)` for a scalar (never mapped), `Err` for an item
@@ -98,7 +124,18 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
     let dims = resolved_dims_from(var, &item.section, 0)
         .map_err(|r| Rejection { reason: r.reason, loc: item.loc.clone() })?;
     let section = complete_section(&item.section, &dims);
-    for e in dims.iter().chain(section.iter().flat_map(|s| [&s.lower, &s.length])) {
+    let strides: Vec<Expr> = if item.strides.is_empty() {
+        Vec::new()
+    } else if op != DataOp::Update {
+        // Clang's Sema rejects these; checked so that a hand-written IR cannot slip one in.
+        return Err(reject(RejectReason::UnsupportedExpression {
+            what: "strided array section".into(),
+            text: item.text.clone(),
+        }));
+    } else {
+        (0..dims.len()).map(|d| item.strides.get(d).cloned().unwrap_or_else(|| Expr::int(1))).collect()
+    };
+    for e in dims.iter().chain(section.iter().flat_map(|s| [&s.lower, &s.length])).chain(&strides) {
         if let Some(bad) = non_integer(dir, e) {
             return Err(reject(RejectReason::UnsupportedExpression {
                 what: "array section bound".into(),
@@ -106,7 +143,7 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
             }));
         }
     }
-    Ok(Some(DescItem { arg, map: item.map, dims, section }))
+    Ok(Some(DescItem { arg, map: item.map, dims, section, strides }))
 }
 
 /// The first sub-expression the runtime cannot evaluate as an integer over the
@@ -156,7 +193,7 @@ mod tests {
     }
 
     fn item(v: &str, map: MapKind, section: Vec<Section>) -> MapItem {
-        MapItem { var: Some(v.into()), map, section, text: v.into(), unsupported: None, loc: loc(5) }
+        MapItem { var: Some(v.into()), map, section, text: v.into(), unsupported: None, loc: loc(5), strides: vec![] }
     }
 
     fn dir(directive: &str, items: Vec<MapItem>) -> DataDirective {
@@ -167,6 +204,7 @@ mod tests {
             index: 0,
             directive: directive.into(),
             unsupported_clauses: vec![],
+            condition: None,
             vars: vec![
                 var("a", VarKind::Pointer, vec![None]),
                 var("n", VarKind::Scalar, vec![]),

@@ -21,6 +21,17 @@ pub enum RejectReason {
         /// Source text.
         text: String,
     },
+    /// A `for` loop outside OpenMP's canonical loop form (OpenMP 5.2, 4.4.1), or in it
+    /// with a step that is not an integer constant: its test is not a comparison of
+    /// the index with a bound, its increment not a step of the index, the step moves
+    /// the index away from the bound, the test is always true, … (the plugin says
+    /// which).
+    NonCanonicalLoop {
+        /// The loop header, `for (…)`.
+        text: String,
+        /// What makes it non-canonical.
+        why: String,
+    },
     /// A function call inside the region (may have side effects; no HLS equivalent).
     Call {
         /// Source text of the call.
@@ -73,6 +84,7 @@ impl RejectReason {
         match self {
             RejectReason::UnsupportedClause { .. } => "unsupported-clause",
             RejectReason::UnsupportedStatement { .. } => "unsupported-statement",
+            RejectReason::NonCanonicalLoop { .. } => "non-canonical-loop",
             RejectReason::Call { .. } => "call",
             RejectReason::UnsupportedExpression { .. } => "unsupported-expression",
             RejectReason::NonAffineSubscript { .. } => "non-affine-subscript",
@@ -88,6 +100,9 @@ impl RejectReason {
         match self {
             RejectReason::UnsupportedClause { clause } => format!("clause '{clause}' is not supported"),
             RejectReason::UnsupportedStatement { what, text } => format!("{what} '{text}' is not supported"),
+            RejectReason::NonCanonicalLoop { text, why } => {
+                format!("loop '{text}' is not in the canonical form Tessera offloads: {why}")
+            }
             RejectReason::Call { text } => format!("call '{text}' is not supported (it may have side effects)"),
             RejectReason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
             RejectReason::NonAffineSubscript { array, subscript } => {

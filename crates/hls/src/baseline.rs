@@ -254,6 +254,44 @@ mod tests {
         assert!(k.source.contains("#pragma HLS INTERFACE mode=s_axilite port=return\n  (void)n;\n}"), "{}", k.source);
     }
 
+    /// Loops run in the source's direction with its test: `<`, `>` (negative step) or
+    /// `!=` (an unsigned char index that wraps around stays exact).
+    #[test]
+    fn loops_keep_direction_and_test() {
+        let write = |v: &str, ty: ScalarType| Stmt::Assign {
+            target: LValue::Element { array: "b".into(), index: vec![Expr::var(v, ty)], ty: ScalarType::F32, loc: Loc::default() },
+            value: Expr::Float { bits: 1.0f64.to_bits(), ty: ScalarType::F32 },
+            loc: Loc::default(),
+        };
+        let for_ = |v: &str, ty: ScalarType, lower: Expr, upper: Expr, step: i64, ne: bool| Stmt::For {
+            var: v.into(),
+            ty,
+            lower,
+            upper,
+            step,
+            ne,
+            body: vec![write(v, ty)],
+            loc: Loc::default(),
+        };
+        let n = Expr::var("n", ScalarType::I32);
+        let body = vec![
+            for_("i", ScalarType::I32, Expr::int(0), n.clone(), 2, false),
+            for_("j", ScalarType::I32, n.clone(), Expr::int(-1), -3, false),
+            for_("u", ScalarType::U8, Expr::Int { value: 250, ty: ScalarType::U8 }, Expr::int(4), 1, true),
+            for_("k", ScalarType::I64, Expr::Int { value: 9, ty: ScalarType::I64 }, Expr::Int { value: 0, ty: ScalarType::I64 }, -1, true),
+        ];
+        let vars = vec![var("b", VarKind::Array, ScalarType::F32, true), var("n", VarKind::Scalar, ScalarType::I32, false)];
+        let k = generate(&region(vars, body), "k");
+        for header in [
+            "for (int i = 0; i < n; i += 2) {",
+            "for (int j = n; j > -1; j -= 3) {",
+            "for (unsigned char u = (unsigned char)250; u != 4; u += 1) {",
+            "for (long k = 9L; k != 0L; k -= 1) {",
+        ] {
+            assert!(k.source.contains(header), "{header}\n{}", k.source);
+        }
+    }
+
     #[test]
     fn mentions_whole_identifiers_only() {
         assert!(mentions("b[i] = a[i];", "a"));

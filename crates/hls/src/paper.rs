@@ -66,7 +66,10 @@ use tessera_poly::{AccessKind, Aff, BufferKind, IntraTrip, Plan, Sym};
 /// `port_width` elements per beat (the width the plan's halos were computed for).
 /// `Err` says why the plan is not supported; no code is generated then.
 pub fn generate(region: &Region, plan: &Plan, name: &str, port_width: u32, variant: Variant) -> Result<Kernel, String> {
-    let g = Gen::new(region, plan, port_width, variant)?;
+    // The region as the optimizer planned it: decreasing loops counting up (over
+    // their negated index, or over their own when the order is free).
+    let region = tessera_poly::normalize::apply(region, &plan.normalization).map_err(|e| e.message())?;
+    let g = Gen::new(&region, plan, port_width, variant)?;
     Ok(g.kernel(name))
 }
 

@@ -92,6 +92,10 @@ pub struct DataDirective {
     pub vars: Vec<Var>,
     /// The list items, in clause order.
     pub items: Vec<MapItem>,
+    /// The scalar variable (one of `vars`, evaluated at the directive) holding the
+    /// condition of an `if` clause; `None` without one.
+    #[serde(default)]
+    pub condition: Option<String>,
 }
 
 /// One list item of a map clause (or of a `to`/`from` motion clause of `target
@@ -108,9 +112,14 @@ pub struct MapItem {
     pub section: Vec<Section>,
     /// The item's source text.
     pub text: String,
-    /// What the item is when Tessera cannot represent it (`member access`, `strided
-    /// array section`, …); `None` otherwise.
+    /// What the item is when Tessera cannot represent it (`member access`, …);
+    /// `None` otherwise.
     pub unsupported: Option<String>,
+    /// The strides of a strided section (`r[0:4:2]`), one per entry of `section`
+    /// (`1` where none is given); empty when no stride is given. OpenMP allows them
+    /// only in the motion clauses of `target update`.
+    #[serde(default)]
+    pub strides: Vec<Expr>,
     /// Where the item is.
     pub loc: Loc,
 }
@@ -153,6 +162,17 @@ pub struct DataDesc {
     pub args: Vec<DataArg>,
     /// The list items that Tessera maps, in clause order.
     pub items: Vec<DescItem>,
+    /// How many list items are not in `items` because Tessera cannot locate their
+    /// data (an item it cannot represent, or every item of a directive whose
+    /// variables it cannot pass). The runtime refuses to leave such a directive to
+    /// the host OpenMP runtime while anything is mapped on the device: it cannot
+    /// tell whether the directive names that data.
+    #[serde(default)]
+    pub unlocated: usize,
+    /// The argument (a scalar) holding the `if` clause's condition: when it is 0 the
+    /// directive moves no data and maps nothing, as on OpenMP's host device.
+    #[serde(default)]
+    pub condition: Option<usize>,
 }
 
 /// One variable of a data directive call.
@@ -178,6 +198,10 @@ pub struct DescItem {
     pub dims: Vec<Expr>,
     /// The section, one entry per dimension.
     pub section: Vec<Section>,
+    /// Strides, one per dimension, for a strided section of `target update` (the
+    /// section's `length` counts elements, `stride` apart); empty: contiguous.
+    #[serde(default)]
+    pub strides: Vec<Expr>,
 }
 
 impl DataDesc {
@@ -227,7 +251,10 @@ mod tests {
                 map: MapKind::From,
                 dims: vec![Expr::int(4)],
                 section: vec![Section { lower: Expr::int(0), length: Expr::int(4) }],
+                strides: vec![],
             }],
+            unlocated: 0,
+            condition: None,
         };
         assert_eq!(DataDesc::from_json(&d.to_json()).unwrap(), d);
     }

@@ -87,8 +87,9 @@ fn write_expr(s: &mut String, e: &Expr, outer: u8) {
             s.push(' ');
             write_expr(s, rhs, p + 1);
         }
-        // Implicit conversions are invisible in the source; print the operand.
-        Expr::Cast { arg, .. } => write_expr(s, arg, outer),
+        // Implicit conversions are invisible in the source; print the operand (in
+        // the parentheses just opened, if any).
+        Expr::Cast { arg, .. } => write_expr(s, arg, if paren { 0 } else { outer }),
         Expr::Select { cond, then, otherwise, .. } => {
             write_expr(s, cond, 2);
             s.push_str(" ? ");
@@ -126,5 +127,7 @@ mod tests {
             loc: Default::default(),
         };
         assert_eq!(expr(&r), "idx[i]");
+        let c = Expr::Cast { arg: Box::new(b(BinOp::Sub, Expr::var("n", I32), Expr::int(2))), ty: I64 };
+        assert_eq!(expr(&Expr::Unary { op: UnOp::Neg, arg: Box::new(c), ty: I64 }), "-(n - 2)");
     }
 }

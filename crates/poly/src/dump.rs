@@ -44,7 +44,14 @@ impl Stage {
 /// The text dump of one stage of a plan.
 pub fn dump(plan: &Plan, stage: Stage) -> String {
     match stage {
-        Stage::Scop => scop(&plan.scop),
+        Stage::Scop => {
+            let mut s = scop(&plan.scop);
+            // Decreasing loops: `<i>_neg` loops count over -i; these run upwards.
+            if !plan.normalization.reversed.is_empty() {
+                let _ = writeln!(s, "  decreasing loops run upwards (the nest has no dependence): {}", plan.normalization.reversed.join(", "));
+            }
+            s
+        }
         Stage::Deps => deps(&plan.scop, &plan.deps),
         Stage::Plan => {
             let mut s = tiling(&plan.scop, &plan.tiling);

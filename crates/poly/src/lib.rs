@@ -32,6 +32,7 @@ pub mod buffers;
 pub mod deps;
 pub mod dump;
 mod isl;
+pub mod normalize;
 pub mod redirect;
 pub mod reject;
 pub mod scop;
@@ -108,6 +109,10 @@ pub struct Plan {
     pub redirects: Vec<Redirect>,
     /// Every permutation considered, in enumeration order.
     pub candidates: Vec<Candidate>,
+    /// How the source's decreasing loops were made increasing: `scop` is of the
+    /// region [`normalize::apply`] gives with it, and so is the tiled kernel.
+    #[serde(default)]
+    pub normalization: normalize::Normalization,
 }
 
 impl Plan {
@@ -123,8 +128,23 @@ impl Plan {
 }
 
 /// Runs steps 1–4 on a region.
+///
+/// Decreasing loops are planned as increasing ones ([`normalize`]): over their negated
+/// index, in the source order; or, when the nest has no dependence at all (so the
+/// order is free), those of step −1 upwards over their own index, which keeps the
+/// subscripts' signs. [`Plan::normalization`] says which; the tiled generator prints
+/// the same region.
 pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject> {
-    let scop = scop::extract(region)?;
+    let mut normalization = normalize::Normalization::default();
+    let mut counted = normalize::apply(region, &normalization)?;
+    let mut scop = scop::extract(&counted)?;
+    let reversible = normalize::reversible(region);
+    if !reversible.is_empty() && dependence_free(&scop)? {
+        normalization.reversed = reversible;
+        counted = normalize::apply(region, &normalization)?;
+        scop = scop::extract(&counted)?;
+    }
+    let region = &*counted;
     // Step 1: `#pragma tessera tile(…)` on the region wins over the compile-wide
     // option, which wins over the defaults.
     let requested = region.tile.as_ref().map(|t| t.sizes.as_slice()).or(opts.tile.as_deref());
@@ -135,9 +155,31 @@ pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject>
     let r = run(&ctx, region, &scop, &sz, &opts);
     drop(ctx);
     match r {
-        Ok(r) => r,
+        Ok(r) => r.map(|plan| Plan { normalization, ..plan }),
         Err(message) => Err(PolyReject::new(PolyRejectReason::Internal { message }, &scop.loc)),
     }
+}
+
+/// Whether no two iterations of the nest access one element with a write among them
+/// (no flow, anti or output dependence), so that any order computes the same.
+fn dependence_free(scop: &Scop) -> Result<bool, PolyReject> {
+    let ctx = isl::new_context();
+    let r = dependences(&ctx, scop).map(|(deps, _)| deps.pairs.is_empty());
+    drop(ctx);
+    r.map_err(|message| PolyReject::new(PolyRejectReason::Internal { message }, &scop.loc))
+}
+
+/// The dependences of `scop` (plain and as isl objects).
+fn dependences(ctx: &isl_rs::Context, scop: &Scop) -> isl::IslResult<(Dependences, deps::IslDeps)> {
+    use isl::ctx_err;
+    let dom = isl::uset(ctx, &scop.domain)?;
+    let sched = isl::umap(ctx, &scop.schedule)?;
+    let acc_fn = scop.accesses.iter().map(|a| isl::umap(ctx, &a.relation)).collect::<isl::IslResult<Vec<_>>>()?;
+    let acc_dom = acc_fn
+        .iter()
+        .map(|m| m.copy().map_err(ctx_err("copy"))?.intersect_domain(dom.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("accesses")))
+        .collect::<isl::IslResult<Vec<_>>>()?;
+    deps::compute(ctx, scop, &sched, &acc_dom)
 }
 
 fn run(
@@ -230,5 +272,6 @@ fn run(
         buffers: bp,
         redirects,
         candidates,
+        normalization: normalize::Normalization::default(),
     }))
 }

@@ -80,6 +80,15 @@ pub enum PolyRejectReason {
         /// What is wrong.
         what: String,
     },
+    /// A loop testing `var != bound` on an index that may wrap around past the bound
+    /// with defined behaviour (unsigned, or narrower than `int`): it is not the
+    /// `<` / `>` loop the optimizer models (`crate::normalize`).
+    NotEqualTest {
+        /// Loop index.
+        var: String,
+        /// Its C type.
+        ty: String,
+    },
     /// `--tile` / `tile=` gives a different number of sizes than the nest has loops.
     TileSizeCount {
         /// Loops in the nest.
@@ -128,6 +137,7 @@ impl PolyRejectReason {
             PolyRejectReason::NonAffineBound { .. } => "non-affine-bound",
             PolyRejectReason::NonRectangular { .. } => "non-rectangular",
             PolyRejectReason::BadArrayAccess { .. } => "bad-array-access",
+            PolyRejectReason::NotEqualTest { .. } => "not-equal-test",
             PolyRejectReason::TileSizeCount { .. } => "tile-size-count",
             PolyRejectReason::BadTileSize { .. } => "bad-tile-size",
             PolyRejectReason::TooDeep { .. } => "too-deep",
@@ -153,6 +163,9 @@ impl PolyRejectReason {
                 format!("bound '{bound}' of loop '{var}' depends on an enclosing loop index (the iteration space is not rectangular)")
             }
             PolyRejectReason::BadArrayAccess { array, what } => format!("access to '{array}': {what}"),
+            PolyRejectReason::NotEqualTest { var, ty } => format!(
+                "loop '{var}' tests '!=' on an index of type '{ty}', which can wrap around past its bound; only 'int' and 'long' indices are tiled with a '!=' test"
+            ),
             PolyRejectReason::TileSizeCount { depth, given } => {
                 format!("{given} tile size(s) given for a loop nest of depth {depth}")
             }

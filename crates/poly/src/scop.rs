@@ -249,7 +249,10 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
     // 3. Loops.
     let mut loops = Vec::new();
     for s in &loops_ir {
-        let Stmt::For { var, lower, upper, step, loc, .. } = s else { unreachable!() };
+        let Stmt::For { var, ty, lower, upper, step, ne, loc, .. } = s else { unreachable!() };
+        if *ne && !crate::normalize::ne_is_exact(*ty) {
+            return Err(reject(R::NotEqualTest { var: var.clone(), ty: ty.c_name().into() }, loc));
+        }
         let lookup = |n: &str| {
             if let Some(y) = loop_vars.iter().position(|v| v == n) {
                 Some(Sym::Loop(y))
@@ -268,6 +271,7 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         };
         let (lower, upper) = (bound(lower)?, bound(upper)?);
         if *step < 1 {
+            // `optimize` rewrites decreasing loops first (`crate::normalize`).
             return Err(reject(
                 R::UnsupportedStatement { what: "loop step".into(), text: format!("{var} += {step}") },
                 loc,

@@ -1,0 +1,207 @@
+//! Footprints: the index range every array access of a region covers over its whole
+//! iteration domain, as expressions over the region's scalars.
+//!
+//! An access outside the mapped section is undefined behaviour in OpenMP; on a device
+//! it reads whatever the buffer holds there (the emulated device: zeros) or faults.
+//! The runtime evaluates these ranges before a launch and, when one leaves the mapped
+//! section (or the present mapping), reports the access and runs the region on the
+//! host instead (`runtime/src/data.rs`, `check_footprints`). When every bound is a
+//! constant, the compiler says so at compile time ([`constant_violations`]).
+//!
+//! Derived from the SCoP of the loop nest (`tessera_poly::scop`): subscripts affine
+//! in the loop indices and the scalars. Exact for loops whose bounds depend on the
+//! scalars only (a box-shaped domain): per dimension the subscript is smallest and
+//! largest at corners of the box. Other nests (a bound naming an outer index) get no
+//! footprint, so nothing is checked for them.
+
+use tessera_ir::eval::eval_int;
+use tessera_ir::manifest::{ArrayArg, Footprint};
+use tessera_ir::{print, BinOp, Expr, Region, ScalarType, Section};
+use tessera_poly::{AccessKind, Aff, Sym};
+
+/// The footprint of every access of `region`, with the array it accesses, in access
+/// order; empty when the nest is not a SCoP with a box-shaped domain.
+pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
+    // A read under `c ? … : …` may never happen: its range would over-approximate
+    // (and a region that never leaves its section would be refused).
+    let mut guarded = false;
+    region.visit_stmts(&mut |s| {
+        s.visit_exprs(&mut |e| {
+            if let Expr::Select { then, otherwise, .. } = e {
+                for branch in [then, otherwise] {
+                    branch.visit(&mut |x| guarded |= matches!(x, Expr::Read { .. }));
+                }
+            }
+        })
+    });
+    if guarded {
+        return Vec::new();
+    }
+    let Ok(scop) = tessera_poly::scop::extract(region) else { return Vec::new() };
+    let param_only = |a: &Aff| !a.mentions(|s| !matches!(s, Sym::Param(_)));
+    if !scop.loops.iter().all(|l| param_only(&l.lower) && param_only(&l.upper) && l.step > 0) {
+        return Vec::new();
+    }
+    let ty = |p: &str| region.var(p).map(|v| v.elem).unwrap_or(ScalarType::I64);
+    let Some(bounds) = scop
+        .loops
+        .iter()
+        .map(|l| Some((aff_expr(&l.lower, &ty)?, aff_expr(&l.upper, &ty)?, l.step)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Vec::new();
+    };
+    // The first and last value of every loop index when its loop runs at all: the
+    // last is `lower + step·⌊(upper − 1 − lower) / step⌋` (C division truncates, and
+    // the dividend is ≥ 0 then).
+    let first: Vec<Expr> = bounds.iter().map(|(lo, _, _)| lo.clone()).collect();
+    let last: Vec<Expr> = bounds
+        .iter()
+        .map(|(lo, up, step)| {
+            let span = bin(BinOp::Sub, bin(BinOp::Sub, up.clone(), lit(1)), lo.clone());
+            if *step == 1 {
+                bin(BinOp::Add, lo.clone(), span)
+            } else {
+                let k = bin(BinOp::Div, span, lit(*step));
+                bin(BinOp::Add, lo.clone(), bin(BinOp::Mul, lit(*step), k))
+            }
+        })
+        .collect();
+    let nonempty: Vec<(Expr, Expr)> = bounds.iter().map(|(lo, up, _)| (lo.clone(), up.clone())).collect();
+    let mut out = Vec::new();
+    for a in &scop.accesses {
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        for s in &a.subscripts {
+            let (Some(l), Some(h)) = (corner(s, &first, &last, &ty, false), corner(s, &first, &last, &ty, true)) else {
+                return Vec::new();
+            };
+            lo.push(l);
+            hi.push(h);
+        }
+        let fp = Footprint { access: a.text.clone(), write: a.kind == AccessKind::Write, lo, hi, nonempty: nonempty.clone() };
+        out.push((a.array.clone(), fp));
+    }
+    out
+}
+
+/// For every footprint whose bounds are all constants, and whose array's section
+/// is constant too: the accesses that leave the section, as warnings
+/// (`'a[i + 1]' reads a[100], outside the mapped section a[0:100]`).
+pub fn constant_violations(args: &[(String, &ArrayArg)]) -> Vec<String> {
+    let none = |_: &str| None;
+    let c = |e: &Expr| eval_int(e, &none).ok();
+    let mut out = Vec::new();
+    for (name, arr) in args {
+        if arr.section.is_empty() {
+            continue;
+        }
+        let Some(sec) = arr.section.iter().map(|s| Some((c(&s.lower)?, c(&s.length)?))).collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        for fp in &arr.footprint {
+            let Some(ne) = fp.nonempty.iter().map(|(l, u)| Some(c(l)? < c(u)?)).collect::<Option<Vec<bool>>>() else {
+                continue;
+            };
+            if ne.contains(&false) {
+                continue;
+            }
+            let (Some(lo), Some(hi)) = (
+                fp.lo.iter().map(c).collect::<Option<Vec<_>>>(),
+                fp.hi.iter().map(c).collect::<Option<Vec<_>>>(),
+            ) else {
+                continue;
+            };
+            if let Some(index) = outside(&lo, &hi, &sec) {
+                out.push(format!(
+                    "'{}' {} {name}{}, outside the mapped section {name}{} (undefined behaviour in OpenMP; Tessera \
+                     runs the region on the host)",
+                    fp.access,
+                    if fp.write { "writes" } else { "reads" },
+                    index.iter().map(|i| format!("[{i}]")).collect::<String>(),
+                    print_section(&arr.section),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The first corner of the box `[lo, hi]` (per dimension) that lies outside the
+/// section `sec` (per dimension `(lower, length)`), or `None` when the box is inside.
+pub fn outside(lo: &[i128], hi: &[i128], sec: &[(i128, i128)]) -> Option<Vec<i128>> {
+    let d = (0..lo.len().min(sec.len())).find(|&d| lo[d] < sec[d].0 || hi[d] >= sec[d].0 + sec[d].1)?;
+    let mut index: Vec<i128> = lo.to_vec();
+    index[d] = if lo[d] < sec[d].0 { lo[d] } else { hi[d] };
+    Some(index)
+}
+
+/// `[l:n][l:n]` as written in a map clause.
+pub fn print_section(section: &[Section]) -> String {
+    section.iter().map(|s| format!("[{}:{}]", print::expr(&s.lower), print::expr(&s.length))).collect()
+}
+
+/// The smallest (`max = false`) or largest value of `s` over the box of loop
+/// indices `[first, last]`.
+fn corner(s: &Aff, first: &[Expr], last: &[Expr], ty: &dyn Fn(&str) -> ScalarType, max: bool) -> Option<Expr> {
+    let mut e = lit(s.constant);
+    for t in &s.terms {
+        let v = match &t.sym {
+            Sym::Param(p) => param(p, ty),
+            Sym::Loop(x) => {
+                let hi = (t.coeff > 0) == max;
+                if hi { last.get(*x)?.clone() } else { first.get(*x)?.clone() }
+            }
+            Sym::Tile(_) | Sym::Intra(_) => return None,
+        };
+        e = bin(BinOp::Add, e, bin(BinOp::Mul, lit(t.coeff), v));
+    }
+    Some(e)
+}
+
+/// An affine expression over scalars as an `i64` IR expression.
+fn aff_expr(a: &Aff, ty: &dyn Fn(&str) -> ScalarType) -> Option<Expr> {
+    let mut e = lit(a.constant);
+    for t in &a.terms {
+        let Sym::Param(p) = &t.sym else { return None };
+        e = bin(BinOp::Add, e, bin(BinOp::Mul, lit(t.coeff), param(p, ty)));
+    }
+    Some(e)
+}
+
+fn param(p: &str, ty: &dyn Fn(&str) -> ScalarType) -> Expr {
+    Expr::Cast { arg: Box::new(Expr::var(p, ty(p))), ty: ScalarType::I64 }
+}
+
+fn lit(v: i64) -> Expr {
+    Expr::Int { value: v, ty: ScalarType::I64 }
+}
+
+fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+    Expr::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs), ty: ScalarType::I64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `for (i = 0; i < n; i++) b[i] = a[i + 1]`, `a` mapped `[0:n]`: the read
+    /// reaches `a[n]`; with constants, a warning.
+    #[test]
+    fn box_domains_and_constant_warnings() {
+        let region: Region = serde_json::from_str(include_str!("../../../tests/ir/programs/stencil1d.0.ir.json")).unwrap();
+        let fps = footprints(&region);
+        assert!(!fps.is_empty());
+        let n = |v: i128| move |name: &str| (name == "n").then_some(v);
+        for (_, fp) in &fps {
+            for (l, h) in fp.lo.iter().zip(&fp.hi) {
+                let (l, h) = (eval_int(l, &n(10)).unwrap(), eval_int(h, &n(10)).unwrap());
+                assert!(l <= h, "{}: [{l}, {h}]", fp.access);
+            }
+        }
+        assert_eq!(outside(&[0], &[9], &[(0, 10)]), None);
+        assert_eq!(outside(&[0], &[10], &[(0, 10)]), Some(vec![10]));
+        assert_eq!(outside(&[-1, 0], &[5, 9], &[(0, 10), (0, 10)]), Some(vec![-1, 0]));
+        assert_eq!(outside(&[0, 0], &[5, 12], &[(0, 10), (0, 10)]), Some(vec![0, 12]));
+    }
+}

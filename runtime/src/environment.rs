@@ -1,0 +1,697 @@
+//! The device data environment's one owner: [`DataEnvironment`].
+//!
+//! Every movement of data between host and device goes through its operations, and
+//! nothing else in the runtime touches a device's present table
+//! ([`present::DataEnv`], the table of one device):
+//!
+//! | operation | called by |
+//! |---|---|
+//! | [`DataEnvironment::data_begin`] / [`data_end`](DataEnvironment::data_end) | `target data` (its start and end) |
+//! | [`DataEnvironment::data`] | `target enter data`, `target exit data`, `target update` |
+//! | [`DataEnvironment::offload`] (launch: map, run, unmap; or the host fallback) | target regions |
+//! | [`DataEnvironment::host_end`] | after a region's host fallback ran |
+//! | [`DataEnvironment::opaque_violation`] | a region the plugin could not pass its variables for |
+//!
+//! The invariant it enforces: a directive either goes through these operations, or
+//! the whole data environment it belongs to is the host OpenMP runtime's —
+//! - a mapping directive that does not map (left to the host OpenMP runtime at
+//!   compile time, declined at run time) puts its data in host memory: while such a
+//!   `target data` is active, and for the rest of the process after such a `target
+//!   enter data`, every region runs on the host ([`DataEnvironment::forced_host`]);
+//! - a standalone directive Tessera cannot execute that names data held on the
+//!   device (or whose list items it cannot locate while anything is mapped) is fatal;
+//! - a region whose footprint is unknown may run on the host only while nothing is
+//!   mapped ([`DataEnvironment::opaque_violation`]);
+//! - a host fallback inside a data region copies the device data of every array the
+//!   region may use to the host first and back after
+//!   ([`DataEnvironment::host_fallback`], [`present::DataEnv::host_begin`]).
+//!
+//! `directives.rs` holds the C entry points of data directives, `lib.rs` those of
+//! regions; both only parse their arguments and call the owner.
+
+use crate::config::{Config, DeviceRequest, OffloadPolicy};
+use crate::data::{self, element0, plan_items, ArgPlan, ArrayPlan, HostBuffer, Plan};
+use crate::device::{self, Choice, Device, DeviceKind, KernelArg, XrtStatus, NO_DEVICE, XRT_NOT_BUILT};
+use crate::present::{self, DataEnv, Pin, RefKind};
+use crate::report::{self, Record, Transfers};
+use crate::{emu, xrt};
+use std::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
+use tessera_ir::data::{DataDesc, DataOp};
+use tessera_ir::manifest::Manifest;
+use tessera_ir::VarKind;
+
+/// Where data directives execute under `config`; see [`choose_data_for`]. Probes the
+/// XRT device (opened once per process) only when the choice depends on it.
+pub fn choose_data(config: &Config) -> Choice {
+    choose_data_for(config, &crate::xrt::data_status)
+}
+
+/// Where data directives execute under `config`, given the XRT device's status for
+/// data (`xrt`, called only when the choice depends on it). A pure function:
+///
+/// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
+/// 2. `TESSERA_DEVICE=emu` → the emulated device; `host` → host.
+/// 3. `TESSERA_DEVICE=xrt` → the XRT device when it opens, else host with its reason.
+/// 4. Unset → the XRT device when it opens, else host ([`NO_DEVICE`]).
+///
+/// On the host device a data directive does nothing (host memory is the data), and
+/// the regions inside a `target data` that did not map run on the host
+/// ([`DataEnvironment::forced_host`]).
+pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus) -> Choice {
+    if config.offload == OffloadPolicy::Disabled {
+        return Choice::Host("OMP_TARGET_OFFLOAD=DISABLED".into());
+    }
+    match &config.device {
+        DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
+        DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
+        DeviceRequest::Device(DeviceKind::Xrt) => match xrt() {
+            XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+            XrtStatus::NotBuilt => Choice::Host(XRT_NOT_BUILT.into()),
+            XrtStatus::Unavailable(why) => Choice::Host(format!("TESSERA_DEVICE=xrt but {why}")),
+        },
+        DeviceRequest::Unknown(v) => {
+            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu or xrt)"))
+        }
+        DeviceRequest::Auto => match xrt() {
+            XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
+            XrtStatus::NotBuilt => Choice::Host(NO_DEVICE.into()),
+            XrtStatus::Unavailable(why) => Choice::Host(format!("{NO_DEVICE}: {why}")),
+        },
+    }
+}
+
+/// Runs `$body` with `$env` bound to the data environment of device `$kind` (emu or
+/// xrt) and `$alloc` to that device's buffer allocator: the operations of
+/// [`DataEnv`] are generic over the buffer type, the environments are not.
+macro_rules! on_env {
+    ($envs:expr, $kind:expr, |$env:ident, $alloc:ident| $body:expr) => {
+        match $kind {
+            DeviceKind::Xrt => {
+                let $env = &$envs.xrt;
+                let $alloc = &crate::xrt::new_buffer;
+                $body
+            }
+            _ => {
+                let $env = &$envs.emu;
+                let $alloc = &HostBuffer::new;
+                $body
+            }
+        }
+    };
+}
+
+/// The device data environments of a process (one per device that executes data
+/// directives), and the record of mapping directives that did not map.
+#[derive(Default)]
+pub struct DataEnvironment {
+    /// The emulated device's present table.
+    emu: DataEnv<HostBuffer>,
+    /// The XRT device's present table (never used without feature `xrt`).
+    xrt: DataEnv<crate::xrt::Buffer>,
+    /// Active `target data` constructs that did not map: (id, reason).
+    declined_scopes: Mutex<Vec<(u64, String)>>,
+    /// Next id of `declined_scopes`.
+    next_scope: Mutex<u64>,
+    /// The first `target enter data` that did not map.
+    declined: OnceLock<String>,
+}
+
+/// The outcome of one data directive execution.
+pub struct DataRun {
+    /// What happened.
+    pub record: Record,
+    /// Whether the directive executed on a device (the C return value: when 0, the
+    /// original directive runs, on the host device).
+    pub handled: bool,
+    /// Set when the directive cannot be left to the host OpenMP runtime either: the
+    /// process must stop with this message.
+    pub fatal: Option<String>,
+}
+
+/// A `target data` construct between its begin and end calls.
+pub struct Scope {
+    region: String,
+    /// The device, the evaluated list items and their entries.
+    mapped: Option<(DeviceKind, Vec<ArrayPlan>, Vec<Option<(usize, u64)>>)>,
+    /// Its id in `declined_scopes` when it did not map.
+    declined: Option<u64>,
+}
+
+/// A host fallback whose arrays reach present data: the pins to release after the
+/// host run, and the record to emit then.
+pub struct HostRun {
+    record: Record,
+    pins: Pins,
+    moved: Transfers,
+}
+
+/// The pins of a host run, in the environment of the device that holds the data.
+enum Pins {
+    Emu(Vec<Pin<HostBuffer>>),
+    Xrt(Vec<Pin<crate::xrt::Buffer>>),
+}
+
+impl DataEnvironment {
+    /// Empty environments.
+    pub fn new() -> DataEnvironment {
+        DataEnvironment::default()
+    }
+
+    /// The device data directives map on under `config`, if they map at all.
+    pub fn data_device(&self, config: &Config) -> Option<DeviceKind> {
+        match choose_data(config) {
+            Choice::Offload(kind) => Some(kind),
+            Choice::Host(_) => None,
+        }
+    }
+
+    /// The mappings of device `kind` (`emu` or `xrt`), in address order (tests,
+    /// diagnostics).
+    pub fn entries(&self, kind: DeviceKind) -> Vec<present::EntryInfo> {
+        on_env!(self, kind, |env, _alloc| env.entries())
+    }
+
+    /// Whether nothing is mapped on `kind`.
+    pub fn is_empty(&self, kind: DeviceKind) -> bool {
+        on_env!(self, kind, |env, _alloc| env.is_empty())
+    }
+
+    /// Why every region must run on the host now (a mapping directive that did not
+    /// map is in effect), or `None`.
+    pub fn forced_host(&self) -> Option<String> {
+        if let Some(r) = self.declined.get() {
+            return Some(r.clone());
+        }
+        let scopes = self.declined_scopes.lock().unwrap_or_else(|e| e.into_inner());
+        scopes.first().map(|(_, r)| r.clone())
+    }
+
+    /// For a region whose footprint is unknown (see `__tessera_opaque`), about to run
+    /// on the host: the fatal message when data is mapped on the device, where the
+    /// region may expect it.
+    pub fn opaque_violation(&self, config: &Config, record: &Record) -> Option<String> {
+        let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
+        let mapped = on_env!(self, kind, |env, _alloc| env.entries());
+        let names: Vec<String> = mapped.iter().map(|e| format!("'{}'", e.name)).collect();
+        Some(format!(
+            "tessera: fatal: {}: the target region must run on the host ({}), but its data may be on the device, \
+             where Tessera holds {}: the host run would see stale data",
+            record.region,
+            record.reason.as_deref().unwrap_or("?"),
+            names.join(", ")
+        ))
+    }
+
+    /// Runs (or declines) one region execution in these environments; see
+    /// [`Launch`]. No output.
+    ///
+    /// # Safety
+    /// As for [`crate::offload_with`].
+    pub unsafe fn offload(&self, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
+        execute(self, config, manifest, args)
+    }
+
+    /// A region runs on the host with `record`: when its arrays reach data present
+    /// on the device, copies those parts device → host first and returns the pins
+    /// (the record is then emitted by [`host_end`](Self::host_end)).
+    ///
+    /// # Safety
+    /// As for [`crate::offload_with`].
+    pub unsafe fn host_fallback(
+        &self,
+        config: &Config,
+        manifest: &Manifest,
+        args: &[*mut c_void],
+        mut record: Record,
+    ) -> Launch {
+        let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
+            return Launch { record, host: None };
+        };
+        let arrays = data::plan_lenient(manifest, args);
+        let refs: Vec<&ArrayPlan> = arrays.iter().collect();
+        let mut moved = Transfers::default();
+        let begun = match kind {
+            DeviceKind::Xrt => self.xrt.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Xrt(p))),
+            _ => self.emu.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Emu(p))),
+        };
+        match begun {
+            Ok((true, _)) => Launch { record, host: None },
+            Ok((false, pins)) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }) },
+            Err(e) => {
+                let r = record.reason.take().unwrap_or_default();
+                record.reason = Some(format!("{r}; copying its device data to the host failed: {e}"));
+                Launch { record, host: None }
+            }
+        }
+    }
+
+    /// After the host run of [`host_fallback`](Self::host_fallback): copies the
+    /// pinned data host → device, unpins, and returns the region's record with every
+    /// byte moved.
+    ///
+    /// # Safety
+    /// The host memory of the pinned arrays must still be valid.
+    pub unsafe fn host_end(&self, run: HostRun) -> Record {
+        let HostRun { mut record, pins, mut moved } = run;
+        let ended = match pins {
+            Pins::Emu(p) => self.emu.host_end(p, &mut moved),
+            Pins::Xrt(p) => self.xrt.host_end(p, &mut moved),
+        };
+        if let Err(e) = ended {
+            let r = record.reason.take().unwrap_or_default();
+            record.reason = Some(format!("{r}; copying its results back to the device failed: {e}"));
+        }
+        record.with_transfers(moved)
+    }
+
+    /// Executes a `target enter data`, `target exit data` or `target update`.
+    ///
+    /// # Safety
+    /// `args[i]` must be the address the rewritten call passed for `desc.args[i]`.
+    pub unsafe fn data(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> DataRun {
+        let op = desc.op.name();
+        let host = |reason: String, fatal: Option<String>| DataRun {
+            record: Record::data(desc.region.clone(), op, DeviceKind::Host, Some(reason), Transfers::default()),
+            handled: false,
+            fatal,
+        };
+        if desc.op == DataOp::Region {
+            return host("internal error: 'target data' passed to __tessera_data".into(), None);
+        }
+        if config.offload == OffloadPolicy::Disabled {
+            // Nothing is ever mapped: the directive is the host device's, as every region.
+            return host("OMP_TARGET_OFFLOAD=DISABLED".into(), None);
+        }
+        if condition(desc, args) == Some(false) {
+            return DataRun { handled: true, ..host(IF_FALSE.into(), None) };
+        }
+        let items = match desc.rejected.clone().map_or_else(|| plan_items(desc, args), Err) {
+            Ok(items) => items,
+            Err(reason) => {
+                let fatal = self.touched(config, desc, args).map(|name| {
+                    format!(
+                        "tessera: fatal: {}: '{op}' cannot be executed by Tessera ({reason}), but {name}: \
+                         leaving the directive to the host OpenMP runtime would lose or corrupt that data",
+                        desc.region
+                    )
+                });
+                if desc.op == DataOp::Enter {
+                    self.decline_enter(desc, &reason);
+                }
+                return host(reason, fatal);
+            }
+        };
+        let kind = match choose_data(config) {
+            Choice::Offload(kind) => kind,
+            Choice::Host(reason) => {
+                if desc.op == DataOp::Enter {
+                    self.decline_enter(desc, &reason);
+                }
+                return host(reason, None);
+            }
+        };
+        let refs: Vec<&ArrayPlan> = items.iter().collect();
+        let mut moved = Transfers::default();
+        let r = on_env!(self, kind, |env, alloc| match desc.op {
+            DataOp::Enter => env.enter(&refs, RefKind::Dynamic, alloc, &mut moved).map(|_| ()),
+            DataOp::Exit => env.exit(&refs, None, RefKind::Dynamic, &mut moved),
+            DataOp::Update => env.update(&refs, &mut moved),
+            DataOp::Region => unreachable!("checked above"),
+        });
+        match r {
+            Ok(()) => DataRun {
+                record: Record::data(desc.region.clone(), op, kind, None, moved),
+                handled: true,
+                fatal: None,
+            },
+            Err(reason) => {
+                // An enter maps all or nothing; exit and update fail only when a
+                // device sync fails, after which device data is unreliable.
+                let fatal = (desc.op != DataOp::Enter)
+                    .then(|| format!("tessera: fatal: {}: '{op}' failed on the device: {reason}", desc.region));
+                if desc.op == DataOp::Enter {
+                    self.decline_enter(desc, &reason);
+                }
+                let mut run = host(reason, fatal);
+                run.record = run.record.with_transfers(moved);
+                run
+            }
+        }
+    }
+
+    /// Executes the start of a `target data` construct; the scope goes to
+    /// [`data_end`](Self::data_end) at its end.
+    ///
+    /// # Safety
+    /// `args[i]` must be the address the rewritten call passed for `desc.args[i]`;
+    /// the mapped host memory must stay valid until the end.
+    pub unsafe fn data_begin(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> (DataRun, Box<Scope>) {
+        let op = DataOp::Region.name();
+        let declined = |reason: String| {
+            let id = self.decline_scope(&desc.region, &reason);
+            let record = Record::data(desc.region.clone(), op, DeviceKind::Host, Some(reason), Transfers::default());
+            (
+                DataRun { record, handled: false, fatal: None },
+                Box::new(Scope { region: desc.region.clone(), mapped: None, declined: Some(id) }),
+            )
+        };
+        if desc.op != DataOp::Region {
+            return declined(format!("internal error: '{}' passed to __tessera_data_begin", desc.op.name()));
+        }
+        if config.offload == OffloadPolicy::Disabled {
+            return declined("OMP_TARGET_OFFLOAD=DISABLED".into());
+        }
+        if condition(desc, args) == Some(false) {
+            // Maps nothing; the regions inside map for themselves, as they would
+            // without the construct.
+            let record = Record::data(desc.region.clone(), op, DeviceKind::Host, Some(IF_FALSE.into()), Transfers::default());
+            return (
+                DataRun { record, handled: true, fatal: None },
+                Box::new(Scope { region: desc.region.clone(), mapped: None, declined: None }),
+            );
+        }
+        let items = match desc.rejected.clone().map_or_else(|| plan_items(desc, args), Err) {
+            Ok(items) => items,
+            Err(reason) => return declined(reason),
+        };
+        let kind = match choose_data(config) {
+            Choice::Offload(kind) => kind,
+            Choice::Host(reason) => return declined(reason),
+        };
+        let refs: Vec<&ArrayPlan> = items.iter().collect();
+        let mut moved = Transfers::default();
+        let keys: Result<Vec<Option<(usize, u64)>>, String> = on_env!(self, kind, |env, alloc| env
+            .enter(&refs, RefKind::Structured, alloc, &mut moved)
+            .map(|maps| maps.iter().map(|m| m.as_ref().map(|m| (m.key, m.gen))).collect()));
+        match keys {
+            Ok(keys) => {
+                let record = Record::data(desc.region.clone(), op, kind, None, moved);
+                (
+                    DataRun { record, handled: true, fatal: None },
+                    Box::new(Scope { region: desc.region.clone(), mapped: Some((kind, items, keys)), declined: None }),
+                )
+            }
+            Err(reason) => declined(reason),
+        }
+    }
+
+    /// Executes the end of a `target data` construct: unmaps what its start mapped.
+    /// Returns the record (`None` when the start did not map).
+    ///
+    /// # Safety
+    /// The host memory the start mapped must still be valid.
+    pub unsafe fn data_end(&self, scope: Scope) -> Option<DataRun> {
+        let Scope { region, mapped, declined } = scope;
+        if let Some(id) = declined {
+            self.declined_scopes.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
+        }
+        let (kind, items, keys) = mapped?;
+        let refs: Vec<&ArrayPlan> = items.iter().collect();
+        let mut moved = Transfers::default();
+        let op = "end target data";
+        let r = on_env!(self, kind, |env, _alloc| env.exit(&refs, Some(&keys), RefKind::Structured, &mut moved));
+        Some(match r {
+            Ok(()) => DataRun { record: Record::data(region, op, kind, None, moved), handled: true, fatal: None },
+            Err(e) => DataRun {
+                fatal: Some(format!("tessera: fatal: {region}: the end of 'target data' failed on the device: {e}")),
+                record: Record::data(region, op, DeviceKind::Host, Some(e), moved),
+                handled: false,
+            },
+        })
+    }
+
+    /// The first list item of `desc` that reaches data present on the device (also
+    /// when its section cannot be evaluated: then by its element 0; every array the
+    /// directive names counts, resolved item or not). When some item cannot be
+    /// located at all (`desc.unlocated`) and anything is mapped, that is the answer
+    /// too: the directive may name that data.
+    unsafe fn touched(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> Option<String> {
+        let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
+        if (desc.unlocated > 0 || args.len() != desc.args.len()) && matches!(desc.op, DataOp::Exit | DataOp::Update) {
+            let mapped = on_env!(self, kind, |env, _alloc| env.entries());
+            let names: Vec<&str> = mapped.iter().map(|e| e.name.as_str()).collect();
+            return Some(format!(
+                "Tessera cannot locate some of its list items while {} {} mapped on the device by Tessera",
+                names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
+                if names.len() == 1 { "is" } else { "are" }
+            ));
+        }
+        if args.len() != desc.args.len() {
+            return None;
+        }
+        let mut probe: Vec<ArrayPlan> = plan_items(desc, args).unwrap_or_default();
+        probe.extend(desc.args.iter().zip(args).filter(|(a, addr)| a.kind != VarKind::Scalar && !addr.is_null()).map(
+            |(a, &addr)| element0(&a.name, a.kind, a.elem, addr),
+        ));
+        let probe: Vec<&ArrayPlan> = probe.iter().collect();
+        on_env!(self, kind, |env, _alloc| env.touches(&probe))
+            .map(|name| format!("'{name}' is mapped on the device by Tessera"))
+    }
+
+    fn decline_enter(&self, desc: &DataDesc, reason: &str) {
+        let _ = self.declined.set(format!(
+            "'target enter data' at {} did not map its data ({reason}), so that data lives in host memory",
+            desc.region
+        ));
+    }
+
+    /// The scope of a `target data` construct that does not map (its descriptor is
+    /// unreadable): the regions inside run on the host until its end.
+    pub fn declined_scope(&self, region: &str, reason: &str) -> Box<Scope> {
+        let id = self.decline_scope(region, reason);
+        Box::new(Scope { region: region.to_string(), mapped: None, declined: Some(id) })
+    }
+
+    /// Records an active `target data` at `region` that did not map; returns its id.
+    fn decline_scope(&self, region: &str, reason: &str) -> u64 {
+        let mut next = self.next_scope.lock().unwrap_or_else(|e| e.into_inner());
+        *next += 1;
+        let id = *next;
+        self.declined_scopes.lock().unwrap_or_else(|e| e.into_inner()).push((
+            id,
+            format!("the enclosing 'target data' at {region} did not map its data ({reason})"),
+        ));
+        id
+    }
+}
+
+/// The reason of a data directive whose `if` clause is false.
+const IF_FALSE: &str = "its 'if' clause is false: it executes on OpenMP's host device, where there is no data to move";
+
+/// The value of the `if` condition of `desc` (see [`DataDesc::condition`]), when it has one.
+///
+/// # Safety
+/// As for [`DataEnvironment::data`].
+unsafe fn condition(desc: &DataDesc, args: &[*mut c_void]) -> Option<bool> {
+    let i = desc.condition?;
+    let (a, &addr) = (desc.args.get(i)?, args.get(i)?);
+    if addr.is_null() || a.kind != VarKind::Scalar {
+        return None;
+    }
+    crate::data::ScalarSlot::read(a.elem, addr).as_i128().map(|v| v != 0)
+}
+
+/// Decides and runs one region execution in the data environments `envs`, without
+/// any output. A host fallback whose data is present on a device comes back with the
+/// pins to release after the host run ([`Launch::host`]).
+unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
+    let host = |reason: String| {
+        Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
+    };
+    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
+    // A region rejected at compile time may carry no argument list; it only reports.
+    if manifest.rejected.is_none() && args.len() != manifest.args.len() {
+        return fallback(host(format!(
+            "the call passes {} arguments but the manifest lists {}",
+            args.len(),
+            manifest.args.len()
+        )));
+    }
+    let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
+        Choice::Host(reason) => return fallback(host(reason)),
+        Choice::Offload(kind) => kind,
+    };
+    if let Some(reason) = envs.forced_host() {
+        return fallback(host(reason));
+    }
+    let mut plan = match data::plan(manifest, args) {
+        Ok(p) => p,
+        Err(reason) => return fallback(host(reason)),
+    };
+    let result = match kind {
+        DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
+        DeviceKind::Xrt => xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &envs.xrt, manifest, &mut plan)),
+        DeviceKind::Host => Err("internal error: host chosen as a device".into()),
+    };
+    match result {
+        Ok(t) => Launch {
+            record: Record { device: kind, reason: None, kernel_wall_s: Some(t.stats.kernel_wall_s), ..host(String::new()) }
+                .with_traffic(t.stats.arrays)
+                .with_transfers(t.moved),
+            host: None,
+        },
+        Err(reason) => fallback(host(reason)),
+    }
+}
+
+/// One region execution, as [`DataEnvironment::offload`] returns it.
+pub struct Launch {
+    /// What happened (not yet emitted when `host` is set).
+    pub record: Record,
+    /// A host fallback inside a data region: the device data its arrays reach was
+    /// copied to the host; after the host run, [`DataEnvironment::host_end`] copies
+    /// it back and returns the record (with those bytes) to emit.
+    pub host: Option<HostRun>,
+}
+
+/// What one launch moved and measured.
+struct Transfer {
+    moved: report::Transfers,
+    stats: device::LaunchStats,
+}
+
+/// Loads the kernel, maps every array (present data from `env`, the rest into
+/// buffers of its own), launches, and copies back. Host memory is written only at
+/// the very end, after every buffer synced back.
+unsafe fn run_on<D: Device>(
+    dev: &D,
+    env: &present::DataEnv<D::Buffer>,
+    manifest: &Manifest,
+    plan: &mut Plan,
+) -> Result<Transfer, String> {
+    if dev.reconfigures(manifest) {
+        // Reconfiguring discards device memory: present data comes into the host
+        // views first and is reallocated by the launches that use it next.
+        env.release_all().map_err(|e| {
+            format!("the device must load another bitstream, but its mapped data could not be saved first: {e}")
+        })?;
+    }
+    let kernel = dev.load(manifest)?;
+    let mut moved = report::Transfers::default();
+    let arrays = plan.array_slots();
+    let mut maps = env.enter_launch(&arrays, &|bytes| dev.alloc(bytes), &mut moved)?;
+    // A `present` argument's accesses must stay inside the mapping it points into.
+    for (i, m) in maps.iter().enumerate() {
+        if let (Some(present::LaunchMap::Present(m)), Some(arr)) = (m, arrays[i]) {
+            if arr.map == tessera_ir::MapKind::Present {
+                let valid = data::Valid::Linear { dims: &arr.shape.dims, avail: m.avail / arr.shape.elem_size.max(1) };
+                if let Err(e) = data::check_reaches(&arr.name, &plan.footprints[i], valid) {
+                    env.release_launch(&maps);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    // Present buffers are held for the kernel's run, in address order (no deadlock
+    // between launches sharing several of them).
+    let mut order: Vec<usize> = (0..maps.len()).filter(|&i| matches!(maps[i], Some(present::LaunchMap::Present(_)))).collect();
+    order.sort_by_key(|&i| match &maps[i] {
+        Some(present::LaunchMap::Present(m)) => m.key,
+        _ => 0,
+    });
+    let launched = {
+        // (argument, buffer, bytes from the argument's element 0 to the buffer's end,
+        // offset of element 0 in the buffer)
+        let shared: Vec<(usize, present::Shared<D::Buffer>, usize, usize)> = order
+            .iter()
+            .map(|&i| match &maps[i] {
+                Some(present::LaunchMap::Present(m)) => {
+                    // enter_launch refuses arguments before their buffer's start.
+                    (i, m.buffer.clone(), m.avail, usize::try_from(m.offset).expect("offset checked by enter_launch"))
+                }
+                _ => unreachable!("filtered above"),
+            })
+            .collect();
+        let mut guards: Vec<(usize, std::sync::MutexGuard<'_, D::Buffer>)> = Vec::new();
+        for (i, b, _, _) in &shared {
+            guards.push((*i, b.lock().unwrap_or_else(|e| e.into_inner())));
+        }
+        let avail: Vec<Option<(usize, usize)>> =
+            (0..maps.len()).map(|i| shared.iter().find(|s| s.0 == i).map(|s| (s.2, s.3))).collect();
+        let mut present_bufs: Vec<Option<&mut D::Buffer>> = (0..maps.len()).map(|_| None).collect();
+        for (i, g) in guards.iter_mut() {
+            present_bufs[*i] = Some(&mut **g);
+        }
+        let mut kargs: Vec<KernelArg<'_, D::Buffer>> = Vec::with_capacity(plan.args.len());
+        for (((a, m), p), av) in plan.args.iter_mut().zip(maps.iter_mut()).zip(present_bufs).zip(avail) {
+            kargs.push(match (a, m, p) {
+                (ArgPlan::Scalar(s), _, _) => KernelArg::Scalar(s),
+                (ArgPlan::Array(arr), Some(present::LaunchMap::Private(b)), _) => KernelArg::Array {
+                    buffer: b,
+                    offset: 0,
+                    name: &arr.name,
+                    elems: arr.shape.dims.iter().product(),
+                    elem_size: arr.shape.elem_size,
+                },
+                (ArgPlan::Array(arr), Some(present::LaunchMap::Present(_)), Some(b)) => KernelArg::Array {
+                    buffer: b,
+                    offset: av.map_or(0, |a| a.1),
+                    name: &arr.name,
+                    // A present argument sees its entry's buffer from its element 0
+                    // on (for `present` arguments, whose extent is unknown, all of it).
+                    elems: av.map_or(0, |a| a.0) / arr.shape.elem_size,
+                    elem_size: arr.shape.elem_size,
+                },
+                _ => unreachable!("every array has a mapping"),
+            });
+        }
+        dev.launch(&kernel, &mut kargs)
+    };
+    let stats = match launched {
+        Ok(s) => s,
+        Err(e) => {
+            env.release_launch(&maps);
+            return Err(e);
+        }
+    };
+    let arrays = plan.array_slots();
+    env.exit_launch(&arrays, std::mem::take(&mut maps), &mut moved)?;
+    Ok(Transfer { moved, stats })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DeviceRequest;
+    use std::cell::Cell;
+    use std::path::Path;
+
+    #[test]
+    fn where_data_directives_execute() {
+        let base = Config::emu(Path::new("/nonexistent"));
+        let with = |offload, device| Config { offload, device, ..base.clone() };
+        let host = |s: &str| Choice::Host(s.into());
+        use DeviceRequest::*;
+        use OffloadPolicy::*;
+        let probed = Cell::new(0);
+        let status = |s: XrtStatus| {
+            let probed = &probed;
+            move || {
+                probed.set(probed.get() + 1);
+                s.clone()
+            }
+        };
+        let ready = status(XrtStatus::Ready);
+        let none = status(XrtStatus::NotBuilt);
+        let gone = status(XrtStatus::Unavailable("no XRT device (xrtDeviceOpen(0) failed)".into()));
+        // The board is not probed when the choice does not depend on it.
+        assert_eq!(choose_data_for(&with(Disabled, Auto), &ready), host("OMP_TARGET_OFFLOAD=DISABLED"));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready), Choice::Offload(DeviceKind::Emu));
+        assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready), host("TESSERA_DEVICE=host"));
+        assert_eq!(probed.get(), 0);
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none), host(XRT_NOT_BUILT));
+        assert_eq!(
+            choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &gone),
+            host("TESSERA_DEVICE=xrt but no XRT device (xrtDeviceOpen(0) failed)")
+        );
+        assert_eq!(choose_data_for(&with(Default, Auto), &ready), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Auto), &none), host(NO_DEVICE));
+        assert_eq!(
+            choose_data_for(&with(Default, Auto), &gone),
+            host(&format!("{NO_DEVICE}: no XRT device (xrtDeviceOpen(0) failed)"))
+        );
+        assert_eq!(probed.get(), 6);
+    }
+}
