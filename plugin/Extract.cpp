@@ -182,6 +182,13 @@ private:
   llvm::DenseSet<const VarDecl *> LoopIndices;
   json::Array UnsupportedClauses;
   unsigned Collapse = 1;
+  /// The target directive being extracted (its `if` clause is the region's).
+  const OMPExecutableDirective *Top = nullptr;
+  /// The condition of the target construct's `if` clause, if any.
+  const Expr *IfCondition = nullptr;
+  /// A clause expression as clang evaluates it at the directive: through the
+  /// `.capture_expr.` variables of the directive's pre-inits.
+  static const Expr *uncaptured(const Expr *E);
   /// Whether some construct became an `unsupported` node: the region's uses of
   /// its variables are then not all in the IR (see completeVars).
   mutable bool SawUnsupported = false;
@@ -476,17 +483,21 @@ json::Value RegionExtractor::bound(const Expr *E) {
 
 /// Makes the integer expression \p E of a clause (free of side effects) a scalar
 /// argument whose value the rewrite computes at the directive; its IR name.
-std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
-  // Clang evaluates some clause expressions (`if`) into a `.capture_expr.`
-  // variable among the directive's pre-inits, which run after the rewrite's
-  // temporaries: take the expression it is initialised with.
+/// Clang evaluates some clause expressions (`if`) into a `.capture_expr.`
+/// variable among the directive's pre-inits, which run after the rewrite's
+/// temporaries: the expression it is initialised with.
+const Expr *RegionExtractor::uncaptured(const Expr *E) {
   while (true) {
     const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
     const auto *CE = DRE ? dyn_cast<OMPCapturedExprDecl>(DRE->getDecl()) : nullptr;
     if (!CE || !CE->getInit())
-      break;
+      return E;
     E = CE->getInit();
   }
+}
+
+std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
+  E = uncaptured(E);
   std::optional<llvm::StringRef> Ty = scalar(E->getType());
   if (!Ty || !E->getType()->isIntegerType() || E->HasSideEffects(Ctx))
     return std::nullopt;
@@ -555,6 +566,22 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_map:
       mapClause(cast<OMPMapClause>(C));
       break;
+    case llvm::omp::OMPC_if: {
+      // `if(c)` / `if(target: c)` of the target construct decides the device:
+      // evaluated at the directive and passed to the runtime (false: OpenMP's
+      // host device). Conditions of the other constructs of a combined directive
+      // (`if(parallel: c)`) only change how many threads run, not the results.
+      const auto *IC = cast<OMPIfClause>(C);
+      OpenMPDirectiveKind M = IC->getNameModifier();
+      if (&D == Top && (M == llvm::omp::OMPD_unknown || M == llvm::omp::OMPD_target)) {
+        const Expr *Cond = uncaptured(IC->getCondition());
+        if (Cond->HasSideEffects(Ctx))
+          unsupportedClause(C, "if with side effects");
+        else
+          IfCondition = Cond;
+      }
+      break;
+    }
     case llvm::omp::OMPC_collapse:
       if (OwnsLoop)
         if (std::optional<int64_t> N =
@@ -1441,6 +1468,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
                                               llvm::StringRef Function,
                                               unsigned Index) {
   bool Loop = isa<OMPLoopDirective>(D);
+  Top = &D;
   if (D.hasAssociatedStmt())
     if (const auto *CS = dyn_cast<CapturedStmt>(D.getAssociatedStmt()))
       Region = CS->getCapturedDecl();
@@ -1463,8 +1491,10 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"directive", llvm::omp::getOpenMPDirectiveName(D.getDirectiveKind())},
       {"collapse", Collapse},
       {"unsupported_clauses", std::move(UnsupportedClauses)},
+      {"if_clause", IfCondition != nullptr},
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
+  R.IfCondition = IfCondition;
   // Kernel names hash the directive's file as an absolute path (Region::source).
   PresumedLoc P = SM.getPresumedLoc(D.getBeginLoc());
   if (P.isValid())

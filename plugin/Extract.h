@@ -43,6 +43,10 @@ struct ExtractedRegion {
   /// as `a[0:c.n]`. The rewrite evaluates it into a temporary right before the
   /// runtime call and passes the temporary's address.
   std::vector<const clang::Expr *> Hoisted;
+  /// The condition of the target construct's `if` clause (an expression in the
+  /// directive's context, free of side effects), or null: the rewrite evaluates
+  /// it into an `int` temporary and passes its address after the variables.
+  const clang::Expr *IfCondition = nullptr;
 };
 
 /// Extracts the region IR of the target execution directive \p D.

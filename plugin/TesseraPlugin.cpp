@@ -495,6 +495,9 @@ private:
                              const DeclContext *Context,
                              tessera::ExtractedRegion &R,
                              llvm::DenseMap<const VarDecl *, bool> &Flags);
+  Stmt *temporary(Expr *Init, const DeclContext *Context,
+                  llvm::DenseMap<const VarDecl *, bool> &Flags,
+                  std::vector<const VarDecl *> &Args, SourceLocation L);
   llvm::SmallVector<Stmt *, 4>
   temporaries(const tessera::ExtractedRegion &R, const DeclContext *Context,
               llvm::DenseMap<const VarDecl *, bool> &Flags,
@@ -612,6 +615,22 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D, unsigned Index) {
   // runs too).
   std::vector<const VarDecl *> Args;
   llvm::SmallVector<Stmt *, 4> Temps = temporaries(R, Context, RefFlags, Args, L);
+  if (R.IfCondition) {
+    // The last argument: `int __tessera_vN = (int)(<condition>)`.
+    Expr *Cond = const_cast<Expr *>(R.IfCondition);
+    if (Cond->isGLValue())
+      Cond = ImplicitCastExpr::Create(Ctx, Cond->getType().getUnqualifiedType(),
+                                      CK_LValueToRValue, Cond, nullptr,
+                                      VK_PRValue, FPOptionsOverride());
+    if (!Ctx.hasSameType(Cond->getType(), Ctx.IntTy))
+      Cond = ImplicitCastExpr::Create(
+          Ctx, Ctx.IntTy,
+          Cond->getType()->isIntegerType() ? CK_IntegralCast
+          : Cond->getType()->isPointerType() ? CK_PointerToIntegral
+                                             : CK_FloatingToIntegral,
+          Cond, nullptr, VK_PRValue, FPOptionsOverride());
+    Temps.push_back(temporary(Cond, Context, RefFlags, Args, L));
+  }
   return rewrite(D, toStd(Dec.manifest), Args, RefFlags, Temps);
 }
 
@@ -689,30 +708,40 @@ llvm::SmallVector<Stmt *, 4> TesseraConsumer::temporaries(
     llvm::DenseMap<const VarDecl *, bool> &Flags,
     std::vector<const VarDecl *> &Args, SourceLocation L) {
   llvm::SmallVector<Stmt *, 4> Decls;
-  auto *DC = const_cast<DeclContext *>(Context);
   for (size_t I = 0; I < R.Vars.size(); ++I) {
     if (R.Vars[I]) {
       Args.push_back(R.Vars[I]);
       continue;
     }
     Expr *Init = const_cast<Expr *>(R.Hoisted[I]);
-    QualType T = Init->getType().getUnqualifiedType();
     if (Init->isGLValue())
-      Init = ImplicitCastExpr::Create(Ctx, T, CK_LValueToRValue, Init, nullptr,
+      Init = ImplicitCastExpr::Create(Ctx, Init->getType().getUnqualifiedType(),
+                                      CK_LValueToRValue, Init, nullptr,
                                       VK_PRValue, FPOptionsOverride());
-    std::string Name = llvm::formatv("__tessera_v{0}", NextTemp++);
-    auto *Tmp = VarDecl::Create(Ctx, DC, L, L, &Ctx.Idents.get(Name), T,
-                                Ctx.getTrivialTypeSourceInfo(T), SC_None);
-    Tmp->setInit(Init);
-    Tmp->setImplicit();
-    Tmp->setReferenced();
-    Tmp->markUsed(Ctx);
-    DC->addDecl(Tmp);
-    Decls.push_back(new (Ctx) DeclStmt(DeclGroupRef(Tmp), L, L));
-    Flags[Tmp] = false;
-    Args.push_back(Tmp);
+    Decls.push_back(temporary(Init, Context, Flags, Args, L));
   }
   return Decls;
+}
+
+/// `<T> __tessera_vN = Init;` in \p Context (T: Init's type), appended to
+/// \p Args; returns the declaration statement.
+Stmt *TesseraConsumer::temporary(Expr *Init, const DeclContext *Context,
+                                 llvm::DenseMap<const VarDecl *, bool> &Flags,
+                                 std::vector<const VarDecl *> &Args,
+                                 SourceLocation L) {
+  auto *DC = const_cast<DeclContext *>(Context);
+  QualType T = Init->getType().getUnqualifiedType();
+  std::string Name = llvm::formatv("__tessera_v{0}", NextTemp++);
+  auto *Tmp = VarDecl::Create(Ctx, DC, L, L, &Ctx.Idents.get(Name), T,
+                              Ctx.getTrivialTypeSourceInfo(T), SC_None);
+  Tmp->setInit(Init);
+  Tmp->setImplicit();
+  Tmp->setReferenced();
+  Tmp->markUsed(Ctx);
+  DC->addDecl(Tmp);
+  Flags[Tmp] = false;
+  Args.push_back(Tmp);
+  return new (Ctx) DeclStmt(DeclGroupRef(Tmp), L, L);
 }
 
 /// Marks every `target data` body around \p Context as poisoned by \p Why.

@@ -40,13 +40,18 @@ extern "C" {
  * manifest: the region's kernel manifest, JSON (tessera_ir::manifest::Manifest), as a
  *           NUL-terminated string literal. The runtime parses it once and caches it
  *           by address, so it must stay at a stable address (a literal does).
- * nargs:    the number of variadic arguments; must equal the manifest's `args`.
+ * nargs:    the number of variadic arguments; must equal the manifest's `args`
+ *           (one more when the manifest has `if_clause`).
  * ...:      one address per manifest argument, in the manifest's order, each
  *           passed as a data pointer (`T *`, read as `void *`):
  *             kind "scalar":  points at the value, of the argument's `elem` type;
  *             kind "pointer": points at the pointer variable, which points at
  *                             element 0 of the data;
  *             kind "array":   is the address of element 0 of the array object.
+ *           With `if_clause`, then the address of an `int` holding the value of
+ *           the target construct's `if` clause: when it is 0 the call returns 0
+ *           and the original code runs on OpenMP's host device, on host memory
+ *           (no copies; not an error under MANDATORY).
  * Returns 1 if the region ran on a device, 0 if the caller must run it on the host.
  */
 int __tessera_offload(const char *manifest, int nargs, ...);

@@ -790,7 +790,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: String::new(),
-            hash: String::new(),
+            hash: String::new(), if_clause: false,
         }
     }
 

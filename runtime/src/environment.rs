@@ -499,6 +499,17 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
     };
+    // `if(c)`: the call passes c's address after the arguments. False: the region runs
+    // on OpenMP's host device, on host memory, as written — no copies, no fallback.
+    let args = match (manifest.if_clause, args.split_last()) {
+        (true, Some((&cond, rest))) if rest.len() == manifest.args.len() && !cond.is_null() => {
+            if *(cond as *const std::ffi::c_int) == 0 {
+                return Launch { record: host(crate::IF_FALSE_REGION.into()), host: None };
+            }
+            rest
+        }
+        _ => args,
+    };
     let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
     // A region rejected at compile time may carry no argument list; it only reports.
     if manifest.rejected.is_none() && args.len() != manifest.args.len() {

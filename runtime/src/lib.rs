@@ -108,7 +108,12 @@ fn host_warning(config: &Config, record: &Record) -> Option<String> {
     let asked = matches!(config.device, DeviceRequest::Device(DeviceKind::Emu | DeviceKind::Xrt));
     // An access outside the mapped data is an error in the program: always said.
     let error = record.reason.as_deref().is_some_and(|r| r.starts_with(data::OUT_OF_SECTION));
-    if !(asked || error) || record.op.is_some() || record.offloaded() || config.offload == OffloadPolicy::Disabled {
+    if !(asked || error)
+        || record.op.is_some()
+        || record.offloaded()
+        || config.offload == OffloadPolicy::Disabled
+        || record.reason.as_deref() == Some(IF_FALSE_REGION)
+    {
         return None;
     }
     let first = WARNED.lock().unwrap_or_else(|e| e.into_inner()).insert(record.region.clone());
@@ -122,11 +127,17 @@ fn host_warning(config: &Config, record: &Record) -> Option<String> {
     })
 }
 
+/// The reason of a region whose `if` clause is false: it runs on OpenMP's host device
+/// by the program's own request, which is neither a fallback nor, under `MANDATORY`,
+/// an error.
+pub const IF_FALSE_REGION: &str = "its 'if' clause is false: it runs on OpenMP's host device";
+
 /// Under `OMP_TARGET_OFFLOAD=MANDATORY`, the fatal message for a region that ran on
 /// the host (running on the host is then an error, even when `TESSERA_DEVICE=host`
-/// asked for it).
+/// asked for it), unless its `if` clause sent it there.
 pub fn mandatory_violation(config: &Config, record: &Record) -> Option<String> {
-    (config.offload == OffloadPolicy::Mandatory && !record.offloaded()).then(|| {
+    let asked_for = record.reason.as_deref() == Some(IF_FALSE_REGION);
+    (config.offload == OffloadPolicy::Mandatory && !record.offloaded() && !asked_for).then(|| {
         format!(
             "tessera: fatal: {}: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: {}",
             record.region,

@@ -329,7 +329,7 @@ fn directives_with_unknown_footprints_never_run_half_on_the_host() {
         let with_cond = [args[0], args[1], args[2], addr(&mut cond)];
         let r = envs.data(&config, &upd, &with_cond);
         assert!(r.handled && r.record.transfers.0.is_empty(), "{:?}", r.record);
-        cond = 1;
+        *(with_cond[3] as *mut i32) = 1;
         let r = envs.data(&config, &upd, &with_cond);
         assert_eq!(r.record.transfers.0.len(), 2);
         // delete: gone whatever the counts (a `target data` reference included).

@@ -39,7 +39,8 @@ pub fn program_text(cases: &[Case]) -> String {
     }
     s.push_str("\nint main(void) {\n");
     for c in cases {
-        let _ = writeln!(s, "  printf(\"== case {}\\n\");\n  fflush(stdout);\n  case_{}();\n  fflush(stdout);", c.id, c.id);
+        let _ =
+            writeln!(s, "  printf(\"== case {}\\n\");\n  fflush(stdout);\n  case_{}();\n  fflush(stdout);", c.id, c.id);
     }
     s.push_str("  return 0;\n}\n");
     s
@@ -134,7 +135,8 @@ impl Em<'_> {
             return n;
         }
         let a = self.arr(s.v);
-        let whole_rows = matches!(s.v, VarRef::Arr(_)) && !s.r0.lo && s.r0.k == 0 && s.rlen == a.rows && a.kind != Kind::Fixed;
+        let whole_rows =
+            matches!(s.v, VarRef::Arr(_)) && !s.r0.lo && s.r0.k == 0 && s.rlen == a.rows && a.kind != Kind::Fixed;
         let len = if whole_rows { format!("n{}", self.decl(s.v)) } else { s.rlen.to_string() };
         let mut t = format!("{n}[{}:{len}]", ixs(s.r0));
         if a.two_d {
@@ -396,7 +398,10 @@ impl Em<'_> {
                 self.standalone("target exit data", cl, *nowait)
             }
             Op::Update { motions, nowait } => {
-                let cl = motions.iter().map(|(to, s)| format!("{}({})", if *to { "to" } else { "from" }, self.sec(s))).collect();
+                let cl = motions
+                    .iter()
+                    .map(|(to, s)| format!("{}({})", if *to { "to" } else { "from" }, self.sec(s)))
+                    .collect();
                 self.standalone("target update", cl, *nowait)
             }
             Op::HostWrite { v, rows, cols, self_read, salt } => {
@@ -439,7 +444,8 @@ impl Em<'_> {
                 self.ops(body);
                 let arr = self.c.arrs[*a].clone();
                 let (na, nb) = (name(&self.c.arrs, *a), name(&self.c.arrs, *b));
-                let decl = if arr.two_d { format!("{} (*tmp_)[m{a}]", arr.ty.c()) } else { format!("{} *tmp_", arr.ty.c()) };
+                let decl =
+                    if arr.two_d { format!("{} (*tmp_)[m{a}]", arr.ty.c()) } else { format!("{} *tmp_", arr.ty.c()) };
                 self.line(&format!("{{ {decl} = {na}; {na} = {nb}; {nb} = tmp_; }}"));
                 self.ind -= 1;
                 self.line("}");
@@ -453,8 +459,11 @@ impl Em<'_> {
                 for (k, (a, b)) in picks.iter().enumerate() {
                     let arr = self.c.arrs[*a].clone();
                     let (na, nb) = (name(&self.c.arrs, *a), name(&self.c.arrs, *b));
-                    let decl =
-                        if arr.two_d { format!("{} (*mine{k})[m{a}]", arr.ty.c()) } else { format!("{} *mine{k}", arr.ty.c()) };
+                    let decl = if arr.two_d {
+                        format!("{} (*mine{k})[m{a}]", arr.ty.c())
+                    } else {
+                        format!("{} *mine{k}", arr.ty.c())
+                    };
                     self.line(&format!("{decl} = t == 0 ? {na} : {nb};"));
                 }
                 let saved = std::mem::replace(&mut self.picks, picks.clone());

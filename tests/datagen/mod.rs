@@ -101,11 +101,14 @@ pub enum Feat {
     Threads,
     /// Threads offloading on their own array (`T *mine = t ? b : a;`).
     ThreadsPick,
+    /// Regions that run on the host (call, local array, `nowait`, `if`, written but
+    /// mapped `to`) inside threads constructs, on data the threads share.
+    ThreadsFb,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 33] = [
+    pub const ALL: [Feat; 34] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -139,6 +142,7 @@ impl Feat {
         Feat::Reduction,
         Feat::Threads,
         Feat::ThreadsPick,
+        Feat::ThreadsFb,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -177,6 +181,7 @@ impl Feat {
             Feat::Reduction => "reduction",
             Feat::Threads => "threads",
             Feat::ThreadsPick => "threads-pick",
+            Feat::ThreadsFb => "threads-fb",
         }
     }
 
@@ -682,10 +687,17 @@ impl Case {
                 Ty::F32 => {}
             }
         }
-        fn walk(ops: &[Op], f: &mut Features, model: &mut Vec<(usize, i64, i64)>) {
+        fn walk(ops: &[Op], f: &mut Features, in_threads: &mut bool) {
             for op in ops {
                 match op {
                     Op::Region(r) => {
+                        let written_to = match &r.body {
+                            Body::Assign { w, .. } => r.maps.iter().any(|m| m.sec.v == *w && m.t == MapT::To),
+                            Body::Reduce { .. } => false,
+                        };
+                        if *in_threads && (r.fb.is_some() || written_to) {
+                            *f = f.with(Feat::ThreadsFb);
+                        }
                         *f = f.with(match r.kind {
                             RKind::Teams => Feat::Teams,
                             RKind::ParFor => Feat::ParFor,
@@ -741,7 +753,7 @@ impl Case {
                         if items.iter().any(|m| m.always) {
                             *f = f.with(Feat::Always);
                         }
-                        walk(body, f, model);
+                        walk(body, f, in_threads);
                     }
                     Op::Enter { items, nowait } | Op::Exit { items, nowait } => {
                         *f = f.with(Feat::EnterExit);
@@ -765,7 +777,7 @@ impl Case {
                     Op::Print { .. } => *f = f.with(Feat::Print),
                     Op::Loop { body, .. } => {
                         *f = f.with(Feat::SwapLoop);
-                        walk(body, f, model);
+                        walk(body, f, in_threads);
                     }
                     Op::Threads { slices, picks, body, .. } => {
                         if !slices.is_empty() {
@@ -774,12 +786,14 @@ impl Case {
                         if !picks.is_empty() {
                             *f = f.with(Feat::ThreadsPick);
                         }
-                        walk(body, f, model);
+                        *in_threads = true;
+                        walk(body, f, in_threads);
+                        *in_threads = false;
                     }
                 }
             }
         }
-        walk(&self.ops, &mut f, &mut Vec::new());
+        walk(&self.ops, &mut f, &mut false);
         // Reference counts and exits of parts are properties of the run, not of one op.
         let (refcount, exit_sub) = Model::new(&self.arrs).refcount_usage(&self.ops);
         if refcount {

@@ -232,7 +232,9 @@ impl Model {
             match self.owner_of(st, e) {
                 None => {}
                 Some(t) if t == self.t => {}
-                Some(_) => return Err(format!("thread {} reads element {e} of storage {st} the other thread owns", self.t)),
+                Some(_) => {
+                    return Err(format!("thread {} reads element {e} of storage {st} the other thread owns", self.t))
+                }
             }
         }
         Ok(())
@@ -260,6 +262,7 @@ impl Model {
 
     /// Maps `[lo, hi)` of storage `st`: a reference count more on the mapping that
     /// contains it, or a new mapping. `temp`: a target region's own map clause.
+    #[allow(clippy::too_many_arguments)]
     fn open(&mut self, st: usize, lo: usize, hi: usize, t: MapT, always: bool, structured: bool, temp: bool) -> R {
         match self.look(st, lo, hi) {
             Look::Partial => Err(format!("storage {st} [{lo},{hi}) partially overlaps a mapping")),
@@ -552,7 +555,8 @@ impl Model {
         self.distinct(items.iter().map(|i| &i.sec))?;
         let mut out = Vec::new();
         for it in items {
-            if !matches!(it.t, MapT::To | MapT::From | MapT::ToFrom | MapT::Alloc) || (it.always && it.t == MapT::Alloc) {
+            if !matches!(it.t, MapT::To | MapT::From | MapT::ToFrom | MapT::Alloc) || (it.always && it.t == MapT::Alloc)
+            {
                 return Err("bad map type on target data".into());
             }
             let (st, lo, hi) = self.item_span(&it.sec)?;
@@ -639,7 +643,8 @@ impl Model {
         let mut opened: Vec<Opened> = Vec::new();
         let mut bounds: Vec<(usize, usize, usize)> = Vec::new(); // storage, element span usable
         for it in &r.maps {
-            if !matches!(it.t, MapT::To | MapT::From | MapT::ToFrom | MapT::Alloc) || (it.always && it.t == MapT::Alloc) {
+            if !matches!(it.t, MapT::To | MapT::From | MapT::ToFrom | MapT::Alloc) || (it.always && it.t == MapT::Alloc)
+            {
                 return Err("bad map type on a target region".into());
             }
             let (st, lo, hi) = self.item_span(&it.sec)?;
@@ -712,7 +717,13 @@ impl Model {
     }
 
     /// A region with a false `if`: it runs on the host device, on the host copies.
-    fn region_on_host(&mut self, r: &Region, w: Option<VarRef>, reads: &[super::Read], used: &[(VarRef, usize, i64)]) -> R {
+    fn region_on_host(
+        &mut self,
+        r: &Region,
+        w: Option<VarRef>,
+        reads: &[super::Read],
+        used: &[(VarRef, usize, i64)],
+    ) -> R {
         let (r0, r1) = (self.ix(r.rows.0)?, self.ix(r.rows.1)?);
         let elem = |m: &Model, v: VarRef, i: i64, j: i64| -> R<(usize, usize)> {
             let u = used.iter().find(|u| u.0 == v).expect("used");
@@ -753,13 +764,23 @@ impl Model {
     /// Mappings of the array `v` names, as rows in `v`'s coordinates: `(r0, r1, s, d,
     /// created by this thread)`.
     pub fn entries(&self, v: VarRef) -> Vec<(i64, i64, u32, u32, bool)> {
-        let Ok((st, off)) = self.storage(v) else { return Vec::new() };
+        let Ok((st, off)) = self.storage(v) else {
+            return Vec::new();
+        };
         let c = self.arr_of_st(st).cols as usize;
         self.st[st]
             .ents
             .iter()
             .filter(|e| e.lo % c == 0 && e.hi % c == 0)
-            .map(|e| ((e.lo / c) as i64 - off, (e.hi / c) as i64 - off, e.s, e.d, self.own.is_none() || e.owner == Some(self.t)))
+            .map(|e| {
+                (
+                    (e.lo / c) as i64 - off,
+                    (e.hi / c) as i64 - off,
+                    e.s,
+                    e.d,
+                    self.own.is_none() || e.owner == Some(self.t),
+                )
+            })
             .collect()
     }
 
@@ -770,7 +791,9 @@ impl Model {
 
     /// Runs of rows of `v` whose host copy is valid.
     pub fn host_valid_rows(&self, v: VarRef) -> Vec<(i64, i64)> {
-        let Ok((st, off)) = self.storage(v) else { return Vec::new() };
+        let Ok((st, off)) = self.storage(v) else {
+            return Vec::new();
+        };
         let a = self.arr_of_st(st);
         let mut runs = Vec::new();
         let mut start = None;
@@ -794,7 +817,9 @@ impl Model {
 
     /// (host-valid, device-valid) element counts of rows `[r0, r1)` of `v`.
     pub fn valid_counts(&self, v: VarRef, r0: i64, r1: i64) -> (usize, usize) {
-        let Ok((st, off)) = self.storage(v) else { return (0, 0) };
+        let Ok((st, off)) = self.storage(v) else {
+            return (0, 0);
+        };
         let a = self.arr_of_st(st);
         let (lo, hi) = (((r0 + off).max(0) * a.cols) as usize, ((r1 + off).min(a.rows) * a.cols) as usize);
         if lo >= hi {
@@ -904,7 +929,13 @@ mod tests {
         assert!(Model::new(&a).apply(&copy(0, 1, vec![to(0, MapT::From), to(1, MapT::Alloc)])).is_err());
         // Inside a data region, the host writes a mapped array: it must be updated
         // before a region reads it.
-        let hw = Op::HostWrite { v: VarRef::Arr(1), rows: (Ix::abs(0), Ix::abs(10)), cols: (0, 1), self_read: false, salt: 0 };
+        let hw = Op::HostWrite {
+            v: VarRef::Arr(1),
+            rows: (Ix::abs(0), Ix::abs(10)),
+            cols: (0, 1),
+            self_read: false,
+            salt: 0,
+        };
         let data = |body| Op::Data { items: vec![to(0, MapT::ToFrom), to(1, MapT::To)], cond: None, body };
         assert!(Model::new(&a).apply(&data(vec![hw.clone(), copy(0, 1, vec![])])).is_err());
         let up = Op::Update { motions: vec![(true, sec(1, 0, 10))], nowait: false };
@@ -937,7 +968,11 @@ mod tests {
         let region = |w: usize, lo: i64, hi: i64, di: i64| {
             Op::Region(Region {
                 kind: RKind::ParFor,
-                maps: vec![Item { sec: Sec { v: VarRef::Arr(w), r0: Ix { k: 0, lo: true }, rlen: 5, cols: None, bare: false }, t: MapT::ToFrom, always: false }],
+                maps: vec![Item {
+                    sec: Sec { v: VarRef::Arr(w), r0: Ix { k: 0, lo: true }, rlen: 5, cols: None, bare: false },
+                    t: MapT::ToFrom,
+                    always: false,
+                }],
                 rows: (Ix { k: lo, lo: true }, Ix { k: hi, lo: true }),
                 cols: (0, 1),
                 two_d: false,

@@ -85,11 +85,23 @@ fn op_variants(op: &Op) -> Vec<Op> {
         }
         Op::Threads { base, len, slices, picks, body } => {
             for bd in variants(body) {
-                out.push(Op::Threads { base: *base, len: *len, slices: slices.clone(), picks: picks.clone(), body: bd });
+                out.push(Op::Threads {
+                    base: *base,
+                    len: *len,
+                    slices: slices.clone(),
+                    picks: picks.clone(),
+                    body: bd,
+                });
             }
             if slices.len() > 1 {
                 for k in 0..slices.len() {
-                    out.push(Op::Threads { base: *base, len: *len, slices: without(slices, k), picks: picks.clone(), body: body.clone() });
+                    out.push(Op::Threads {
+                        base: *base,
+                        len: *len,
+                        slices: without(slices, k),
+                        picks: picks.clone(),
+                        body: body.clone(),
+                    });
                 }
             }
         }
@@ -266,8 +278,17 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 9] =
-    [Feat::FbIf, Feat::FbCall, Feat::FbLocal, Feat::FbNowait, Feat::DataIf, Feat::DataNowait, Feat::Always, Feat::Cond, Feat::Scalars];
+pub const STRIPPABLE: [Feat; 9] = [
+    Feat::FbIf,
+    Feat::FbCall,
+    Feat::FbLocal,
+    Feat::FbNowait,
+    Feat::DataIf,
+    Feat::DataNowait,
+    Feat::Always,
+    Feat::Cond,
+    Feat::Scalars,
+];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
 /// `always`, …), if it uses `f`, `f` is strippable and the result is valid.

@@ -13,7 +13,10 @@
    6. host fallbacks that write an array mapped `to:` or reached without a map
       clause, or name it only inside a construct Tessera cannot represent;
    8. accesses outside the mapped section (undefined in OpenMP): reported, and the
-      region runs on the host instead of reading whatever the device holds there. */
+      region runs on the host instead of reading whatever the device holds there;
+   9. a region whose `if` clause is false runs on OpenMP's host device: on host
+      memory, leaving the device copies alone (it used to run as a host fallback,
+      whose copies around it put the host bytes back). */
 #include <stdlib.h>
 #include "common.h"
 
@@ -151,6 +154,19 @@ int main(void) {
   for (int i = 0; i < 16; i++) k[i] = d[i];
   print_floats("outside-const", k, 16);
   free(R);
+
+  /* 9. if(false) inside a data region writes host memory; `to:` copies nothing back. */
+  int yes = n > 0, no = n < 0;
+  for (int i = 0; i < n; i++) a[i] = i;
+#pragma omp target data map(to: a[0:n]) map(from: b[0:n]) // expect: emu
+  {
+#pragma omp target teams distribute parallel for if(yes) // expect: emu
+    for (int i = 0; i < n; i++) b[i] = a[i] * 2.0f;
+#pragma omp target teams distribute parallel for if(no) map(tofrom: a[0:n]) // expect: host ~ 'if' clause is false
+    for (int i = 0; i < n; i++) a[i] = -1.0f - i;
+  }
+  print_floats("if-true", b, n);
+  print_floats("if-false", a, n);
   free(a);
   free(b);
   free(A);

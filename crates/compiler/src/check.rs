@@ -253,7 +253,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars: vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)],
-            body,
+            body, if_clause: false,
         }
     }
 

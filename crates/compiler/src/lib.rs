@@ -140,6 +140,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         emu_entry_source: String::new(),
         xclbin: String::new(),
         hash: String::new(),
+        if_clause: region.if_clause,
     };
     let mut warnings = Vec::new();
     if rejection.is_none() {
@@ -341,7 +342,7 @@ mod tests {
                 var("n", VarKind::Scalar, vec![], None, false),
                 var("m", VarKind::Scalar, vec![], None, false),
             ],
-            body,
+            body, if_clause: false,
         }
     }
 

@@ -195,7 +195,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars,
-            body,
+            body, if_clause: false,
         }
     }
 

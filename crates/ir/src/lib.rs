@@ -86,6 +86,11 @@ pub struct Region {
     /// line before the directive), overriding the compile-wide option.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tile: Option<TileRequest>,
+    /// The directive has an `if` clause (for the target construct): the rewritten call
+    /// passes its value, evaluated at the directive, after the variables; when it is
+    /// false the region runs on OpenMP's host device, on host memory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub if_clause: bool,
     /// Every variable the region (or a map clause) refers to, in runtime-argument order.
     pub vars: Vec<Var>,
     /// The body: the loop nest and whatever else the region contains.

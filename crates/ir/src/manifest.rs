@@ -38,6 +38,12 @@ pub struct Manifest {
     pub emu_entry_source: String,
     /// File name of the bitstream the XRT backend loads (`<kernel>.xclbin`).
     pub xclbin: String,
+    /// The region has an `if` clause: the call passes one more address after the
+    /// arguments, of an `int` holding its value; when it is 0 the region runs on
+    /// OpenMP's host device (the original code on host memory, no copies), which is
+    /// not a fallback.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub if_clause: bool,
     /// What the kernel is: [`Manifest::content_hash`] (SHA-256, 64 hex digits) of the
     /// kernel name, mode, arguments, kernel and emulation sources and bitstream name.
     /// `tessera bitstream` records it beside the bitstream it builds
@@ -225,7 +231,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(),
+            hash: String::new(), if_clause: false,
         }
         .with_hash()
     }

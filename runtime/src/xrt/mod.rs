@@ -405,7 +405,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: xclbin.into(),
-            hash: String::new(),
+            hash: String::new(), if_clause: false,
         }
         .with_hash()
     }
