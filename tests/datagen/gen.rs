@@ -1,7 +1,9 @@
 //! Random cases: ops proposed at random and kept when the [`Model`] accepts them.
 
 use super::model::Model;
-use super::{Arr, Body, Case, Fb, Feat, Features, Item, Ix, Kind, MapT, Op, RKind, Read, Region, Rng, Scalar, Sec, Ty, VarRef};
+use super::{
+    Arr, Body, Case, Fb, Feat, Features, Item, Ix, Kind, MapT, Op, RKind, Read, Region, Rng, Scalar, Sec, Ty, VarRef,
+};
 
 /// Generates the case of seed `id` with the features `f`.
 pub fn gen_case(id: u64, f: Features) -> Case {
@@ -114,7 +116,9 @@ impl Gen {
         let mut body = Vec::new();
         for _ in 0..n {
             for _attempt in 0..30 {
-                let Some(op) = self.propose(work, ctx) else { continue };
+                let Some(op) = self.propose(work, ctx) else {
+                    continue;
+                };
                 let mut w2 = work.clone();
                 if w2.apply(&op).is_err() {
                     continue;
@@ -159,7 +163,10 @@ impl Gen {
             (K::Update, if self.has(Feat::Update) { 8 } else { 0 }),
             (K::HostWrite, if self.has(Feat::HostWrite) { 6 } else { 0 }),
             (K::Print, if self.has(Feat::Print) && !thr { 4 } else { 0 }),
-            (K::Loop, if self.has(Feat::SwapLoop) && !thr && !ctx.in_loop && !self.twins(m).is_empty() { 6 } else { 0 }),
+            (
+                K::Loop,
+                if self.has(Feat::SwapLoop) && !thr && !ctx.in_loop && !self.twins(m).is_empty() { 6 } else { 0 },
+            ),
             (
                 K::Threads,
                 if (self.has(Feat::Threads) || self.has(Feat::ThreadsPick)) && !thr && !ctx.in_loop && ctx.depth < 2 {
@@ -240,7 +247,8 @@ impl Gen {
 
     fn sec(&self, ctx: &Ctx, h: &H, lo_rel: bool, r0: i64, r1: i64, m: &Model) -> Sec {
         let a = m.arr(h.v).expect("var");
-        let bare = a.kind == Kind::Fixed && matches!(h.v, VarRef::Arr(_)) && r0 == 0 && r1 == a.rows && !lo_rel && h.base == 0;
+        let bare =
+            a.kind == Kind::Fixed && matches!(h.v, VarRef::Arr(_)) && r0 == 0 && r1 == a.rows && !lo_rel && h.base == 0;
         Sec { v: h.v, r0: self.ix(ctx, lo_rel, r0), rlen: r1 - r0, cols: None, bare: bare && (r0 + r1) % 2 == 0 }
     }
 
@@ -271,9 +279,7 @@ impl Gen {
             .copied()
             .filter(|h| {
                 let a = m.arr(h.v).expect("var");
-                a.two_d == shape.two_d
-                    && (!a.two_d || a.cols == shape.cols)
-                    && (h.lo_rel == anchor.lo_rel || !h.own)
+                a.two_d == shape.two_d && (!a.two_d || a.cols == shape.cols) && (h.lo_rel == anchor.lo_rel || !h.own)
             })
             .collect();
         let w = if reduce { None } else { Some(anchor) };
@@ -292,7 +298,8 @@ impl Gen {
         if reduce && reads.is_empty() {
             reads.push((anchor, Read { v: anchor.v, di: 0, dj: 0 }));
         }
-        let recur = w.is_some() && kind == RKind::Target && self.has(Feat::Recurrence) && !shape.two_d && self.rng.pct(35);
+        let recur =
+            w.is_some() && kind == RKind::Target && self.has(Feat::Recurrence) && !shape.two_d && self.rng.pct(35);
         if recur {
             let w = w.expect("w");
             reads.push((w, Read { v: w.v, di: -1, dj: 0 }));
@@ -343,7 +350,7 @@ impl Gen {
             let arr = m.arr(h.v)?.clone();
             let present = m.present_rows(h.v, a).filter(|p| p.0 <= a && b <= p.1);
             let ptr = arr.is_ptr() || !matches!(h.v, VarRef::Arr(_));
-            let no_map_ok = (ptr && present.is_some()) || (!ptr && present.map_or(true, |p| p.0 <= 0 && arr.rows <= p.1));
+            let no_map_ok = (ptr && present.is_some()) || (!ptr && present.is_none_or(|p| p.0 <= 0 && arr.rows <= p.1));
             let explicit = if self.has(Feat::RegionMap) {
                 !(no_map_ok && self.has(Feat::Present) && self.rng.pct(55))
             } else {
@@ -364,7 +371,10 @@ impl Gen {
                 _ => (a, b),
             };
             let rel = if (s0, s1) == (h.base, h.base + h.len) { h.lo_rel } else { loop_rel };
-            let t = if written && read {
+            let no_fb = ctx.thr.is_some() && !self.has(Feat::ThreadsFb);
+            let t = if written && read && no_fb {
+                MapT::ToFrom // `to` on a written array: a host fallback
+            } else if written && read {
                 *self.rng.pick(&[MapT::ToFrom, MapT::ToFrom, MapT::ToFrom, MapT::ToFrom, MapT::ToFrom, MapT::To])
             } else if written {
                 *self.rng.pick(&[MapT::From, MapT::From, MapT::ToFrom, MapT::Alloc])
@@ -378,7 +388,7 @@ impl Gen {
             maps.reverse();
         }
         let mut fb = None;
-        if !reduce {
+        if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();
             for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbNowait, Fb::Nowait)] {
                 if self.has(f) {
@@ -634,7 +644,8 @@ impl Gen {
         let mut slices = Vec::new();
         let (mut base, mut len) = (0, 0);
         if self.has(Feat::Threads) && (self.rng.pct(75) || !self.has(Feat::ThreadsPick)) {
-            let cands: Vec<usize> = (0..m.nvars()).filter(|v| m.arr(VarRef::Arr(*v)).is_some_and(|a| a.rows >= 2)).collect();
+            let cands: Vec<usize> =
+                (0..m.nvars()).filter(|v| m.arr(VarRef::Arr(*v)).is_some_and(|a| a.rows >= 2)).collect();
             if cands.is_empty() {
                 return None;
             }
@@ -664,22 +675,55 @@ impl Gen {
         if slices.is_empty() {
             len = 1;
         }
+        // Half of the time the threads share present data: a `target data` around the
+        // construct maps the sliced and picked arrays whole.
+        let mut outer = m.clone();
+        let mut items = Vec::new();
+        if self.has(Feat::DataRegion) && self.rng.pct(50) {
+            let vars: Vec<usize> = slices.iter().copied().chain(picks.iter().flat_map(|p| [p.0, p.1])).collect();
+            for v in vars {
+                let rows = m.arr(VarRef::Arr(v))?.rows;
+                if !m.entries(VarRef::Arr(v)).is_empty() {
+                    continue;
+                }
+                let t = *self.rng.pick(&[MapT::ToFrom, MapT::ToFrom, MapT::To, MapT::Alloc]);
+                items.push(Item {
+                    sec: Sec { v: VarRef::Arr(v), r0: Ix::abs(0), rlen: rows, cols: None, bare: false },
+                    t,
+                    always: false,
+                });
+            }
+            if !items.is_empty() {
+                outer.open_data(&items, None).ok()?;
+            }
+        }
+        let m = &outer;
         let mut work = m.enter_threads(base, len, &slices, &picks, 0).ok()?;
-        let inner =
-            Ctx { depth: ctx.depth + 1, in_loop: false, thr: Some(TCtx { base, len, slices: slices.clone(), picks: picks.clone() }) };
+        let inner = Ctx {
+            depth: ctx.depth + 1,
+            in_loop: false,
+            thr: Some(TCtx { base, len, slices: slices.clone(), picks: picks.clone() }),
+        };
         let n = self.rng.range(1, 4) as usize;
         let pre = m.clone();
         let body = {
             let (slices, picks) = (slices.clone(), picks.clone());
             self.block(&mut work, &inner, n, &|body: &[Op]| {
                 pre.clone()
-                    .apply(&Op::Threads { base, len, slices: slices.clone(), picks: picks.clone(), body: body.to_vec() })
+                    .apply(&Op::Threads {
+                        base,
+                        len,
+                        slices: slices.clone(),
+                        picks: picks.clone(),
+                        body: body.to_vec(),
+                    })
                     .is_ok()
             })
         };
         if body.is_empty() {
             return None;
         }
-        Some(Op::Threads { base, len, slices, picks, body })
+        let th = Op::Threads { base, len, slices, picks, body };
+        Some(if items.is_empty() { th } else { Op::Data { items, cond: None, body: vec![th] } })
     }
 }
