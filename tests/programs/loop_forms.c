@@ -114,5 +114,15 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i += st) // expect-remark: loop 'for (int i = 0; i < n; i += st)' is not in the canonical form Tessera offloads: its step 'st' is not an integer constant
     s[i] = s[i] + 1.0f;
   print_floats("host", s, N);
+
+  /* A signed index compared with an unsigned bound: the comparison converts a
+     negative index to a huge value, so this loop runs no iteration. The baseline
+     kernel keeps that arithmetic; the tiled optimizer, which models the integers,
+     must not take it (it would run 5 + un iterations). */
+  for (int i = 0; i < N; i++) s[i] = (float)i;
+#pragma omp target teams distribute parallel for map(tofrom: s) // expect: emu
+  for (int i = -5; i < un - 5; i++)
+    s[i + 5] = -1.0f;
+  print_floats("mixed_sign", s, N);
   return 0;
 }

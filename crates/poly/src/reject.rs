@@ -89,6 +89,19 @@ pub enum PolyRejectReason {
         /// Its C type.
         ty: String,
     },
+    /// A loop whose index or comparison is not plain integer arithmetic: an index
+    /// narrower than `int` (its increments wrap with defined behaviour) or a bound
+    /// compared in another type than the index's (`int i < unsigned n` converts a
+    /// negative `i` to a huge value). The optimizer models loops over the integers, so
+    /// such a loop gets the baseline kernel, which keeps the source's arithmetic.
+    WrappingLoop {
+        /// Loop index.
+        var: String,
+        /// Its C type.
+        ty: String,
+        /// The type the comparison is done in.
+        cmp: String,
+    },
     /// `--tile` / `tile=` gives a different number of sizes than the nest has loops.
     TileSizeCount {
         /// Loops in the nest.
@@ -138,6 +151,7 @@ impl PolyRejectReason {
             PolyRejectReason::NonRectangular { .. } => "non-rectangular",
             PolyRejectReason::BadArrayAccess { .. } => "bad-array-access",
             PolyRejectReason::NotEqualTest { .. } => "not-equal-test",
+            PolyRejectReason::WrappingLoop { .. } => "wrapping-loop",
             PolyRejectReason::TileSizeCount { .. } => "tile-size-count",
             PolyRejectReason::BadTileSize { .. } => "bad-tile-size",
             PolyRejectReason::TooDeep { .. } => "too-deep",
@@ -165,6 +179,9 @@ impl PolyRejectReason {
             PolyRejectReason::BadArrayAccess { array, what } => format!("access to '{array}': {what}"),
             PolyRejectReason::NotEqualTest { var, ty } => format!(
                 "loop '{var}' tests '!=' on an index of type '{ty}', which can wrap around past its bound; only 'int' and 'long' indices are tiled with a '!=' test"
+            ),
+            PolyRejectReason::WrappingLoop { var, ty, cmp } => format!(
+                "loop '{var}' has an index of type '{ty}' compared as '{cmp}', whose arithmetic can wrap; only 'int', 'long' and their unsigned types, compared in a type that holds every index value, are tiled"
             ),
             PolyRejectReason::TileSizeCount { depth, given } => {
                 format!("{given} tile size(s) given for a loop nest of depth {depth}")

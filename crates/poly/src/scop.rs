@@ -253,6 +253,21 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         if *ne && !crate::normalize::ne_is_exact(*ty) {
             return Err(reject(R::NotEqualTest { var: var.clone(), ty: ty.c_name().into() }, loc));
         }
+        // The comparison converts the index to `cmp`: exact (every index value kept)
+        // unless it makes a signed index unsigned or narrows it.
+        let cmp = upper.ty().unwrap_or(*ty);
+        let preserving = cmp.is_integer()
+            && match (ty.is_signed(), cmp.is_signed()) {
+                (true, true) | (false, false) => cmp.size() >= ty.size(),
+                (false, true) => cmp.size() > ty.size(),
+                (true, false) => false,
+            };
+        if !ty.is_integer() || ty.size() < 4 || !preserving {
+            return Err(reject(
+                R::WrappingLoop { var: var.clone(), ty: ty.c_name().into(), cmp: cmp.c_name().into() },
+                loc,
+            ));
+        }
         let lookup = |n: &str| {
             if let Some(y) = loop_vars.iter().position(|v| v == n) {
                 Some(Sym::Loop(y))

@@ -220,3 +220,33 @@ fn write_after_write_corner_case() {
     assert_eq!((s.kind, s.shape.as_slice()), (BufferKind::Full, &[1][..]));
     assert!(p.tiling.guarded.is_empty());
 }
+
+/// A loop whose index is compared in a type that does not hold every index value
+/// (`int i < unsigned n`: a negative `i` converts to a huge value) or whose index is
+/// narrower than `int` is not modelled over the integers: rejected, so the region
+/// keeps the baseline kernel, which keeps the source's arithmetic.
+#[test]
+fn wrapping_loops_are_rejected() {
+    use tessera_ir::ScalarType;
+    let retype = |f: &dyn Fn(&mut ScalarType, &mut Expr)| {
+        let mut r = region("jacobi2d_param.ir.json");
+        if let Some(Stmt::For { ty, upper, .. }) = r.body.first_mut() {
+            f(ty, upper);
+        }
+        optimize(&r, &PolyOptions::default()).map(|_| ()).unwrap_err()
+    };
+    let e = retype(&|_, upper| *upper = Expr::Cast { arg: Box::new(upper.clone()), ty: ScalarType::U32 });
+    assert_eq!(e.reason.code(), "wrapping-loop", "{}", e.message());
+    assert!(e.message().contains("compared as 'unsigned int'"), "{}", e.message());
+    let e = retype(&|ty, upper| {
+        *ty = ScalarType::I16;
+        *upper = Expr::Cast { arg: Box::new(upper.clone()), ty: ScalarType::I16 };
+    });
+    assert_eq!(e.reason.code(), "wrapping-loop", "{}", e.message());
+    // Compared in a wider signed type: exact, still tiled.
+    let mut r = region("jacobi2d_param.ir.json");
+    if let Some(Stmt::For { upper, .. }) = r.body.first_mut() {
+        *upper = Expr::Cast { arg: Box::new(upper.clone()), ty: ScalarType::I64 };
+    }
+    assert!(optimize(&r, &PolyOptions::default()).is_ok());
+}
