@@ -40,20 +40,14 @@ use tessera_tests::{emu_run_command, reference_build_command, repo_root, tessera
 /// Failure classes known to the lead and kept out of `data_environment_fuzz`: each
 /// entry removes one generator feature from the default run (never from `make fuzz`),
 /// with the reason. Empty this list as the runtime and plugin get fixed.
-const KNOWN_FAILING: &[(Feat, &str)] = &[
-    (
-        Feat::FbIf,
-        "a target region with a false `if` clause runs with the device copies of present data \
-         (the host-fallback copies around it) instead of on the host copies, as OpenMP's host \
-         device would: host writes are lost when the saved host bytes are restored",
-    ),
-    (
-        Feat::ThreadsFb,
-        "host fallbacks (nowait, call, …) of regions from two host threads on disjoint parts of \
-         one present mapping race: each saves and restores the host bytes of the whole mapping, \
-         so one thread can restore the device bytes the other copied over the host (nondeterministic)",
-    ),
-];
+const KNOWN_FAILING: &[(Feat, &str)] = &[(
+    Feat::ThreadsFb,
+    "host fallbacks (nowait, call, …) of regions from two host threads on one present mapping \
+     race: each saves the host bytes of the whole mapping, copies the device bytes over them and \
+     later copies the host bytes back to the device and restores its saved ones, so a thread can \
+     save (and restore) the other's device bytes, or copy restored host bytes over the device copy \
+     (nondeterministic)",
+)];
 
 /// Seed of the default run.
 const DEFAULT_SEED: u64 = 20_251_124;

@@ -274,8 +274,31 @@ impl Em<'_> {
             RKind::ParFor => "target parallel for",
             RKind::Target => "target",
         });
-        if r.two_d && r.kind != RKind::Target {
+        if r.two_d && r.kind != RKind::Target && !r.no_collapse {
             p.push_str(" collapse(2)");
+        }
+        if r.extra != 0 {
+            let options: &[&str] = match r.kind {
+                RKind::Teams => &[
+                    "num_teams(4)",
+                    "thread_limit(64)",
+                    "dist_schedule(static)",
+                    "schedule(static, 3)",
+                    "firstprivate(kf)",
+                    "num_teams(2) thread_limit(32)",
+                ],
+                RKind::ParFor => &[
+                    "num_threads(2)",
+                    "schedule(static, 3)",
+                    "schedule(dynamic)",
+                    "firstprivate(ki)",
+                    "proc_bind(close)",
+                    "schedule(guided)",
+                ],
+                RKind::Target => &["firstprivate(kf)", "firstprivate(kf, ki)", "defaultmap(firstprivate: scalar)"],
+            };
+            p.push(' ');
+            p.push_str(options[(r.extra as usize - 1) % options.len()]);
         }
         if reduce {
             let _ = write!(p, " reduction(+: s_{label})");
@@ -499,8 +522,10 @@ pub fn case_text(c: &Case) -> String {
                 e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
                 e.line(&format!("{t} (*p{i})[m{i}] = malloc(sizeof({t}[n{i}][m{i}]));"));
             }
-            (Kind::Fixed, false) => e.line(&format!("{t} f{i}[{}];", a.rows)),
-            (Kind::Fixed, true) => e.line(&format!("{t} f{i}[{}][{}];", a.rows, a.cols)),
+            (Kind::Fixed, false) => e.line(&format!("{}{t} f{i}[{}];", if a.stat { "static " } else { "" }, a.rows)),
+            (Kind::Fixed, true) => {
+                e.line(&format!("{}{t} f{i}[{}][{}];", if a.stat { "static " } else { "" }, a.rows, a.cols))
+            }
         }
     }
     for (i, a) in c.arrs.iter().enumerate() {

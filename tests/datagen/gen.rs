@@ -105,7 +105,8 @@ impl Gen {
                 };
                 (r, 1)
             };
-            arrs.push(Arr { ty, kind, rows, cols, two_d });
+            let stat = kind == Kind::Fixed && self.has(Feat::StaticArr) && self.rng.pct(30);
+            arrs.push(Arr { ty, kind, rows, cols, two_d, stat });
         }
         arrs
     }
@@ -432,6 +433,8 @@ impl Gen {
             two_d: shape.two_d,
             body,
             fb,
+            extra: if self.has(Feat::Clauses) && self.rng.pct(20) { 1 + self.rng.below(6) as u8 } else { 0 },
+            no_collapse: self.has(Feat::Clauses) && shape.two_d && kind != RKind::Target && self.rng.pct(20),
         }))
     }
 

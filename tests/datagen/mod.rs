@@ -104,11 +104,17 @@ pub enum Feat {
     /// Regions that run on the host (call, local array, `nowait`, `if`, written but
     /// mapped `to`) inside threads constructs, on data the threads share.
     ThreadsFb,
+    /// Fixed-size arrays with static storage (`static T f[N];` in the case function).
+    StaticArr,
+    /// Harmless extra clauses on regions (`num_teams`, `thread_limit`, `schedule`,
+    /// `dist_schedule`, `firstprivate`, `num_threads`, …) and 2D nests without
+    /// `collapse`.
+    Clauses,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 34] = [
+    pub const ALL: [Feat; 36] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -143,6 +149,8 @@ impl Feat {
         Feat::Threads,
         Feat::ThreadsPick,
         Feat::ThreadsFb,
+        Feat::StaticArr,
+        Feat::Clauses,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -182,6 +190,8 @@ impl Feat {
             Feat::Threads => "threads",
             Feat::ThreadsPick => "threads-pick",
             Feat::ThreadsFb => "threads-fb",
+            Feat::StaticArr => "static-arr",
+            Feat::Clauses => "clauses",
         }
     }
 
@@ -381,6 +391,8 @@ pub struct Arr {
     pub cols: i64,
     /// Whether the array has two dimensions.
     pub two_d: bool,
+    /// A fixed-size array with static storage duration.
+    pub stat: bool,
 }
 
 impl Arr {
@@ -575,6 +587,10 @@ pub struct Region {
     pub body: Body,
     /// Host fallback trigger.
     pub fb: Option<Fb>,
+    /// An extra clause (0: none; see `emit`), and a 2D nest without `collapse(2)`.
+    pub extra: u8,
+    /// A 2D nest of a loop construct without `collapse(2)`.
+    pub no_collapse: bool,
 }
 
 /// One operation of a case.
@@ -681,6 +697,9 @@ impl Case {
                 Kind::Fixed => Feat::Fixed,
                 Kind::Vla => Feat::Vla2d,
             });
+            if a.stat {
+                f = f.with(Feat::StaticArr);
+            }
             match a.ty {
                 Ty::F64 => f = f.with(Feat::Double),
                 Ty::I32 => f = f.with(Feat::Int),
@@ -705,6 +724,9 @@ impl Case {
                         });
                         if !r.maps.is_empty() {
                             *f = f.with(Feat::RegionMap);
+                        }
+                        if r.extra != 0 || r.no_collapse {
+                            *f = f.with(Feat::Clauses);
                         }
                         if r.maps.iter().any(|m| m.always) {
                             *f = f.with(Feat::Always);

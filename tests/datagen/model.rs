@@ -890,8 +890,8 @@ mod tests {
 
     fn arrs() -> Vec<Arr> {
         vec![
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false },
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false },
         ]
     }
 
@@ -914,6 +914,8 @@ mod tests {
                 konst: 0,
             },
             fb: None,
+            extra: 0,
+            no_collapse: false,
         })
     }
 
@@ -984,6 +986,8 @@ mod tests {
                     konst: 0,
                 },
                 fb: None,
+                extra: 0,
+                no_collapse: false,
             })
         };
         let th = |body| Op::Threads { base: 0, len: 5, slices: vec![0], picks: vec![], body };

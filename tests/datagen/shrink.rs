@@ -147,6 +147,10 @@ fn op_variants(op: &Op) -> Vec<Op> {
             }
             push(&|x| x.fb = None);
             push(&|x| {
+                x.extra = 0;
+                x.no_collapse = false;
+            });
+            push(&|x| {
                 if let Body::Assign { cond, scalar, .. } = &mut x.body {
                     *cond = false;
                     *scalar = Scalar::None;
@@ -278,7 +282,7 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 9] = [
+pub const STRIPPABLE: [Feat; 10] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
@@ -288,6 +292,7 @@ pub const STRIPPABLE: [Feat; 9] = [
     Feat::Always,
     Feat::Cond,
     Feat::Scalars,
+    Feat::Clauses,
 ];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
@@ -317,6 +322,10 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                     );
                     if drop {
                         r.fb = None;
+                    }
+                    if f == Feat::Clauses {
+                        r.extra = 0;
+                        r.no_collapse = false;
                     }
                     if let Body::Assign { cond, scalar, .. } = &mut r.body {
                         if f == Feat::Cond {
