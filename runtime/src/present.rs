@@ -82,6 +82,12 @@ pub struct Entry<B> {
     /// (a `target data` scope, a launch, a host run) names this entry and not a later
     /// one at the same address (after `delete` removed it).
     pub gen: u64,
+    /// The thread whose host run (a region's host fallback, between
+    /// [`DataEnv::host_begin`] and [`DataEnv::host_end`]) holds the entry, with the
+    /// number of its pins on it. While held, every other thread's operation on the
+    /// entry waits: the host run copies the entry's device bytes to the host and back,
+    /// which must not interleave with another launch, directive or host run on it.
+    pub host_run: Option<(std::thread::ThreadId, u32)>,
 }
 
 /// What tests and reports can see of an entry.
@@ -142,6 +148,8 @@ pub struct Pin<B> {
 pub struct DataEnv<B> {
     table: Mutex<BTreeMap<usize, Entry<B>>>,
     next_gen: std::sync::atomic::AtomicU64,
+    /// Signalled when a host run releases its entries.
+    released: std::sync::Condvar,
 }
 
 /// The entry at `key` if it is still generation `gen`.
@@ -151,7 +159,11 @@ fn live<B>(table: &mut BTreeMap<usize, Entry<B>>, key: usize, gen: u64) -> Optio
 
 impl<B> Default for DataEnv<B> {
     fn default() -> Self {
-        DataEnv { table: Mutex::new(BTreeMap::new()), next_gen: std::sync::atomic::AtomicU64::new(1) }
+        DataEnv {
+            table: Mutex::new(BTreeMap::new()),
+            next_gen: std::sync::atomic::AtomicU64::new(1),
+            released: std::sync::Condvar::new(),
+        }
     }
 }
 
@@ -167,6 +179,18 @@ enum Found {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The entries `item` reaches: those its section's span overlaps, or (an empty
+/// section, a `present` item) the one its element 0 lies in.
+fn reached<B>(table: &BTreeMap<usize, Entry<B>>, item: &ArrayPlan) -> Vec<usize> {
+    match item.host_span() {
+        Some(s) if item.map != MapKind::Present => {
+            let first = table.range(..=s.start).next_back().map_or(s.start, |(&k, _)| k);
+            table.range(first..s.end).filter(|(_, e)| e.hi > s.start).map(|(&k, _)| k).collect()
+        }
+        _ => containing(table, item.host as usize).into_iter().collect(),
+    }
 }
 
 /// Finds where `[lo, hi)` (non-empty) stands.
@@ -282,6 +306,22 @@ impl<B: DeviceBuffer> DataEnv<B> {
         DataEnv::default()
     }
 
+    /// The table, once no entry that `items` reach is held by another thread's host
+    /// run (see [`Entry::host_run`]); waits for those runs to end.
+    fn lock_free<'a>(&'a self, items: &[&ArrayPlan]) -> MutexGuard<'a, BTreeMap<usize, Entry<B>>> {
+        let me = std::thread::current().id();
+        let mut table = lock(&self.table);
+        loop {
+            let busy = items.iter().any(|it| {
+                reached(&table, it).iter().any(|k| table[k].host_run.is_some_and(|(t, _)| t != me))
+            });
+            if !busy {
+                return table;
+            }
+            table = self.released.wait(table).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
     /// Whether nothing is mapped.
     pub fn is_empty(&self) -> bool {
         lock(&self.table).is_empty()
@@ -308,7 +348,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
         alloc: &dyn Fn(usize) -> Result<B, String>,
         moved: &mut Transfers,
     ) -> Result<Vec<Option<Mapping<B>>>, String> {
-        let mut table = lock(&self.table);
+        let mut table = self.lock_free(items);
         // Phase 1: classify and allocate; nothing in the table changes yet.
         enum Plan<B> {
             Skip,
@@ -366,6 +406,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                             structured: 0,
                             dynamic: 0,
                             gen: self.next_gen.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                            host_run: None,
                         },
                     );
                     created.push(lo);
@@ -416,7 +457,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
         refs: RefKind,
         moved: &mut Transfers,
     ) -> Result<(), String> {
-        let mut table = lock(&self.table);
+        let mut table = self.lock_free(items);
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         let mut removed: Vec<usize> = Vec::new();
         for (i, item) in items.iter().enumerate() {
@@ -465,7 +506,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// # Safety
     /// Every item's host memory must be valid (and writable, for `from`) for its box.
     pub(crate) unsafe fn update(&self, items: &[&ArrayPlan], moved: &mut Transfers) -> Result<(), String> {
-        let table = lock(&self.table);
+        let table = self.lock_free(items);
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         for item in items {
             let Some(span) = item.host_span() else { continue };
@@ -518,7 +559,8 @@ impl<B: DeviceBuffer> DataEnv<B> {
         alloc: &dyn Fn(usize) -> Result<B, String>,
         moved: &mut Transfers,
     ) -> Result<Vec<Option<LaunchMap<B>>>, String> {
-        let mut table = lock(&self.table);
+        let present: Vec<&ArrayPlan> = args.iter().flatten().copied().collect();
+        let mut table = self.lock_free(&present);
         let mut found: Vec<Option<usize>> = Vec::with_capacity(args.len());
         for item in args {
             let Some(item) = item else {
@@ -730,7 +772,8 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// # Safety
     /// Every array's host memory must be valid and writable for its section box.
     pub(crate) unsafe fn host_begin(&self, args: &[&ArrayPlan], moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
-        let mut table = lock(&self.table);
+        let me = std::thread::current().id();
+        let mut table = self.lock_free(args);
         let mut pins: Vec<Pin<B>> = Vec::new();
         for item in args {
             let by_address = item.map == MapKind::Present || item.host_span().is_none();
@@ -750,6 +793,9 @@ impl<B: DeviceBuffer> DataEnv<B> {
                     saved.extend_from_slice(std::slice::from_raw_parts(addr as *const u8, len));
                 }
                 e.structured += 1;
+                // Held until host_end: no other thread's launch, directive or host run
+                // on this entry interleaves with the copies around the host code.
+                e.host_run = Some((me, e.host_run.map_or(0, |(_, n)| n) + 1));
                 pins.push(Pin {
                     key: k,
                     gen: e.gen,
@@ -816,6 +862,10 @@ impl<B: DeviceBuffer> DataEnv<B> {
             let mut keep = copy && p.map.is_always() && p.map.copies_out();
             if let Some(e) = live(&mut table, p.key, p.gen) {
                 e.structured = e.structured.saturating_sub(1);
+                e.host_run = match e.host_run {
+                    Some((t, n)) if n > 1 => Some((t, n - 1)),
+                    _ => None,
+                };
                 if e.structured + e.dynamic == 0 {
                     keep |= copy && p.map.copies_out();
                     table.remove(&p.key);
@@ -829,6 +879,8 @@ impl<B: DeviceBuffer> DataEnv<B> {
                 }
             }
         }
+        drop(table);
+        self.released.notify_all();
         first_err.map_or(Ok(()), Err)
     }
 }

@@ -375,3 +375,50 @@ fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
     let args = x.args();
     assert!(unsafe { envs.offload(&config, &m, &args) }.record.reason.is_none_or(|r| !r.starts_with("out-of")));
 }
+
+/// Host runs of regions from two threads on one present mapping (each region's host
+/// code updates its own half of `b` through the host pointer) do not interleave: each
+/// one's copies around its host code see the other's results, never a half-restored
+/// host copy. Without the exclusion, updates are lost.
+#[test]
+fn host_runs_from_threads_on_one_mapping_do_not_interleave() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let n = 64usize;
+    let mut x = Arrays::new(n as i32);
+    for v in x.b.iter_mut() {
+        *v = 0.0;
+    }
+    let args = x.args();
+    let mut rejected = scale1d_present();
+    rejected.kernel = None;
+    rejected.rejected = Some("call 'f(b[i])' is not supported".into());
+    let iterations = 40;
+    unsafe {
+        let r = envs.data(&config, &data_ab(DataOp::Enter, MapKind::To, MapKind::To), &args);
+        assert!(r.handled);
+        let (pa, pb, nn) = (x.pa as usize, x.pb as usize, x.n);
+        std::thread::scope(|s| {
+            for t in 0..2usize {
+                let (envs, config, rejected) = (&envs, &config, &rejected);
+                s.spawn(move || {
+                    let (mut a, mut b, mut n) = (pa as *mut f32, pb as *mut f32, nn);
+                    for _ in 0..iterations {
+                        let l = envs.offload(config, rejected, &[addr(&mut a), addr(&mut b), addr(&mut n)]);
+                        let run = l.host.expect("present data: a host run with copies");
+                        // The region's host code: this thread's half of b, + 1.
+                        for i in t * n as usize / 2..(t + 1) * n as usize / 2 {
+                            *b.add(i) += 1.0;
+                            std::thread::yield_now();
+                        }
+                        envs.host_end(run);
+                    }
+                });
+            }
+        });
+        let r = envs.data(&config, &data_ab(DataOp::Exit, MapKind::From, MapKind::From), &args);
+        assert!(r.handled);
+    }
+    assert!(x.b.iter().all(|&v| v == iterations as f32), "{:?}", x.b);
+}
