@@ -511,11 +511,43 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<Arr
             continue;
         }
         match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
-            Ok(p) => out.push(p),
+            Ok(p) => out.push(narrowed(p, &reaches(&arr.footprint, &env))),
             Err(_) => out.push(element0(&a.name, a.kind, a.elem, addr)),
         }
     }
     out
+}
+
+/// `item` reduced to the bounding box of what its accesses cover (`reaches`), when
+/// that box lies inside what `item` already stands for (its section; for a `present`
+/// item, any index box from element 0 on): a host run then copies only that around
+/// the host code. Unchanged when there is no footprint or the box does not fit.
+fn narrowed(item: ArrayPlan, reaches: &[Reach]) -> ArrayPlan {
+    let Some(first) = reaches.first() else { return item };
+    let k = item.shape.dims.len();
+    if first.lo.len() != k || reaches.iter().any(|r| r.lo.len() != k) {
+        return item;
+    }
+    let lo: Vec<i128> = (0..k).map(|d| reaches.iter().map(|r| r.lo[d]).min().unwrap_or(0)).collect();
+    let hi: Vec<i128> = (0..k).map(|d| reaches.iter().map(|r| r.hi[d]).max().unwrap_or(0)).collect();
+    if (0..k).any(|d| lo[d] < 0 || hi[d] < lo[d]) {
+        return item;
+    }
+    let mut shape = item.shape.clone();
+    if item.map == MapKind::Present || item.shape.is_empty() {
+        // Inner extents are known; the outermost one is whatever the box needs.
+        if (1..k).any(|d| hi[d] >= shape.dims[d] as i128) {
+            return item;
+        }
+        shape.dims[0] = shape.dims[0].max(hi[0] as usize + 1);
+    } else if (0..k).any(|d| lo[d] < shape.lower[d] as i128 || hi[d] >= (shape.lower[d] + shape.len[d]) as i128) {
+        return item;
+    }
+    shape.lower = lo.iter().map(|&v| v as usize).collect();
+    shape.len = (0..k).map(|d| (hi[d] - lo[d] + 1) as usize).collect();
+    // A present item becomes an ordinary one over its box (no copies of its own).
+    let map = if item.map == MapKind::Present { MapKind::Alloc } else { item.map };
+    ArrayPlan { shape, map, ..item }
 }
 
 /// An array reduced to the address of its element 0 (an empty `present` section):

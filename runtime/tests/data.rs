@@ -422,3 +422,40 @@ fn host_runs_from_threads_on_one_mapping_do_not_interleave() {
     }
     assert!(x.b.iter().all(|&v| v == iterations as f32), "{:?}", x.b);
 }
+
+/// A host run copies what the region's accesses cover (their footprint), not the
+/// whole mapping a `present` pointer reaches: the rest of the host copy is left alone
+/// (another thread may be using it).
+#[test]
+fn host_runs_copy_only_the_footprint() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(10);
+    let args = x.args();
+    let mut rejected = scale1d_present();
+    rejected.kernel = None;
+    rejected.rejected = Some("call 'f(b[i])' is not supported".into());
+    let run = |m: &tessera_ir::manifest::Manifest, args: &[*mut c_void]| unsafe {
+        let l = envs.offload(&config, m, args);
+        let record = envs.host_end(l.host.expect("present data: a host run"));
+        (record.bytes_to_device, record.bytes_from_device)
+    };
+    unsafe {
+        let (_, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::Tofrom, MapKind::Tofrom), &args);
+        // Without a footprint: the rest of each mapping, 10 floats of a and of b.
+        assert_eq!(run(&rejected, &args), (80, 80));
+        // With one: a[1..=8] and b[1..=8] (for 1 <= i < n - 1).
+        for k in 0..2 {
+            rejected.args[k].array.as_mut().unwrap().footprint.push(tessera_ir::manifest::Footprint {
+                access: "x[i]".into(),
+                write: k == 1,
+                lo: vec![Expr::int(1)],
+                hi: vec![minus(var("n"), 2)],
+                nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+            });
+        }
+        assert_eq!(run(&rejected, &args), (64, 64));
+        envs.data_end(*scope).unwrap();
+    }
+}

@@ -142,13 +142,15 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         hash: String::new(),
         if_clause: region.if_clause,
     };
+    // Footprints also for regions kept on the host: a host run inside a data region
+    // copies only what they cover (not the whole mapping) around the host code.
+    for (array, fp) in footprint::footprints(region) {
+        if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
+            a.footprint.push(fp);
+        }
+    }
     let mut warnings = Vec::new();
     if rejection.is_none() {
-        for (array, fp) in footprint::footprints(region) {
-            if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
-                a.footprint.push(fp);
-            }
-        }
         let arrays: Vec<(String, &ArrayArg)> =
             manifest.args.iter().filter_map(|a| Some((a.name.clone(), a.array.as_ref()?))).collect();
         warnings = footprint::constant_violations(&arrays);
