@@ -163,6 +163,9 @@ public:
                                    llvm::StringRef Function, unsigned Index);
   /// The scalar holding a data directive's `if` condition (IR name), if any.
   std::string Condition;
+  /// A variable the region uses whose type carries pointers Tessera cannot follow
+  /// (quoted, with its type); empty when there is none.
+  std::string UnknownFootprint;
 
 private:
   ASTContext &Ctx;
@@ -226,6 +229,8 @@ private:
   std::optional<unsigned> regionVar(const VarDecl *VD);
   json::Value extent(const Dim &D, const Stmt *Where);
   void completeVars(const Stmt *Body);
+  /// Whether a value of type \p T holds a pointer (itself, a member, an element).
+  bool carriesPointer(QualType T, unsigned Depth = 0) const;
   json::Value bound(const Expr *E);
   std::optional<std::string> hoist(const Expr *E);
 
@@ -516,6 +521,29 @@ std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
   return Name;
 }
 
+bool RegionExtractor::carriesPointer(QualType T, unsigned Depth) const {
+  if (T.isNull() || Depth > 8)
+    return false;
+  T = T.getCanonicalType();
+  if (T->isPointerType() || T->isReferenceType() || T->isMemberPointerType())
+    return true;
+  if (const ArrayType *AT = Ctx.getAsArrayType(T))
+    return carriesPointer(AT->getElementType(), Depth + 1);
+  if (const auto *RD = T->getAsRecordDecl()) {
+    const RecordDecl *Def = RD->getDefinition();
+    if (!Def)
+      return true; // incomplete: assume the worst
+    if (const auto *CXX = dyn_cast<CXXRecordDecl>(Def))
+      for (const CXXBaseSpecifier &B : CXX->bases())
+        if (carriesPointer(B.getType(), Depth + 1))
+          return true;
+    for (const FieldDecl *F : Def->fields())
+      if (carriesPointer(F->getType(), Depth + 1))
+        return true;
+  }
+  return false;
+}
+
 /// When part of the region is `unsupported`, its uses of variables are not all
 /// in the IR: every array or pointer the region's code names becomes a region
 /// variable anyway, so that a host run inside a data region copies its device
@@ -530,9 +558,17 @@ void RegionExtractor::completeVars(const Stmt *Body) {
       continue;
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-        if (!Inner.count(VD) && !LoopIndices.count(VD) && !VarIndex.count(VD))
-          if (std::optional<Shape> Sh = shapeOf(VD); Sh && Sh->Kind != "scalar")
+        if (!Inner.count(VD) && !LoopIndices.count(VD) && !declaredInside(VD)) {
+          std::optional<Shape> Sh = shapeOf(VD);
+          if (Sh && Sh->Kind != "scalar" && !VarIndex.count(VD))
             regionVar(VD);
+          else if (!Sh && UnknownFootprint.empty() &&
+                   carriesPointer(VD->getType().getNonReferenceType()))
+            // Memory reached through it (`s.p[i]`, `pp[i][j]`) may be mapped on
+            // the device under another name: the region's footprint is unknown.
+            UnknownFootprint = "'" + VD->getNameAsString() + "' (" +
+                               typeText(VD->getType()) + ")";
+        }
     if (const auto *CS = dyn_cast<CapturedStmt>(S))
       Work.push_back(CS->getCapturedStmt());
     if (const auto *LE = dyn_cast<LambdaExpr>(S))
@@ -1495,6 +1531,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;
+  R.UnknownFootprint = UnknownFootprint;
   // Kernel names hash the directive's file as an absolute path (Region::source).
   PresumedLoc P = SM.getPresumedLoc(D.getBeginLoc());
   if (P.isValid())

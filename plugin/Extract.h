@@ -47,6 +47,11 @@ struct ExtractedRegion {
   /// directive's context, free of side effects), or null: the rewrite evaluates
   /// it into an `int` temporary and passes its address after the variables.
   const clang::Expr *IfCondition = nullptr;
+  /// Non-empty when the region (a part of it Tessera cannot represent) uses a
+  /// variable whose type carries pointers (a struct with a pointer member, a
+  /// pointer to pointers): what it reaches through them is unknown, so the region
+  /// is handled like one whose variables cannot be passed (`__tessera_opaque`).
+  std::string UnknownFootprint;
 };
 
 /// Extracts the region IR of the target execution directive \p D.

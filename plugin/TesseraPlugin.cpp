@@ -570,6 +570,12 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D, unsigned Index) {
                    "' to its runtime from this context; name it in the "
                    "region or in a map clause")
                       .str());
+  if (!R.UnknownFootprint.empty())
+    return opaque(D, Context, Json,
+                  "it reaches memory through " + R.UnknownFootprint +
+                      ", whose pointers Tessera cannot follow (it cannot tell "
+                      "which mapped data the region uses); use the arrays "
+                      "directly in the region");
 
   tessera::RegionDecision Dec = tessera::process_region(
       rust::Str(Json.data(), Json.size()),

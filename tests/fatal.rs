@@ -42,10 +42,15 @@ fn region_with_unpassable_variables_while_data_is_mapped() {
     fatal("unpassable.c");
 }
 
+#[test]
+fn region_reaching_mapped_data_through_a_struct_pointer() {
+    fatal("struct_pointer.c");
+}
+
 /// Every program in the directory has a test above.
 #[test]
 fn every_fatal_program_is_tested() {
-    let listed = ["unpassable.c"];
+    let listed = ["unpassable.c", "struct_pointer.c"];
     for e in std::fs::read_dir(repo_root().join("tests/fatal")).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
         assert!(listed.contains(&name.as_str()), "{name} has no test in tests/fatal.rs");
