@@ -361,6 +361,14 @@ impl Gen {
                 if !no_map_ok {
                     return None;
                 }
+                if ptr && self.has(Feat::ZeroLen) && self.rng.pct(25) && m.present_rows(h.v, 0).is_some() {
+                    let t = *self.rng.pick(&[MapT::ToFrom, MapT::To, MapT::Alloc, MapT::From]);
+                    maps.push(Item {
+                        sec: Sec { v: h.v, r0: Ix::abs(0), rlen: 0, cols: None, bare: false },
+                        t,
+                        always: false,
+                    });
+                }
                 continue;
             }
             if !self.has(Feat::RegionMap) {

@@ -110,11 +110,13 @@ pub enum Feat {
     /// `dist_schedule`, `firstprivate`, `num_threads`, …) and 2D nests without
     /// `collapse`.
     Clauses,
+    /// Zero-length array sections `p[0:0]` of present pointers in map clauses.
+    ZeroLen,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 36] = [
+    pub const ALL: [Feat; 37] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -151,6 +153,7 @@ impl Feat {
         Feat::ThreadsFb,
         Feat::StaticArr,
         Feat::Clauses,
+        Feat::ZeroLen,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -192,6 +195,7 @@ impl Feat {
             Feat::ThreadsFb => "threads-fb",
             Feat::StaticArr => "static-arr",
             Feat::Clauses => "clauses",
+            Feat::ZeroLen => "zero-len",
         }
     }
 
@@ -730,6 +734,9 @@ impl Case {
                         }
                         if r.maps.iter().any(|m| m.always) {
                             *f = f.with(Feat::Always);
+                        }
+                        if r.maps.iter().any(|m| m.sec.rlen == 0) {
+                            *f = f.with(Feat::ZeroLen);
                         }
                         let (reads, w) = match &r.body {
                             Body::Assign { w, reads, cond, scalar, .. } => {

@@ -629,9 +629,27 @@ impl Model {
             // `omp parallel` after an earlier top-level one: not a valid test.
             return Err("target teams inside a threads construct".into());
         }
-        // Map clauses (also checked when `if` is false: valid either way).
+        // Map clauses (also checked when `if` is false: valid either way). A
+        // zero-length section `p[0:0]` only names the mapping `p` points into, which
+        // must exist (as for a pointer without map clause).
         self.distinct(r.maps.iter().map(|i| &i.sec))?;
-        for it in &r.maps {
+        let (zero, maps): (Vec<&Item>, Vec<&Item>) = r.maps.iter().partition(|i| i.sec.rlen == 0);
+        let mut zero_bounds: Vec<(usize, usize, usize)> = Vec::new();
+        for it in zero {
+            let (st, off) = self.storage(it.sec.v)?;
+            let a = self.arr_of_st(st);
+            if !a.is_ptr() || it.sec.cols.is_some() || it.sec.bare || it.always || self.ix(it.sec.r0)? != 0 {
+                return Err("zero-length sections are p[0:0] of pointers".into());
+            }
+            if !used.iter().any(|u| u.0 == it.sec.v) {
+                return Err("zero-length section of an array the body does not use".into());
+            }
+            let e0 = (off * a.cols) as usize;
+            let ent = self.st[st].ents.iter().find(|e| e.lo <= e0 && e0 < e.hi);
+            let Some(ent) = ent else { return Err("zero-length section of data that is not present".into()) };
+            zero_bounds.push((st, ent.lo, ent.hi));
+        }
+        for it in &maps {
             let (st, lo, hi) = self.item_span(&it.sec)?;
             if matches!(self.look(st, lo, hi), Look::Partial) {
                 return Err("region map clause partially overlaps a mapping".into());
@@ -641,8 +659,8 @@ impl Model {
             return self.region_on_host(r, w, reads, &used);
         }
         let mut opened: Vec<Opened> = Vec::new();
-        let mut bounds: Vec<(usize, usize, usize)> = Vec::new(); // storage, element span usable
-        for it in &r.maps {
+        let mut bounds: Vec<(usize, usize, usize)> = zero_bounds; // storage, element span usable
+        for it in &maps {
             if !matches!(it.t, MapT::To | MapT::From | MapT::ToFrom | MapT::Alloc) || (it.always && it.t == MapT::Alloc)
             {
                 return Err("bad map type on a target region".into());
