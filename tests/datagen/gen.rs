@@ -412,6 +412,12 @@ impl Gen {
                 fb = Some(*self.rng.pick(&fbs));
             }
         }
+        let written_to = w.is_some_and(|w| maps.iter().any(|m| m.sec.v == w.v && m.t == MapT::To));
+        if !self.has(Feat::AlwaysFb) && (fb == Some(Fb::Nowait) || written_to) {
+            for m in &mut maps {
+                m.always = false;
+            }
+        }
         let body = match w {
             None => Body::Reduce { reads: reads.iter().map(|r| r.1).collect() },
             Some(w) => {

@@ -112,11 +112,14 @@ pub enum Feat {
     Clauses,
     /// Zero-length array sections `p[0:0]` of present pointers in map clauses.
     ZeroLen,
+    /// `always` map modifiers on regions that run on the host for `nowait` or for
+    /// writing an array mapped `to`.
+    AlwaysFb,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 37] = [
+    pub const ALL: [Feat; 38] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -154,6 +157,7 @@ impl Feat {
         Feat::StaticArr,
         Feat::Clauses,
         Feat::ZeroLen,
+        Feat::AlwaysFb,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -196,6 +200,7 @@ impl Feat {
             Feat::StaticArr => "static-arr",
             Feat::Clauses => "clauses",
             Feat::ZeroLen => "zero-len",
+            Feat::AlwaysFb => "always-fb",
         }
     }
 
@@ -720,6 +725,9 @@ impl Case {
                         };
                         if *in_threads && (r.fb.is_some() || written_to) {
                             *f = f.with(Feat::ThreadsFb);
+                        }
+                        if r.maps.iter().any(|m| m.always) && (r.fb == Some(Fb::Nowait) || written_to) {
+                            *f = f.with(Feat::AlwaysFb);
                         }
                         *f = f.with(match r.kind {
                             RKind::Teams => Feat::Teams,
