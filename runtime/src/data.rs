@@ -521,8 +521,13 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<Arr
 /// `item` reduced to the bounding box of what its accesses cover (`reaches`), when
 /// that box lies inside what `item` already stands for (its section; for a `present`
 /// item, any index box from element 0 on): a host run then copies only that around
-/// the host code. Unchanged when there is no footprint or the box does not fit.
+/// the host code. Unchanged when there is no footprint, the box does not fit, or the
+/// map has `always` (which moves the whole section).
 fn narrowed(item: ArrayPlan, reaches: &[Reach]) -> ArrayPlan {
+    // `always` moves the whole section, whatever the region touches.
+    if item.map.is_always() {
+        return item;
+    }
     let Some(first) = reaches.first() else { return item };
     let k = item.shape.dims.len();
     if first.lo.len() != k || reaches.iter().any(|r| r.lo.len() != k) {

@@ -459,3 +459,44 @@ fn host_runs_copy_only_the_footprint() {
         envs.data_end(*scope).unwrap();
     }
 }
+
+/// `always` moves the whole section around a host run, not only what the region's
+/// accesses cover.
+#[test]
+fn host_runs_with_always_move_the_whole_section() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(10);
+    let args = x.args();
+    let mut rejected = scale1d();
+    rejected.kernel = None;
+    rejected.rejected = Some("clause 'nowait' is not supported".into());
+    for k in 0..2 {
+        let a = rejected.args[k].array.as_mut().unwrap();
+        a.map = if k == 0 { MapKind::AlwaysTo } else { MapKind::Tofrom };
+        a.section = vec![sec(Expr::int(0), var("n"))];
+        a.footprint.push(tessera_ir::manifest::Footprint {
+            access: "x[i]".into(),
+            write: k == 1,
+            lo: vec![Expr::int(1)],
+            hi: vec![minus(var("n"), 2)],
+            nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+        });
+    }
+    unsafe {
+        let (_, scope) = envs.data_begin(&config, &data_ab(DataOp::Region, MapKind::Tofrom, MapKind::Tofrom), &args);
+        // The host changes a everywhere; `always, to` must bring all of it over.
+        for v in x.a.iter_mut() {
+            *v = -1.0;
+        }
+        let l = envs.offload(&config, &rejected, &args);
+        let record = envs.host_end(l.host.expect("present data: a host run"));
+        // a: all 10 floats (40 bytes) to the device before (always to) and after the
+        // host code; b: its footprint, 8 floats each way.
+        assert_eq!((record.bytes_to_device, record.bytes_from_device), (40 + 40 + 32, 32));
+        x.a[0] = 5.0; // the host copy again; the device keeps -1
+        envs.data_end(*scope).unwrap();
+    }
+    assert_eq!(x.a[0], -1.0, "a[0] came back from the device: the always copy reached it");
+}
