@@ -40,22 +40,7 @@ use tessera_tests::{emu_run_command, reference_build_command, repo_root, tessera
 /// Failure classes known to the lead and kept out of `data_environment_fuzz`: each
 /// entry removes one generator feature from the default run (never from `make fuzz`),
 /// with the reason. Empty this list as the runtime and plugin get fixed.
-const KNOWN_FAILING: &[(Feat, &str)] = &[
-    (
-        Feat::ThreadsFb,
-        "host fallbacks (nowait, call, …) of regions from two host threads on one present mapping \
-         race: each saves the host bytes of the whole mapping, copies the device bytes over them and \
-         later copies the host bytes back to the device and restores its saved ones, so a thread can \
-         save (and restore) the other's device bytes, or copy restored host bytes over the device \
-         copy (nondeterministic)",
-    ),
-    (
-        Feat::AlwaysFb,
-        "a region that runs on the host for `nowait` or for writing an array mapped `to`, with \
-         `map(always, to|tofrom: p[…])` of present data: the elements the region does not write \
-         never reach the device (the always copy host → device is lost; a call fallback is right)",
-    ),
-];
+const KNOWN_FAILING: &[(Feat, &str)] = &[];
 
 /// Seed of the default run.
 const DEFAULT_SEED: u64 = 20_251_124;
