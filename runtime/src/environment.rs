@@ -129,11 +129,14 @@ pub struct DataRun {
     pub fatal: Option<String>,
 }
 
+/// Per list item of a `target data`, the entry it mapped (key, generation), if any.
+type EntryKeys = Vec<Option<(usize, u64)>>;
+
 /// A `target data` construct between its begin and end calls.
 pub struct Scope {
     region: String,
     /// The device, the evaluated list items and their entries.
-    mapped: Option<(DeviceKind, Vec<ArrayPlan>, Vec<Option<(usize, u64)>>)>,
+    mapped: Option<(DeviceKind, Vec<ArrayPlan>, EntryKeys)>,
     /// Its id in `declined_scopes` when it did not map.
     declined: Option<u64>,
 }
@@ -381,7 +384,7 @@ impl DataEnvironment {
         };
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
-        let keys: Result<Vec<Option<(usize, u64)>>, String> = on_env!(self, kind, |env, alloc| env
+        let keys: Result<EntryKeys, String> = on_env!(self, kind, |env, alloc| env
             .enter(&refs, RefKind::Structured, alloc, &mut moved)
             .map(|maps| maps.iter().map(|m| m.as_ref().map(|m| (m.key, m.gen))).collect()));
         match keys {

@@ -256,8 +256,8 @@ fn present_pointers_into_the_middle_of_a_mapping_run_on_the_device() {
     let lo = 8usize;
     // The CPU's result of the same program: b[i] = 2·a[i] on the window's inner part.
     let mut want = x.b.clone();
-    for i in lo + 1..n as usize - lo - 1 {
-        want[i] = 2.0 * x.a[i];
+    for (w, a) in want.iter_mut().zip(&x.a).take(n as usize - lo - 1).skip(lo + 1) {
+        *w = 2.0 * a;
     }
     let args = x.args();
     unsafe {
