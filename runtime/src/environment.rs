@@ -195,15 +195,20 @@ impl DataEnvironment {
     /// region may expect it.
     pub fn opaque_violation(&self, config: &Config, record: &Record) -> Option<String> {
         let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
-        let mapped = on_env!(self, kind, |env, _alloc| env.entries());
-        let names: Vec<String> = mapped.iter().map(|e| format!("'{}'", e.name)).collect();
+        let (names, _) = self.mapped_names(kind);
         Some(format!(
             "tessera: fatal: {}: the target region must run on the host ({}), but its data may be on the device, \
              where Tessera holds {}: the host run would see stale data",
             record.region,
             record.reason.as_deref().unwrap_or("?"),
-            names.join(", ")
+            names
         ))
+    }
+
+    /// The names of what is mapped on `kind`, quoted and comma-separated, and how many.
+    fn mapped_names(&self, kind: DeviceKind) -> (String, usize) {
+        let mapped = self.entries(kind);
+        (mapped.iter().map(|e| format!("'{}'", e.name)).collect::<Vec<_>>().join(", "), mapped.len())
     }
 
     /// Runs (or declines) one region execution in these environments; see
@@ -432,12 +437,10 @@ impl DataEnvironment {
     unsafe fn touched(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> Option<String> {
         let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
         if (desc.unlocated > 0 || args.len() != desc.args.len()) && matches!(desc.op, DataOp::Exit | DataOp::Update) {
-            let mapped = on_env!(self, kind, |env, _alloc| env.entries());
-            let names: Vec<&str> = mapped.iter().map(|e| e.name.as_str()).collect();
+            let (names, count) = self.mapped_names(kind);
             return Some(format!(
-                "Tessera cannot locate some of its list items while {} {} mapped on the device by Tessera",
-                names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
-                if names.len() == 1 { "is" } else { "are" }
+                "Tessera cannot locate some of its list items while {names} {} mapped on the device by Tessera",
+                if count == 1 { "is" } else { "are" }
             ));
         }
         if args.len() != desc.args.len() {

@@ -509,9 +509,10 @@ impl<B: DeviceBuffer> DataEnv<B> {
         let table = self.lock_free(items);
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         for item in items {
-            let Some(span) = item.host_span() else { continue };
-            let first = table.range(..=span.start).next_back().map_or(span.start, |(&k, _)| k);
-            for e in table.range(first..span.end).map(|(_, e)| e).filter(|e| e.hi > span.start) {
+            if item.host_span().is_none() {
+                continue;
+            }
+            for e in reached(&table, item).iter().map(|k| &table[k]) {
                 let runs = runs_in(item, e.lo, e.hi);
                 if item.map.copies_in() {
                     let n = to_device(&mut *lock(&e.buffer), e.origin, &runs)
@@ -777,14 +778,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
         let mut pins: Vec<Pin<B>> = Vec::new();
         for item in args {
             let by_address = item.map == MapKind::Present || item.host_span().is_none();
-            let keys: Vec<usize> = if by_address {
-                containing(&table, item.host as usize).into_iter().collect()
-            } else {
-                let s = item.host_span().expect("checked");
-                let first = table.range(..=s.start).next_back().map_or(s.start, |(&k, _)| k);
-                table.range(first..s.end).filter(|(_, e)| e.hi > s.start).map(|(&k, _)| k).collect()
-            };
-            for k in keys {
+            for k in reached(&table, item) {
                 let e = table.get_mut(&k).expect("key from the table");
                 let runs =
                     if by_address { vec![(item.host as usize, e.hi - item.host as usize)] } else { runs_in(item, e.lo, e.hi) };
