@@ -189,6 +189,9 @@ private:
   const OMPExecutableDirective *Top = nullptr;
   /// The condition of the target construct's `if` clause, if any.
   const Expr *IfCondition = nullptr;
+  /// `defaultmap` clauses: the implicit map type of each variable category
+  /// (`scalar`, `aggregate`, `pointer`), set by applyDefaultmap.
+  llvm::StringMap<std::string> Defaultmap;
   /// A clause expression as clang evaluates it at the directive: through the
   /// `.capture_expr.` variables of the directive's pre-inits.
   static const Expr *uncaptured(const Expr *E);
@@ -238,6 +241,8 @@ private:
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
   void unsupportedClause(const OMPClause *C, llvm::StringRef Name = {});
   void mapClause(const OMPMapClause *MC);
+  void defaultmapClause(const OMPDefaultmapClause *C);
+  void applyDefaultmap();
   std::optional<std::string> mapKind(const OMPMapClause *MC);
   template <typename MotionClause>
   bool motionSupported(const MotionClause *C);
@@ -637,6 +642,18 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
         unsupportedClause(C);
       break;
     }
+    // `nowait` / `depend` make the target construct a deferrable target task.
+    // Tessera runs it undeferred (OpenMP lets any task run at once): the rewrite
+    // waits for the encountering task's child tasks first when the directive
+    // has `depend` (every sibling it may depend on is among them), and after a
+    // host run of the original (deferred) directive inside a data region before
+    // anything is copied back (TesseraPlugin.cpp, rewrite).
+    case llvm::omp::OMPC_nowait:
+    case llvm::omp::OMPC_depend:
+      break;
+    case llvm::omp::OMPC_defaultmap:
+      defaultmapClause(cast<OMPDefaultmapClause>(C));
+      break;
     // Scheduling, parallelism and vectorisation hints: no effect on results.
     case llvm::omp::OMPC_schedule:
     case llvm::omp::OMPC_dist_schedule:
@@ -653,9 +670,9 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_order:
     case llvm::omp::OMPC_bind:
       break;
-    // Everything else changes semantics or synchronisation (if, device,
-    // nowait, depend, reduction, lastprivate, in_reduction, is_device_ptr,
-    // has_device_addr, defaultmap, allocate, uses_allocators, ordered, …).
+    // Everything else changes semantics or synchronisation (device, reduction,
+    // lastprivate, in_reduction, is_device_ptr, has_device_addr, allocate,
+    // uses_allocators, ordered, …).
     default:
       unsupportedClause(C);
       break;
@@ -821,6 +838,72 @@ void RegionExtractor::mapClause(const OMPMapClause *MC) {
     }
     Vars[*L.Var].Map = *Kind;
     Vars[*L.Var].Section = std::move(L.Section);
+  }
+}
+
+/// `defaultmap(<behaviour>[: <category>])`: records the implicit map type of
+/// the variables of a category that have no map clause (applyDefaultmap).
+/// Behaviours that only restate Tessera's defaults (`default`, `none` — which
+/// clang enforces —, `firstprivate` for scalars, `present` and `firstprivate`
+/// for pointers, whose data a region always finds present) change nothing;
+/// `alloc`/`to`/`from`/`tofrom` become map types; what Tessera does not
+/// implement (`firstprivate` or `present` for arrays, map types on pointer
+/// variables themselves) is an unsupported clause.
+void RegionExtractor::defaultmapClause(const OMPDefaultmapClause *C) {
+  llvm::StringRef Behaviour;
+  switch (C->getDefaultmapModifier()) {
+  case OMPC_DEFAULTMAP_MODIFIER_alloc: Behaviour = "alloc"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_to: Behaviour = "to"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_from: Behaviour = "from"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_tofrom: Behaviour = "tofrom"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_firstprivate: Behaviour = "firstprivate"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_present: Behaviour = "present"; break;
+  case OMPC_DEFAULTMAP_MODIFIER_none:
+  case OMPC_DEFAULTMAP_MODIFIER_default:
+    return;
+  default:
+    unsupportedClause(C);
+    return;
+  }
+  llvm::SmallVector<llvm::StringRef, 3> Categories;
+  switch (C->getDefaultmapKind()) {
+  case OMPC_DEFAULTMAP_scalar: Categories = {"scalar"}; break;
+  case OMPC_DEFAULTMAP_aggregate: Categories = {"aggregate"}; break;
+  case OMPC_DEFAULTMAP_pointer: Categories = {"pointer"}; break;
+  case OMPC_DEFAULTMAP_unknown: Categories = {"scalar", "aggregate", "pointer"}; break;
+  default:
+    unsupportedClause(C);
+    return;
+  }
+  for (llvm::StringRef Cat : Categories) {
+    bool Restates = (Cat == "scalar" && Behaviour == "firstprivate") ||
+                    (Cat == "pointer" &&
+                     (Behaviour == "present" || Behaviour == "firstprivate"));
+    if (Restates)
+      continue;
+    if (Cat != "scalar" && (Cat == "pointer" || Behaviour == "firstprivate" ||
+                            Behaviour == "present")) {
+      unsupportedClause(C, ("defaultmap(" + Behaviour + ": " + Cat + ")").str());
+      continue;
+    }
+    Defaultmap[Cat] = Behaviour.str();
+  }
+}
+
+/// Gives every variable without a map clause the map type its category's
+/// `defaultmap` asks for.
+void RegionExtractor::applyDefaultmap() {
+  if (Defaultmap.empty())
+    return;
+  for (VarEntry &V : Vars) {
+    if (!V.Decl || V.Map.kind() != json::Value::Null || LoopIndices.count(V.Decl))
+      continue;
+    llvm::StringRef Cat = V.S.Kind == "scalar" ? "scalar"
+                          : V.S.Kind == "array" ? "aggregate"
+                                                : "pointer";
+    auto It = Defaultmap.find(Cat);
+    if (It != Defaultmap.end())
+      V.Map = It->second;
   }
 }
 
@@ -1155,6 +1238,7 @@ void RegionExtractor::stmts(const Stmt *S, json::Array &Out) {
   std::string Text = text(Header, S);
   if (isa<DoStmt>(S))
     Text = "do ... " + Text;
+  SawUnsupported = true; // completeVars: the variables it uses are not in the IR
   Out.push_back(json::Object{{"kind", "unsupported"},
                              {"what", What.str()},
                              {"text", std::move(Text)},
@@ -1218,6 +1302,7 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
 /// unsupported `non-canonical loop: <why>` (the region stays on the host).
 json::Value RegionExtractor::forStmt(const ForStmt *F) {
   auto NonCanonical = [&](const std::string &Why) {
+    SawUnsupported = true; // completeVars: the body's variables are not in the IR
     return json::Object{
         {"kind", "unsupported"},
         {"what", "non-canonical loop: " + Why},
@@ -1379,12 +1464,14 @@ json::Value RegionExtractor::forStmt(const ForStmt *F) {
 }
 
 json::Value RegionExtractor::ifStmt(const IfStmt *If) {
-  if (If->getInit() || If->getConditionVariable())
+  if (If->getInit() || If->getConditionVariable()) {
+    SawUnsupported = true; // completeVars: its variables are not in the IR
     return json::Object{
         {"kind", "unsupported"},
         {"what", "if with initializer"},
         {"text", text(SourceRange(If->getIfLoc(), If->getRParenLoc()), If)},
         {"loc", loc(If->getIfLoc())}};
+  }
   if (If->isConsteval())
     return unsupported("consteval if", If);
   json::Array Then, Else;
@@ -1516,6 +1603,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
     stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Body);
     completeVars(D.getInnermostCapturedStmt()->getCapturedStmt());
   }
+  applyDefaultmap();
 
   tessera::ExtractedRegion R;
   json::Array VarsJ = varsJson(R);
@@ -1590,8 +1678,11 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
       break;
     }
     // A standalone directive may always run undeferred: the runtime executes it
-    // synchronously, which satisfies `nowait`.
+    // synchronously, which satisfies `nowait`; with `depend`, the rewrite first
+    // waits for the encountering task's child tasks (the siblings it may depend
+    // on).
     case llvm::omp::OMPC_nowait:
+    case llvm::omp::OMPC_depend:
       break;
     // `if(c)`: c is evaluated at the directive and passed to the runtime, which
     // maps (moves) nothing when it is false, as OpenMP's host device would.
@@ -1602,8 +1693,7 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
       else
         unsupportedClause(C);
       break;
-    // if, device, depend (ordering the runtime call cannot honour),
-    // use_device_ptr / use_device_addr (host code would see device addresses), …
+    // device, use_device_ptr / use_device_addr (host code would see device addresses), …
     default:
       unsupportedClause(C);
       break;

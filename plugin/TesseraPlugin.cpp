@@ -21,7 +21,9 @@
 //     so that the original OpenMP code remains the host fallback. The host-end
 //     call copies data the fallback wrote back to the device when the region
 //     runs inside a data region; the taskwait (only for `nowait` regions) lets
-//     the deferred host task finish first.
+//     the deferred host task finish first. A directive with `depend` (target
+//     or standalone data directive) is preceded by `#pragma omp taskwait`: it
+//     runs undeferred, after every sibling task it may depend on (dependWait).
 //
 // Data directives (`target data`, `target enter data`, `target exit data`,
 // `target update`) are extracted too (extractDataDirective), validated by Rust
@@ -520,6 +522,7 @@ private:
                 llvm::ArrayRef<const VarDecl *> Vars,
                 const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
                 llvm::ArrayRef<Stmt *> Before = {});
+  Stmt *dependWait(const OMPExecutableDirective *D);
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
                     const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
@@ -1049,11 +1052,26 @@ Stmt *TesseraConsumer::rewrite(
                                     D->getEndLoc());
   Stmt *If = IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr,
                             nullptr, notCall(Offload, L), L, L, Then);
-  if (Before.empty())
-    return If;
   llvm::SmallVector<Stmt *, 6> All(Before.begin(), Before.end());
+  if (Stmt *Wait = dependWait(D))
+    All.push_back(Wait);
+  if (All.empty())
+    return If;
   All.push_back(If);
   return CompoundStmt::Create(Ctx, All, FPOptionsOverride(), L, D->getEndLoc());
+}
+
+/// For a directive with `depend` (a target task), `#pragma omp taskwait`: the
+/// rewrite runs the directive undeferred through the runtime, after the child
+/// tasks of the encountering task — every sibling task its dependences may
+/// order it after is among them (waiting for the others too only orders more).
+/// Later tasks start after it completed, so their dependences on it hold. Null
+/// without `depend`.
+Stmt *TesseraConsumer::dependWait(const OMPExecutableDirective *D) {
+  if (!D->hasClausesOfKind<OMPDependClause>())
+    return nullptr;
+  return OMPTaskwaitDirective::Create(Ctx, D->getBeginLoc(), D->getBeginLoc(),
+                                      {});
 }
 
 /// Builds, for `target data`,
@@ -1074,6 +1092,8 @@ Stmt *TesseraConsumer::rewriteData(
                                                    {"nargs", Ctx.IntTy}};
   llvm::SmallVector<Expr *, 8> Args = runtimeArgs(Desc, Vars, RefFlags, L);
   if (D->getDirectiveKind() != llvm::omp::OMPD_target_data) {
+    if (Stmt *Wait = dependWait(D))
+      All.push_back(Wait);
     Expr *Call = call(DataFnName, Ctx.IntTy, Params, /*Variadic=*/true, Args, L);
     Stmt *Then =
         CompoundStmt::Create(Ctx, {D}, FPOptionsOverride(), L, D->getEndLoc());

@@ -35,6 +35,7 @@ programs! {
     concurrent_offloads_from_four_threads => "parallel_offload.c",
     data_environment_invariant => "data_invariant.c",
     canonical_loop_forms => "loop_forms.c",
+    target_tasks_and_defaultmap => "task_clauses.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -130,6 +131,7 @@ variants! {
         concurrent_offloads_from_four_threads => "parallel_offload.c",
         data_environment_invariant => "data_invariant.c",
         canonical_loop_forms => "loop_forms.c",
+        target_tasks_and_defaultmap => "task_clauses.c",
     ]
 }
 

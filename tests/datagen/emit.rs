@@ -349,6 +349,7 @@ impl Em<'_> {
                         let tc = t.c();
                         self.line(&format!("{{ {tc} t_[2]; t_[0] = {rhs}; t_[1] = t_[0]; {lhs} = t_[1]; }}"));
                     }
+                    Some(Fb::Stmt) => self.line(&format!("do {{ {lhs} = {rhs}; }} while (0);")),
                     _ => self.line(&format!("{lhs} = {rhs};")),
                 }
             }

@@ -399,7 +399,7 @@ impl Gen {
         let mut fb = None;
         if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();
-            for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbNowait, Fb::Nowait)] {
+            for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbStmt, Fb::Stmt), (Feat::FbNowait, Fb::Nowait)] {
                 if self.has(f) {
                     fbs.push(x);
                 }

@@ -88,7 +88,12 @@ pub enum Feat {
     FbCall,
     /// Regions declaring a local array (host fallback).
     FbLocal,
-    /// `nowait` regions (host fallback as a deferred task), followed by `taskwait`.
+    /// Regions whose body holds a statement the region IR cannot represent (a
+    /// `do … while (0)` around the assignment): a host fallback whose variables the
+    /// plugin finds only by walking the source, not the IR.
+    FbStmt,
+    /// `nowait` regions (run undeferred on the device; a deferred host task when they
+    /// fall back), followed by `taskwait`.
     FbNowait,
     /// `if(c)` on target regions, true or false.
     FbIf,
@@ -119,7 +124,7 @@ pub enum Feat {
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 38] = [
+    pub const ALL: [Feat; 39] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -147,6 +152,7 @@ impl Feat {
         Feat::SwapLoop,
         Feat::FbCall,
         Feat::FbLocal,
+        Feat::FbStmt,
         Feat::FbNowait,
         Feat::FbIf,
         Feat::DataIf,
@@ -190,6 +196,7 @@ impl Feat {
             Feat::SwapLoop => "swap-loop",
             Feat::FbCall => "fb-call",
             Feat::FbLocal => "fb-local",
+            Feat::FbStmt => "fb-stmt",
             Feat::FbNowait => "fb-nowait",
             Feat::FbIf => "fb-if",
             Feat::DataIf => "data-if",
@@ -524,6 +531,8 @@ pub enum Fb {
     Call,
     /// The body declares a local array.
     Local,
+    /// The assignment sits in a `do … while (0)` statement.
+    Stmt,
     /// `nowait` (then `taskwait`).
     Nowait,
     /// `if(c_on)` (true) or `if(c_off)` (false: the region runs on the host device,
@@ -777,6 +786,7 @@ impl Case {
                         match r.fb {
                             Some(Fb::Call) => *f = f.with(Feat::FbCall),
                             Some(Fb::Local) => *f = f.with(Feat::FbLocal),
+                            Some(Fb::Stmt) => *f = f.with(Feat::FbStmt),
                             Some(Fb::Nowait) => *f = f.with(Feat::FbNowait),
                             Some(Fb::If(_)) => *f = f.with(Feat::FbIf),
                             None => {}

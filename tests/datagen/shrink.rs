@@ -282,10 +282,11 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 10] = [
+pub const STRIPPABLE: [Feat; 11] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
+    Feat::FbStmt,
     Feat::FbNowait,
     Feat::DataIf,
     Feat::DataNowait,
@@ -318,6 +319,7 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                         (Some(Fb::If(_)), Feat::FbIf)
                             | (Some(Fb::Call), Feat::FbCall)
                             | (Some(Fb::Local), Feat::FbLocal)
+                            | (Some(Fb::Stmt), Feat::FbStmt)
                             | (Some(Fb::Nowait), Feat::FbNowait)
                     );
                     if drop {

@@ -24,9 +24,11 @@ int main(void) {
 #pragma omp target teams distribute parallel for // expect: host
     for (int i = 0; i < n; i++)
       a[i] = twice(a[i]); // expect-remark: call 'twice(a[i])' is not supported (it may have side effects)
-#pragma omp target teams distribute parallel for nowait // expect: host
-    for (int i = 0; i < n; i++) // expect-remark@-1: clause 'nowait' is not supported
-      a[i] = a[i] - b[i];
+#pragma omp target nowait // expect: host
+    {
+      int i = 0;
+      while (i < n) { a[i] = a[i] - b[i]; i++; } // expect-remark: while loop 'while (i < n)' is not supported
+    }
 #pragma omp taskwait
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++)

@@ -82,8 +82,7 @@ pub struct DataDirective {
     pub index: u32,
     /// Directive spelling, e.g. `target enter data` (see [`DataOp::parse`]).
     pub directive: String,
-    /// Clauses Tessera does not implement (`if`, `device`, `depend`,
-    /// `use_device_ptr`, map modifiers other than `always`, …): any entry leaves the
+    /// Clauses Tessera does not implement (`device`, `use_device_ptr`, map modifiers other than `always`, …): any entry leaves the
     /// directive to the host OpenMP runtime.
     pub unsupported_clauses: Vec<Named>,
     /// Every variable the list items refer to (arrays, and the scalars their extents
