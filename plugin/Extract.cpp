@@ -34,6 +34,7 @@
 #include "clang/AST/StmtOpenMP.h"
 #include "clang/Basic/OpenMPKinds.h"
 #include "clang/Basic/SourceManager.h"
+#include <cctype>
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -73,6 +74,9 @@ struct VarEntry {
   const VarDecl *Decl;
   /// A hoisted clause value (Decl is null): see ExtractedRegion::Hoisted.
   const Expr *Hoisted = nullptr;
+  /// Hoisted is a loop-invariant member access of the region body
+  /// (ExtractedRegion::HoistedInside).
+  bool Inside = false;
   std::string Name;
   Shape S;
   json::Array Dims;
@@ -236,6 +240,17 @@ private:
   bool carriesPointer(QualType T, unsigned Depth = 0) const;
   json::Value bound(const Expr *E);
   std::optional<std::string> hoist(const Expr *E);
+  std::optional<json::Value> invariantMember(const MemberExpr *ME,
+                                            bool &Aliased);
+  /// Canonical types of the memory the region body may write (see
+  /// collectWrittenTypes); null until computed.
+  std::optional<llvm::DenseSet<const Type *>> WrittenTypes;
+  bool WritesChars = false;
+  /// Set while extracting a VLA extent (see regionVar).
+  bool NoMemberHoist = false;
+  void collectWrittenTypes(const Stmt *Body);
+  /// Member accesses hoisted out of the body, by structural identity.
+  llvm::DenseMap<unsigned, std::string> HoistedMembers;
 
   // Clauses -----------------------------------------------------------------
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
@@ -463,9 +478,14 @@ std::optional<unsigned> RegionExtractor::regionVar(const VarDecl *VD) {
   for (const Dim &D : Sh.Dims) {
     if (D.Extent)
       Dims.push_back(intLit(int64_t(*D.Extent), "i64"));
-    else if (D.Size)
+    else if (D.Size) {
+      // A VLA's extent is its size expression's value at the declaration: a
+      // member access in it is not re-read at the directive.
+      bool Before = NoMemberHoist;
+      NoMemberHoist = true;
       Dims.push_back(expr(D.Size));
-    else
+      NoMemberHoist = Before;
+    } else
       Dims.push_back(nullptr);
   }
   Vars[I].Dims = std::move(Dims);
@@ -524,6 +544,136 @@ std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
   H.S.Elem = *Ty;
   Vars.push_back(std::move(H));
   return Name;
+}
+
+/// A scalar member access of the region body that cannot change while the
+/// region runs (`c.n`, `p->nx`, `s.grid.ny`: members of structs named by
+/// variables declared outside the region) becomes a scalar argument whose value
+/// the rewrite reads at the directive, like a hoisted clause value: the IR then
+/// has a parameter (a loop bound, an extent, a coefficient) instead of a
+/// construct it cannot represent. Invariance: the access is a chain of `.` and
+/// `->` from such a variable, and the region writes no memory of the member's
+/// type (nor through a character type, which may alias anything) — C's
+/// effective-type rules then guarantee that no write of the region changes it.
+/// Equal accesses share one argument. None when not hoistable.
+std::optional<json::Value>
+RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
+  std::optional<llvm::StringRef> Ty = scalar(ME->getType());
+  if (!Ty || !Region || !Top || NoMemberHoist)
+    return std::nullopt;
+  const Expr *Base = ME;
+  while (true) {
+    Base = Base->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MemberExpr>(Base)) {
+      if (!isa<FieldDecl>(M->getMemberDecl()))
+        return std::nullopt;
+      Base = M->getBase();
+      continue;
+    }
+    break;
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Base);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || declaredInside(VD) || Inner.count(VD) || LoopIndices.count(VD))
+    return std::nullopt;
+  if (!WrittenTypes)
+    collectWrittenTypes(Top && Top->hasAssociatedStmt()
+                            ? Top->getAssociatedStmt()
+                            : nullptr);
+  QualType T = ME->getType().getCanonicalType().getUnqualifiedType();
+  Aliased = true;
+  if (WritesChars || WrittenTypes->contains(T.getTypePtr()))
+    return std::nullopt;
+  if (const auto *BT = T->getAs<BuiltinType>();
+      BT && BT->isInteger() && !T->isBooleanType()) {
+    // int and unsigned int may alias each other.
+    QualType Other = BT->isSignedInteger()
+                         ? Ctx.getCorrespondingUnsignedType(T)
+                         : Ctx.getCorrespondingSignedType(T);
+    if (WrittenTypes->contains(Other.getCanonicalType().getTypePtr()))
+      return std::nullopt;
+  }
+  Aliased = false;
+  llvm::FoldingSetNodeID ID;
+  ME->Profile(ID, Ctx, /*Canonical=*/true);
+  unsigned Key = ID.ComputeHash();
+  std::string Name;
+  if (auto It = HoistedMembers.find(Key); It != HoistedMembers.end()) {
+    Name = It->second;
+  } else {
+    // Named after the access for messages and generated code (`p->g.ny` is
+    // `p_g_ny`), made unique among the region's names.
+    std::string Base;
+    for (char C : text(ME))
+      if (std::isalnum(static_cast<unsigned char>(C)) || C == '_')
+        Base += C;
+      else if (!Base.empty() && Base.back() != '_')
+        Base += '_';
+    while (!Base.empty() && Base.back() == '_')
+      Base.pop_back();
+    if (Base.empty() || std::isdigit(static_cast<unsigned char>(Base[0])))
+      Base = "member_" + Base;
+    Name = Base;
+    for (unsigned K = 1; UsedNames.contains(Name); ++K)
+      Name = Base + "_" + std::to_string(K);
+    UsedNames.insert(Name);
+    VarEntry H;
+    H.Decl = nullptr;
+    H.Hoisted = ME;
+    H.Inside = true;
+    H.Name = Name;
+    H.S.Kind = "scalar";
+    H.S.Elem = *Ty;
+    Vars.push_back(std::move(H));
+    HoistedMembers[Key] = Name;
+  }
+  return json::Value(
+      json::Object{{"kind", "var"}, {"name", Name}, {"ty", Ty->str()}});
+}
+
+/// The canonical types of everything the region body assigns or increments
+/// (an assignment, compound assignment or `++`/`--` operand), except variables
+/// declared inside the region and loop indices, which no outside memory
+/// aliases. A character type among them sets WritesChars.
+void RegionExtractor::collectWrittenTypes(const Stmt *Body) {
+  WrittenTypes.emplace();
+  llvm::SmallVector<const Stmt *, 64> Work{Body};
+  auto Note = [&](const Expr *LHS) {
+    LHS = LHS->IgnoreParenImpCasts();
+    if (const auto *D = dyn_cast<DeclRefExpr>(LHS))
+      if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+        if (declaredInside(V) || LoopIndices.count(V))
+          return;
+    QualType T = LHS->getType().getCanonicalType().getUnqualifiedType();
+    if (T->isAnyCharacterType() || T->isStructureOrClassType() ||
+        T->isUnionType())
+      WritesChars = true; // may alias anything (or any member)
+    WrittenTypes->insert(T.getTypePtr());
+  };
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
+      Note(BO->getLHS());
+    if (const auto *UO = dyn_cast<UnaryOperator>(S); UO && UO->isIncrementDecrementOp())
+      Note(UO->getSubExpr());
+    // Calls may write anything; so may C++ operator calls and constructors. A
+    // library builtin (`sqrtf`) writes at most errno, an int.
+    if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      const FunctionDecl *FD = CE->getDirectCallee();
+      if (FD && FD->getBuiltinID() && !isa<CXXOperatorCallExpr>(CE))
+        WrittenTypes->insert(Ctx.IntTy.getTypePtr());
+      else
+        WritesChars = true;
+    }
+    if (isa<CXXConstructExpr>(S))
+      WritesChars = true;
+    if (const auto *CS = dyn_cast<CapturedStmt>(S))
+      Work.push_back(CS->getCapturedStmt());
+    for (const Stmt *C : S->children())
+      Work.push_back(C);
+  }
 }
 
 bool RegionExtractor::carriesPointer(QualType T, unsigned Depth) const {
@@ -1113,8 +1263,16 @@ json::Value RegionExtractor::expr(const Expr *E) {
     return unsupported(getTraitSpelling(UE->getKind()), E);
   }
 
-  if (isa<MemberExpr>(E))
-    return unsupported("member access", E);
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    bool Aliased = false;
+    if (std::optional<json::Value> V = invariantMember(ME, Aliased))
+      return std::move(*V);
+    return unsupported(Aliased ? "member access (the region writes data of "
+                                 "its type, which may change it: copy it into "
+                                 "a local variable before the region)"
+                               : "member access",
+                       E);
+  }
   if (isa<BinaryConditionalOperator>(E))
     return unsupported("operator '?:'", E);
   if (isa<StmtExpr>(E))
@@ -1635,6 +1793,7 @@ json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
   for (VarEntry &V : Vars) {
     R.Vars.push_back(V.Decl);
     R.Hoisted.push_back(V.Hoisted);
+    R.HoistedInside.push_back(V.Inside);
     VarsJ.push_back(json::Object{{"name", V.Name},
                                  {"kind", V.S.Kind},
                                  {"elem", V.S.Elem},

@@ -43,6 +43,11 @@ struct ExtractedRegion {
   /// as `a[0:c.n]`. The rewrite evaluates it into a temporary right before the
   /// runtime call and passes the temporary's address.
   std::vector<const clang::Expr *> Hoisted;
+  /// Parallel to Vars: the hoisted expression is a member access of the region
+  /// body (`i < c.n`), not of a clause; its variable references carry the
+  /// region's capture flags, so the rewrite rebuilds it for the directive's
+  /// context (TesseraConsumer::resolveArgs).
+  std::vector<bool> HoistedInside;
   /// The condition of the target construct's `if` clause (an expression in the
   /// directive's context, free of side effects), or null: the rewrite evaluates
   /// it into an `int` temporary and passes its address after the variables.

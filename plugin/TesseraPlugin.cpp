@@ -523,6 +523,9 @@ private:
                 const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
                 llvm::ArrayRef<Stmt *> Before = {});
   Stmt *dependWait(const OMPExecutableDirective *D);
+  Expr *rebuildAtDirective(const Expr *E, const DeclContext *Context,
+                           llvm::DenseMap<const VarDecl *, bool> &Flags,
+                           const VarDecl *&Unnamed, SourceLocation L);
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
                     const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
@@ -661,6 +664,67 @@ const VarDecl *TesseraConsumer::resolveArgs(
         R.Vars[I] = nullptr;
         R.Hoisted[I] = Value;
       }
+  }
+  // Member accesses hoisted out of the body: rebuilt with the variable
+  // references of the directive's context.
+  for (size_t I = 0; I < R.Hoisted.size(); ++I) {
+    if (I >= R.HoistedInside.size() || !R.HoistedInside[I])
+      continue;
+    const VarDecl *Unnamed = nullptr;
+    Expr *Value = rebuildAtDirective(R.Hoisted[I], Context, Flags, Unnamed,
+                                     D.getBeginLoc());
+    if (!Value)
+      return Unnamed;
+    R.Hoisted[I] = Value;
+    R.HoistedInside[I] = false;
+  }
+  return nullptr;
+}
+
+/// \p E — a chain of `.`/`->` member accesses from a variable, as it appears in
+/// the region body — rebuilt to be evaluated right before the directive: its
+/// variable reference gets the capture flag of the directive's context (\p
+/// Flags, from the capture inits; false for globals and locals of \p Context).
+/// Null when the variable cannot be named there (\p Unnamed says which).
+Expr *TesseraConsumer::rebuildAtDirective(
+    const Expr *E, const DeclContext *Context,
+    llvm::DenseMap<const VarDecl *, bool> &Flags, const VarDecl *&Unnamed,
+    SourceLocation L) {
+  if (const auto *P = dyn_cast<ParenExpr>(E))
+    return rebuildAtDirective(P->getSubExpr(), Context, Flags, Unnamed, L);
+  if (const auto *IC = dyn_cast<ImplicitCastExpr>(E)) {
+    Expr *Sub = rebuildAtDirective(IC->getSubExpr(), Context, Flags, Unnamed, L);
+    if (!Sub)
+      return nullptr;
+    return ImplicitCastExpr::Create(Ctx, IC->getType(), IC->getCastKind(), Sub,
+                                    nullptr, IC->getValueKind(),
+                                    FPOptionsOverride());
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    Expr *Base = rebuildAtDirective(ME->getBase(), Context, Flags, Unnamed, L);
+    if (!Base)
+      return nullptr;
+    return MemberExpr::CreateImplicit(Ctx, Base, ME->isArrow(),
+                                      ME->getMemberDecl(), ME->getType(),
+                                      ME->getValueKind(), ME->getObjectKind());
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!VD)
+      return nullptr;
+    auto It = Flags.find(VD);
+    if (It == Flags.end()) {
+      if (!VD->hasLocalStorage() || VD->getDeclContext() == Context)
+        It = Flags.try_emplace(VD, false).first;
+      else {
+        Unnamed = VD;
+        return nullptr;
+      }
+    }
+    QualType T = VD->getType().getNonReferenceType();
+    return DeclRefExpr::Create(Ctx, NestedNameSpecifierLoc(), SourceLocation(),
+                               const_cast<VarDecl *>(VD), It->second, L, T,
+                               VK_LValue);
   }
   return nullptr;
 }

@@ -36,6 +36,7 @@ programs! {
     data_environment_invariant => "data_invariant.c",
     canonical_loop_forms => "loop_forms.c",
     target_tasks_and_defaultmap => "task_clauses.c",
+    struct_member_parameters => "struct_params.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -132,6 +133,7 @@ variants! {
         data_environment_invariant => "data_invariant.c",
         canonical_loop_forms => "loop_forms.c",
         target_tasks_and_defaultmap => "task_clauses.c",
+        struct_member_parameters => "struct_params.c",
     ]
 }
 

@@ -1,0 +1,48 @@
+/* Loop bounds, section bounds and coefficients read from structs, the way solver
+   codes pass their problem sizes (`c->n`, `p->g.lo`, `s.steps`). A member access the
+   region cannot change becomes a parameter read at the directive; one it might
+   change (the region writes data of the member's type) keeps the region on the
+   host with a remark saying what to do. */
+#include <stdlib.h>
+#include "common.h"
+
+struct range { int lo, hi; };
+struct config { int n; struct range r; double w; };
+
+static void smooth(const struct config *c, const float *in, float *out) {
+#pragma omp target teams distribute parallel for map(to: in[0:c->n]) map(tofrom: out[0:c->n]) // expect: emu
+  for (int i = c->r.lo; i < c->r.hi; i++)
+    out[i] = (in[i - 1] + in[i] + in[i + 1]) * 0.25f + out[i] * 0.25f;
+}
+
+static void scale(struct config c, double *x) {
+  /* `c.w` is a double member and the region writes doubles: it stays a member
+     access, so the region stays on the host. */
+#pragma omp target teams distribute parallel for map(tofrom: x[0:c.n]) // expect: host
+  for (int i = 0; i < c.n; i++)
+    x[i] = x[i] * c.w; // expect-remark: member access (the region writes data of its type, which may change it: copy it into a local variable before the region) 'c.w' is not supported
+}
+
+static void scale_local(struct config c, double *x) {
+  double w = c.w; /* the remark's advice */
+#pragma omp target teams distribute parallel for map(tofrom: x[0:c.n]) // expect: emu
+  for (int i = 0; i < c.n; i++)
+    x[i] = x[i] * w;
+}
+
+int main(void) {
+  struct config c = {300, {1, 299}, 0.5};
+  float *in = malloc(c.n * sizeof *in), *out = malloc(c.n * sizeof *out);
+  double *x = malloc(c.n * sizeof *x);
+  for (int i = 0; i < c.n; i++) { in[i] = rng_float(); out[i] = rng_float(); x[i] = rng_float(); }
+  smooth(&c, in, out);
+  c.r.lo = 7; /* the next call reads the new bound */
+  smooth(&c, out, in);
+  scale(c, x);
+  scale_local(c, x);
+  print_floats("out", out, c.n);
+  print_floats("in", in, c.n);
+  print_doubles("x", x, c.n);
+  free(in); free(out); free(x);
+  return 0;
+}
