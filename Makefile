@@ -20,7 +20,7 @@ PLUGIN_BUILD := $(CURDIR)/build/plugin
 TESSERA_FEATURES ?=
 CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 
-.PHONY: all setup hls-headers build test fuzz bench examples clean
+.PHONY: all setup hls-headers build test fuzz corpus bench examples clean
 
 all: build
 
@@ -62,6 +62,11 @@ fuzz: build
 	TESSERA_FUZZ_FEATURES='$(FUZZ_FEATURES)' TESSERA_FUZZ_CASES='$(FUZZ_CASES)' \
 	TESSERA_FUZZ_MINIMIZE=$(FUZZ_MINIMIZE) TESSERA_FUZZ_DIR=$(FUZZ_DIR) \
 	  $(CARGO) test --release -p tessera-tests --test fuzz_data -- --ignored --nocapture fuzz_many
+
+# Offload figures of the program corpus (tests/programs/): regions on the device, tiled
+# vs baseline kernels, and the reasons, written to docs/corpus.md (tests/corpus.rs).
+corpus: build
+	$(CARGO) test --release -p tessera-tests --test corpus -- --ignored --nocapture
 
 # The main job: the paper's 10 stencils at paper sizes (64 MiB per array), built with
 # Tessera, run on the emulated device, checked bit for bit; exact counts, modelled

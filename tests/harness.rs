@@ -7,7 +7,8 @@
 //!
 //! - `// expect: emu` (or `host`) on a `#pragma omp target` line: every execution of
 //!   that region in the runtime report ran on that device, and the region ran at
-//!   least once. A host run's reason must be the text of one of the program's
+//!   least once. `// expect: emu tiled` / `// expect: emu baseline` also say which
+//!   kind of kernel every execution ran (tiled: the `paper` or `tessera` kernel). A host run's reason must be the text of one of the program's
 //!   `expect-remark`s, or contain `<text>` when the comment is `// expect: host ~
 //!   <text>` (a reason decided at run time, e.g. an enclosing data region that did
 //!   not map).
@@ -63,6 +64,8 @@ pub enum Expect {
         device: String,
         /// For `host ~ <text>`: a text the host reason must contain.
         reason: Option<String>,
+        /// For `emu tiled` / `emu baseline`: the kind of kernel every execution ran.
+        kernel: Option<String>,
     },
     /// Array `array` moved `to` bytes to the device and `from` back, in total.
     Transfers {
@@ -94,7 +97,18 @@ pub fn expectations(source: &str) -> Vec<Expect> {
                 Some((dev, why)) => (dev.trim().to_string(), Some(why.trim().to_string())),
                 None => (d.trim().to_string(), None),
             };
-            out.push(Expect::Device { line, device, reason });
+            let (device, kernel) = match device.split_once(' ') {
+                Some((dev, kind)) => {
+                    let kind = kind.trim();
+                    assert!(
+                        dev == "emu" && matches!(kind, "tiled" | "baseline"),
+                        "line {line}: `// expect: emu tiled` or `// expect: emu baseline`, not '{device}'"
+                    );
+                    (dev.to_string(), Some(kind.to_string()))
+                }
+                None => (device, None),
+            };
+            out.push(Expect::Device { line, device, reason, kernel });
         } else if let Some(t) = c.strip_prefix("expect-transfers: ") {
             let mut words = t.split_whitespace();
             let array = words.next().expect("expect-transfers: <array> to=<n> from=<n>").to_string();
@@ -387,7 +401,7 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                     "{label}: bytes of '{array}' moved (to the device, back) over the whole run"
                 );
             }
-            Expect::Device { line, device, reason: want_reason } => {
+            Expect::Device { line, device, reason: want_reason, kernel } => {
                 let runs: Vec<_> = entries.iter().filter(|e| line_of(e) == *line).collect();
                 assert!(!runs.is_empty(), "{label}:{line}: the region never reached the Tessera runtime");
                 for r in runs {
@@ -409,6 +423,15 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                         assert!(remarks.contains(&reason), "{label}:{line}: host reason '{reason}' is none of the remarks {remarks:?}");
                     } else {
                         assert!(r["reason"].is_null(), "{label}:{line}: {r}");
+                        if let Some(kind) = kernel {
+                            let mode = r["mode"].as_str().unwrap_or("?");
+                            let tiled = mode != "baseline";
+                            assert_eq!(
+                                if tiled { "tiled" } else { "baseline" },
+                                kind.as_str(),
+                                "{label}:{line}: ran the {mode} kernel: {r}"
+                            );
+                        }
                     }
                 }
             }
@@ -519,15 +542,18 @@ mod tests {
     #[test]
     fn parses_expectations() {
         let src = "#pragma omp target // expect: emu\n  x; // expect-remark: why\n y; // expect-remark@-2: other\n\
-                   #pragma omp target // expect: host ~ did not map\n// expect-transfers: A to=40 from=8\n";
+                   #pragma omp target // expect: host ~ did not map\n// expect-transfers: A to=40 from=8\n\
+                   #pragma omp target // expect: emu tiled\n#pragma omp target // expect: emu baseline\n";
         assert_eq!(
             expectations(src),
             vec![
-                Expect::Device { line: 1, device: "emu".into(), reason: None },
+                Expect::Device { line: 1, device: "emu".into(), reason: None, kernel: None },
                 Expect::Remark { line: 2, text: "why".into() },
                 Expect::Remark { line: 1, text: "other".into() },
-                Expect::Device { line: 4, device: "host".into(), reason: Some("did not map".into()) },
+                Expect::Device { line: 4, device: "host".into(), reason: Some("did not map".into()), kernel: None },
                 Expect::Transfers { array: "A".into(), to: 40, from: 8 },
+                Expect::Device { line: 6, device: "emu".into(), reason: None, kernel: Some("tiled".into()) },
+                Expect::Device { line: 7, device: "emu".into(), reason: None, kernel: Some("baseline".into()) },
             ]
         );
     }
