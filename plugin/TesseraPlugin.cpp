@@ -840,8 +840,10 @@ Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
   std::string What =
       llvm::omp::getOpenMPDirectiveName(D->getDirectiveKind()).str();
   bool Data = isOpenMPTargetDataManagementDirective(D->getDirectiveKind());
+  // The text of tessera_ir::reject::Reason::Unpassable's remark (the manifest
+  // or descriptor carries the same, for the runtime's report).
   remark(L, (Data ? "'" + What + "'" : std::string("target region")) +
-                " not offloaded: " + Reason.str());
+                " not offloaded: [unpassable] " + Reason.str());
   poison(Context, ("'" + What + "' (line " +
                    llvm::Twine(Ctx.getSourceManager().getPresumedLineNumber(L)) +
                    ") that Tessera cannot handle: " + Reason)

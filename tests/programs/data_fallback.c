@@ -23,11 +23,11 @@ int main(void) {
       a[i] = a[i] + b[i];
 #pragma omp target teams distribute parallel for // expect: host
     for (int i = 0; i < n; i++)
-      a[i] = twice(a[i]); // expect-remark: call 'twice(a[i])' is not supported (it may have side effects)
+      a[i] = twice(a[i]); // expect-remark: [call] call 'twice(a[i])' is not supported (it may have side effects)
 #pragma omp target nowait // expect: host
     {
       int i = 0;
-      while (i < n) { a[i] = a[i] - b[i]; i++; } // expect-remark: while loop 'while (i < n)' is not supported
+      while (i < n) { a[i] = a[i] - b[i]; i++; } // expect-remark: [unsupported-statement] while loop 'while (i < n)' is not supported
     }
 #pragma omp taskwait
 #pragma omp target teams distribute parallel for // expect: emu
@@ -38,7 +38,7 @@ int main(void) {
 
   int dev = 0;
 #pragma omp target data map(tofrom: b[0:n]) device(dev) // expect: host
-  { // expect-remark@-1: clause 'device' is not supported
+  { // expect-remark@-1: [unsupported-clause] clause 'device' is not supported
 #pragma omp target teams distribute parallel for map(alloc: b[0:n]) // expect: host ~ did not map its data
     for (int i = 0; i < n; i++)
       b[i] = b[i] + 1.0f;

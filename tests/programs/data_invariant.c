@@ -51,7 +51,7 @@ int main(void) {
 #pragma omp target data map(to: a[0:n]) map(from: b[0:n]) // expect: emu
   {
 #pragma omp target teams distribute parallel for // expect: host
-    for (int i = 0; i < n; i++) { float t[2]; t[0] = a[i]; t[1] = 1.0f; b[i] = t[0] + t[1]; } // expect-remark: local array 'float t[2];' is not supported
+    for (int i = 0; i < n; i++) { float t[2]; t[0] = a[i]; t[1] = 1.0f; b[i] = t[0] + t[1]; } // expect-remark: [unsupported-statement] local array 'float t[2];' is not supported
   }
   print_floats("local", b, n);
 #pragma omp target data map(to: a[0:n]) map(tofrom: b[0:n]) // expect: emu
@@ -59,7 +59,7 @@ int main(void) {
 #pragma omp target data map(to: a[0:n]) // expect: emu
     {
 #pragma omp target teams distribute parallel for // expect: host
-      for (int i = 0; i < n; i++) { float t[2]; t[0] = a[i]; t[1] = 2.0f; b[i] = t[0] * t[1]; } // expect-remark: local array 'float t[2];' is not supported
+      for (int i = 0; i < n; i++) { float t[2]; t[0] = a[i]; t[1] = 2.0f; b[i] = t[0] * t[1]; } // expect-remark: [unsupported-statement] local array 'float t[2];' is not supported
     }
   }
   print_floats("nested", b, n);
@@ -131,11 +131,11 @@ int main(void) {
 #pragma omp target data map(to: a[0:n]) map(tofrom: b[0:n]) // expect: emu
   {
 #pragma omp target teams distribute parallel for map(to: a[0:n]) // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark: call 'twice(a[i])' is not supported (it may have side effects)
+    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark: [call] call 'twice(a[i])' is not supported (it may have side effects)
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = a[i] + 1.0f;
 #pragma omp target teams distribute parallel for // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark: call 'twice(b[i])' is not supported (it may have side effects)
+    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark: [call] call 'twice(b[i])' is not supported (it may have side effects)
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = b[i] + a[i];
   }

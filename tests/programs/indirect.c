@@ -14,15 +14,15 @@ int main(void) {
 
 #pragma omp target teams distribute parallel for map(to: a[0:n], idx[0:n]) map(tofrom: b[0:n]) // expect: host
   for (int i = 0; i < n; i++)
-    b[i] = a[idx[i]] + 1.0f; // expect-remark: subscript 'idx[i]' of 'a' is not affine
+    b[i] = a[idx[i]] + 1.0f; // expect-remark: [non-affine-subscript] subscript 'idx[i]' of 'a' is not affine
 
 #pragma omp target teams distribute parallel for map(to: a[0:n]) map(tofrom: c[0:n]) // expect: host
   for (int i = 0; i < n; i++)
-    c[i] = scale(a[i]) + sqrtf(fabsf(a[i])); // expect-remark: call 'scale(a[i])' is not supported (it may have side effects)
+    c[i] = scale(a[i]) + sqrtf(fabsf(a[i])); // expect-remark: [call] call 'scale(a[i])' is not supported (it may have side effects)
 
   double sum = 0.0;
 #pragma omp target teams distribute parallel for map(to: c[0:n]) reduction(+: sum) // expect: host
-  for (int i = 0; i < n; i++) // expect-remark@-1: clause 'reduction' is not supported
+  for (int i = 0; i < n; i++) // expect-remark@-1: [unsupported-clause] clause 'reduction' is not supported
     sum += c[i];
 
   print_floats("b", b, n);

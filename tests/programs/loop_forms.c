@@ -103,15 +103,15 @@ int main(int argc, char **argv) {
   /* Outside the form Tessera offloads: on the host, with the reason. */
 #pragma omp target map(tofrom: s) // expect: host
   if (flag)
-    for (unsigned u = 3; u >= 0; u--) // expect-remark: loop 'for (unsigned u = 3; u >= 0; u--)' is not in the canonical form Tessera offloads: its test 'u >= 0' is always true
+    for (unsigned u = 3; u >= 0; u--) // expect-remark: [non-canonical-loop] loop 'for (unsigned u = 3; u >= 0; u--)' is not in the canonical form Tessera offloads: its test 'u >= 0' is always true
       s[u] = 0.0f;
 
 #pragma omp target map(tofrom: s) // expect: host
-  for (int i = n; i < n; i--) // expect-remark: loop 'for (int i = n; i < n; i--)' is not in the canonical form Tessera offloads: 'i' decreases but its test 'i < n' needs it to increase
+  for (int i = n; i < n; i--) // expect-remark: [non-canonical-loop] loop 'for (int i = n; i < n; i--)' is not in the canonical form Tessera offloads: 'i' decreases but its test 'i < n' needs it to increase
     s[i] = 0.0f;
 
 #pragma omp target map(tofrom: s) // expect: host
-  for (int i = 0; i < n; i += st) // expect-remark: loop 'for (int i = 0; i < n; i += st)' is not in the canonical form Tessera offloads: its step 'st' is not an integer constant
+  for (int i = 0; i < n; i += st) // expect-remark: [non-canonical-loop] loop 'for (int i = 0; i < n; i += st)' is not in the canonical form Tessera offloads: its step 'st' is not an integer constant
     s[i] = s[i] + 1.0f;
   print_floats("host", s, N);
 

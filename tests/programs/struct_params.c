@@ -20,7 +20,7 @@ static void scale(struct config c, double *x) {
      access, so the region stays on the host. */
 #pragma omp target teams distribute parallel for map(tofrom: x[0:c.n]) // expect: host
   for (int i = 0; i < c.n; i++)
-    x[i] = x[i] * c.w; // expect-remark: member access (the region writes data of its type, which may change it: copy it into a local variable before the region) 'c.w' is not supported
+    x[i] = x[i] * c.w; // expect-remark: [unsupported-expression] member access (the region writes data of its type, which may change it: copy it into a local variable before the region) 'c.w' is not supported
 }
 
 static void scale_local(struct config c, double *x) {

@@ -63,7 +63,7 @@ int main(void) {
 #pragma omp target nowait map(tofrom: b[0:n]) // expect: host
     {
       int i = 0;
-      while (i < n) { b[i] = b[i] + 3.0f; i++; } // expect-remark: while loop 'while (i < n)' is not supported
+      while (i < n) { b[i] = b[i] + 3.0f; i++; } // expect-remark: [unsupported-statement] while loop 'while (i < n)' is not supported
     }
 #pragma omp taskwait
 #pragma omp target teams distribute parallel for // expect: emu

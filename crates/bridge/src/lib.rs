@@ -130,7 +130,7 @@ pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
     };
     let out = compile_region(&region, &opts);
     let (remark, loc) = match &out.rejection {
-        Some(r) => (format!("target region not offloaded: {}", r.message()), r.loc.clone()),
+        Some(r) => (format!("target region not offloaded: {}", r.remark()), r.loc.clone()),
         None => (String::new(), Default::default()),
     };
     RegionDecision {
@@ -144,8 +144,16 @@ pub fn process_region(ir_json: &str, options: &[String]) -> RegionDecision {
         remark_col: loc.col,
         note: out.fallback.map(|w| format!("target region offloaded with the baseline kernel: {w}")).unwrap_or_default(),
         files: out.files.into_iter().map(|(name, contents)| OutputFile { name, contents }).collect(),
-        warnings: out.warnings,
+        warnings: out
+            .warnings
+            .into_iter()
+            .chain(out.internal.map(|e| format!("internal error (a bug in Tessera; the region is safe: {}): {e}", if offload_baseline(&out.manifest) { "it runs the baseline kernel" } else { "it runs on the host" })))
+            .collect(),
     }
+}
+
+fn offload_baseline(m: &tessera_ir::manifest::Manifest) -> bool {
+    m.kernel.is_some()
 }
 
 /// See the bridge declaration.

@@ -105,7 +105,7 @@ fn kernel(path: &std::path::Path, out_dir: Option<&std::path::Path>, mode: &str)
     };
     let out = compile_region(&region, &opts);
     if let Some(r) = &out.rejection {
-        println!("{}: remark: target region not offloaded: {} [{}]", r.loc, r.message(), r.reason.code());
+        println!("{}: remark: target region not offloaded: {}", r.loc, r.remark());
         return ExitCode::SUCCESS;
     }
     match out_dir {

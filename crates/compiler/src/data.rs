@@ -32,7 +32,7 @@ pub struct DataOutcome {
 impl DataOutcome {
     /// The remark for a rejected directive: `'<directive>' not offloaded: <reason>`.
     pub fn remark(&self) -> Option<String> {
-        self.rejection.as_ref().map(|r| format!("'{}' not offloaded: {}", self.desc.op.name(), r.message()))
+        self.rejection.as_ref().map(|r| format!("'{}' not offloaded: {}", self.desc.op.name(), r.remark()))
     }
 }
 
@@ -67,7 +67,7 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
         version: DATA_VERSION,
         region: dir.location.file_line(),
         op,
-        rejected: rejection.as_ref().map(Rejection::message),
+        rejected: rejection.as_ref().map(Rejection::remark),
         args,
         items,
         unlocated,
@@ -86,7 +86,7 @@ pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String
         version: DATA_VERSION,
         region: dir.location.file_line(),
         op,
-        rejected: Some(reason.to_string()),
+        rejected: Some(RejectReason::Unpassable { detail: reason.to_string() }.remark()),
         args: Vec::new(),
         items: Vec::new(),
         unlocated: dir.items.len().max(1),
@@ -243,11 +243,11 @@ mod tests {
     fn rejects_what_it_cannot_map() {
         // An unsupported clause: the items are still resolved for the runtime.
         let mut d = dir("target update", vec![item("a", MapKind::From, vec![Section { lower: Expr::int(0), length: n() }])]);
-        d.unsupported_clauses.push(Named { name: "depend".into(), loc: loc(5) });
+        d.unsupported_clauses.push(Named { name: "device".into(), loc: loc(5) });
         let out = compile_data(&d).unwrap();
         assert_eq!(out.rejection.as_ref().unwrap().reason.code(), "unsupported-clause");
-        assert_eq!(out.remark().unwrap(), "'target update' not offloaded: clause 'depend' is not supported");
-        assert_eq!(out.desc.rejected.as_deref(), Some("clause 'depend' is not supported"));
+        assert_eq!(out.remark().unwrap(), "'target update' not offloaded: [unsupported-clause] clause 'device' is not supported");
+        assert_eq!(out.desc.rejected.as_deref(), Some("[unsupported-clause] clause 'device' is not supported"));
         assert_eq!(out.desc.items.len(), 1);
 
         // A pointer without a section has no extent.

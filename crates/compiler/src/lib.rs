@@ -52,6 +52,10 @@ pub struct Outcome {
     /// Compile-time warnings: accesses that leave their array's mapped section
     /// whatever the scalars' values ([`footprint::constant_violations`]).
     pub warnings: Vec<String>,
+    /// A reason of [`reject::Kind::Bug`] behind the rejection or the fallback: Tessera
+    /// contradicted itself. The region is still safe (host or baseline kernel); the
+    /// plugin reports it as an internal error, and tests fail on it.
+    pub internal: Option<String>,
 }
 
 /// The name of a region's kernel:
@@ -133,7 +137,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         version: MANIFEST_VERSION,
         region: region.location.file_line(),
         kernel: None,
-        rejected: rejection.as_ref().map(|r| r.message()),
+        rejected: rejection.as_ref().map(|r| r.remark()),
         mode: opts.mode.name().to_string(),
         args,
         kernel_source: String::new(),
@@ -156,9 +160,15 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         warnings = footprint::constant_violations(&arrays);
     }
     let mut fallback = None;
+    let mut internal = None;
     if rejection.is_none() {
         let (kernel, mode, plan, why) = generate_kernel(region, &name, opts);
-        fallback = why;
+        if let Some((text, reason)) = why {
+            if reason.kind() == reject::Kind::Bug {
+                internal = Some(text.clone());
+            }
+            fallback = Some(text);
+        }
         manifest.mode = mode.name().to_string();
         manifest.kernel = Some(name.clone());
         manifest.xclbin = format!("{name}.xclbin");
@@ -172,7 +182,10 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         ));
         files.push((format!("{name}.plan.txt"), plan));
     }
-    Outcome { manifest, rejection, files, fallback, warnings }
+    if let Some(r) = rejection.as_ref().filter(|r| r.reason.kind() == reject::Kind::Bug) {
+        internal = Some(r.remark());
+    }
+    Outcome { manifest, rejection, files, fallback, warnings, internal }
 }
 
 /// `map(p[:0])` on a pointer is OpenMP's zero-length array section: no data moves,
@@ -197,7 +210,7 @@ fn attach_zero_length_sections(region: &Region) -> Region {
 pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
     let mut manifest = compile_region(region, &Options { mode: Mode::Baseline, ..Options::default() }).manifest;
     manifest.kernel = None;
-    manifest.rejected = Some(reason.to_string());
+    manifest.rejected = Some(RejectReason::Unpassable { detail: reason.to_string() }.remark());
     manifest.args.clear();
     manifest.kernel_source.clear();
     manifest.emu_entry_source.clear();
@@ -210,13 +223,18 @@ pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
 /// kernel as `<kernel>.plan.txt` so the decisions behind a kernel can be inspected.
 /// In `paper` and `tessera` modes a region the optimizer or the tiled generator cannot
 /// handle gets the baseline kernel; the plan file says why.
-/// The last element says why a tiled mode fell back to the baseline kernel.
-fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls::Kernel, Mode, String, Option<String>) {
+/// The last element says why a tiled mode fell back to the baseline kernel (the text
+/// the plugin remarks, and the reason).
+fn generate_kernel(
+    region: &Region,
+    name: &str,
+    opts: &Options,
+) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
     let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
     let plan = tessera_poly::optimize(region, &poly);
     let mut text = match &plan {
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),
-        Err(r) => format!("{}: not tiled: {} [{}]\n", r.loc, r.message(), r.reason.code()),
+        Err(r) => format!("{}: not tiled: {}\n", r.loc, r.remark()),
     };
     let variant = match opts.mode {
         Mode::Baseline => None,
@@ -229,11 +247,11 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
             Ok(plan) => match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
                 Ok(kernel) => return (kernel, opts.mode, text, None),
                 Err(e) => {
-                    text.push_str(&format!("{} kernel not generated: {e}\n", variant.name()));
-                    why = Some(format!("the {} kernel cannot be generated: {e}", variant.name()));
+                    text.push_str(&format!("{} kernel not generated: {}\n", variant.name(), e.remark()));
+                    why = Some((format!("the {} kernel cannot be generated: {}", variant.name(), e.remark()), e));
                 }
             },
-            Err(r) => why = Some(format!("not tiled: {} [{}]", r.message(), r.reason.code())),
+            Err(r) => why = Some((format!("not tiled: {}", r.remark()), r.reason.clone())),
         }
         text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
@@ -446,7 +464,7 @@ mod tests {
         assert!(out.rejection.is_none(), "{:?}", out.rejection);
         assert_eq!(out.manifest.mode, "baseline");
         let why = out.fallback.expect("a fallback reason");
-        assert!(why.starts_with("not tiled: ") && why.ends_with("[tile-size-count]"), "{why}");
+        assert!(why.starts_with("not tiled: [tile-size-count] "), "{why}");
         let out = compile_region(&r, &Options::from_plugin_args(&["mode=baseline", "tile=4,4"]).unwrap());
         assert_eq!((out.manifest.mode.as_str(), out.fallback), ("baseline", None));
     }

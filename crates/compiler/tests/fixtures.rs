@@ -79,7 +79,7 @@ fn decisions_and_snapshots() {
         match (expected, &out.rejection) {
             (Err(code), Some(r)) => {
                 assert_eq!(r.reason.code(), *code, "{file}: {}", r.message());
-                assert_eq!(out.manifest.rejected.as_deref(), Some(r.message().as_str()));
+                assert_eq!(out.manifest.rejected.as_deref(), Some(r.remark().as_str()));
                 assert!(out.manifest.kernel.is_none());
             }
             (Ok(kernel), None) => {

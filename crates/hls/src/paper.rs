@@ -59,16 +59,19 @@ use crate::Kernel;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
+use tessera_ir::reject::Reason;
 use tessera_ir::{BinOp, Expr, LValue, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, BufferKind, IntraTrip, Plan, Sym};
 
 /// Generates the optimized kernel `name` for `region` from its plan, with ports of
 /// `port_width` elements per beat (the width the plan's halos were computed for).
-/// `Err` says why the plan is not supported; no code is generated then.
-pub fn generate(region: &Region, plan: &Plan, name: &str, port_width: u32, variant: Variant) -> Result<Kernel, String> {
+/// `Err` says why the plan is not supported (one of the generation stage's reasons of
+/// [`tessera_ir::reject`]; a plan that contradicts the region is a bug); no code is
+/// generated then.
+pub fn generate(region: &Region, plan: &Plan, name: &str, port_width: u32, variant: Variant) -> Result<Kernel, Reason> {
     // The region as the optimizer planned it: decreasing loops counting up (over
     // their negated index, or over their own when the order is free).
-    let region = tessera_poly::normalize::apply(region, &plan.normalization).map_err(|e| e.message())?;
+    let region = tessera_poly::normalize::apply(region, &plan.normalization).map_err(|e| e.reason)?;
     let g = Gen::new(&region, plan, port_width, variant)?;
     Ok(g.kernel(name))
 }
@@ -221,15 +224,15 @@ const HELPERS: &[&str] = &[
 ];
 
 impl<'a> Gen<'a> {
-    fn new(region: &'a Region, plan: &'a Plan, port_width: u32, variant: Variant) -> Result<Gen<'a>, String> {
+    fn new(region: &'a Region, plan: &'a Plan, port_width: u32, variant: Variant) -> Result<Gen<'a>, Reason> {
         if !port_width.is_power_of_two() || port_width > 64 {
-            return Err(format!("port width {port_width} is not a power of two from 1 to 64"));
+            return Err(Reason::KernelUnsupported { detail: format!("port width {port_width} is not a power of two from 1 to 64") });
         }
         if plan.buffers.port_width != port_width {
-            return Err(format!(
+            return Err(Reason::KernelInconsistent { detail: format!(
                 "the plan's buffers were laid out for port width {}, not {port_width}",
                 plan.buffers.port_width
-            ));
+            ) });
         }
         let w = port_width as i64;
         let scop = &plan.scop;
@@ -237,7 +240,7 @@ impl<'a> Gen<'a> {
         let mut names = Names(region.vars.iter().map(|v| ident(&v.name)).collect());
         for h in HELPERS {
             if names.0.contains(*h) {
-                return Err(format!("the region has a variable named {h}, a helper of the generated kernel"));
+                return Err(Reason::KernelUnsupported { detail: format!("the region has a variable named {h}, a helper of the generated kernel") });
             }
             names.0.insert(h.to_string());
         }
@@ -250,7 +253,7 @@ impl<'a> Gen<'a> {
             body = inner;
         }
         if fors.len() != d || body.len() != scop.statements.len() {
-            return Err("the region's loop nest does not match the plan".into());
+            return Err(Reason::KernelInconsistent { detail: "the region's loop nest does not match the plan".into() });
         }
         let stmts: Vec<&Stmt> = body.iter().collect();
         for (v, _) in &fors {
@@ -261,10 +264,10 @@ impl<'a> Gen<'a> {
         let mut loops = Vec::new();
         for (x, tl) in plan.tiling.loops.iter().enumerate() {
             if tl.step != 1 {
-                return Err(format!("loop '{}' has step {}; only step 1 is generated", tl.var, tl.step));
+                return Err(Reason::KernelUnsupported { detail: format!("loop '{}' has step {}; only step 1 is generated", tl.var, tl.step) });
             }
             if tl.var != fors[x].0 {
-                return Err("the region's loop nest does not match the plan".into());
+                return Err(Reason::KernelInconsistent { detail: "the region's loop nest does not match the plan".into() });
             }
             loops.push(LoopInfo {
                 var: ident(&tl.var),
@@ -284,11 +287,11 @@ impl<'a> Gen<'a> {
         for v in region.vars.iter().filter(|v| v.kind != VarKind::Scalar) {
             let beat = w * v.elem.size() as i64;
             if beat > 128 {
-                return Err(format!(
+                return Err(Reason::KernelTooLarge { detail: format!(
                     "a beat of {w} elements of '{}' ({} bits) is wider than an AXI data bus (1024 bits)",
                     v.name,
                     beat * 8
-                ));
+                ) });
             }
             let extents = v
                 .dims
@@ -299,7 +302,7 @@ impl<'a> Gen<'a> {
                     (None, Some(s)) if j == 0 => {
                         Ok(format!("{} + {}", cpp::expr_with(&s.lower, &NoArrays), cpp::expr_with(&s.length, &NoArrays)))
                     }
-                    _ => Err(format!("the extent of dimension {j} of '{}' is unknown", v.name)),
+                    _ => Err(Reason::KernelUnsupported { detail: format!("the extent of dimension {j} of '{}' is unknown", v.name) }),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             arrays.push(ArrayInfo {
@@ -320,7 +323,7 @@ impl<'a> Gen<'a> {
         // Statements: the reads the printer meets, in order, are the statement's reads.
         for (s, st) in stmts.iter().enumerate() {
             let Stmt::Assign { target: LValue::Element { array, .. }, value, .. } = st else {
-                return Err("a statement of the nest is not an array assignment".into());
+                return Err(Reason::KernelInconsistent { detail: "a statement of the nest is not an array assignment".into() });
             };
             let ids = &scop.statements[s].accesses;
             let mut seen = Vec::new();
@@ -333,11 +336,11 @@ impl<'a> Gen<'a> {
             let planned: Vec<&String> = ids.iter().map(|&a| &scop.accesses[a].array).collect();
             let last = ids.last().map(|&a| scop.accesses[a].kind);
             if seen.len() != ids.len() || seen.iter().zip(&planned).any(|(a, b)| a != *b) || last != Some(AccessKind::Write) {
-                return Err(format!("the accesses of statement S{s} do not match the plan"));
+                return Err(Reason::KernelInconsistent { detail: format!("the accesses of statement S{s} do not match the plan") });
             }
         }
         if plan.redirects.iter().enumerate().any(|(i, r)| r.access != i) {
-            return Err("the plan's redirections are not in access order".into());
+            return Err(Reason::KernelInconsistent { detail: "the plan's redirections are not in access order".into() });
         }
 
         // Buffers.
@@ -346,7 +349,7 @@ impl<'a> Gen<'a> {
             if b.kind == BufferKind::Nc {
                 continue;
             }
-            let array = array_index(&b.array).ok_or_else(|| format!("buffer {} of unknown array '{}'", b.name, b.array))?;
+            let array = array_index(&b.array).ok_or_else(|| Reason::KernelInconsistent { detail: format!("buffer {} of unknown array '{}'", b.name, b.array) })?;
             let n = b.box_size.len();
             let expected_fixed: Vec<usize> = match b.kind {
                 BufferKind::Full => Vec::new(),
@@ -366,15 +369,15 @@ impl<'a> Gen<'a> {
             let offset_ok =
                 b.offset.iter().all(|o| !o.mentions(|s| matches!(s, Sym::Intra(x) | Sym::Loop(x) if !expected_fixed.contains(x))));
             if b.fixed_loops != expected_fixed || !shape_ok || !offset_ok || (b.kind == BufferKind::Line && b.reads) {
-                return Err(format!("buffer {} has a layout the generator does not know", b.name));
+                return Err(Reason::KernelInconsistent { detail: format!("buffer {} has a layout the generator does not know", b.name) });
             }
             let shift = match (&b.kind, &b.shift) {
                 (BufferKind::Chunk, Some(s)) => {
                     if s.axis + 1 >= n || s.step < 1 || s.loop_index != perm[0] {
-                        return Err(format!(
+                        return Err(Reason::KernelUnsupported { detail: format!(
                             "chunk buffer {} shifts along dimension {} by {}; only shifts by a positive step along an outer dimension are generated",
                             b.name, s.axis, s.step
-                        ));
+                        ) });
                     }
                     Some((s.axis, s.step))
                 }
@@ -388,13 +391,13 @@ impl<'a> Gen<'a> {
                     .map(|&a| &plan.redirects[a].original)
                     .collect();
                 if subs.iter().any(|s| *s != subs[0]) {
-                    return Err(format!("buffer {} holds writes with different subscripts; its write-back cannot be trimmed", b.name));
+                    return Err(Reason::KernelUnsupported { detail: format!("buffer {} holds writes with different subscripts; its write-back cannot be trimmed", b.name) });
                 }
-                let dims = translation_dims(subs[0]).ok_or_else(|| {
-                    format!(
+                let dims = translation_dims(subs[0]).ok_or_else(|| Reason::KernelUnsupported {
+                    detail: format!(
                         "the write {} is not a translation of the iteration (tile origin + intra-tile index + constant per subscript); its write-back cannot be trimmed",
                         scop.accesses[b.accesses.iter().copied().find(|&a| scop.accesses[a].kind == AccessKind::Write).unwrap_or(0)].text
-                    )
+                    ),
                 })?;
                 Some((subs[0].clone(), dims))
             } else {
@@ -420,19 +423,19 @@ impl<'a> Gen<'a> {
             .map(|b| b.shape.iter().product::<i64>().saturating_mul(arrays[b.array].elem.size() as i64 * 8))
             .fold(0i64, |a, x| a.saturating_add(x));
         if bits > DEVICE_FLIP_FLOPS {
-            return Err(format!(
+            return Err(Reason::KernelTooLarge { detail: format!(
                 "the cache buffers hold {bits} bits; completely partitioned (ARRAY_PARTITION complete) they need more registers than the XCVU9P's {DEVICE_FLIP_FLOPS} flip-flops: choose smaller tiles"
-            ));
+            ) });
         }
         for r in &plan.redirects {
             if r.cached && !bufs.iter().any(|b| b.plan == r.buffer) {
-                return Err(format!("access {} goes to a buffer the plan does not describe", r.name));
+                return Err(Reason::KernelInconsistent { detail: format!("access {} goes to a buffer the plan does not describe", r.name) });
             }
             if r.cached && r.subscripts.len() != plan.buffers.buffers[r.buffer].shape.len() {
-                return Err(format!("access {} has the wrong number of buffer subscripts", r.name));
+                return Err(Reason::KernelInconsistent { detail: format!("access {} has the wrong number of buffer subscripts", r.name) });
             }
             if !r.cached && array_index(&r.array).is_none() {
-                return Err(format!("access {} of unknown array '{}'", r.name, r.array));
+                return Err(Reason::KernelInconsistent { detail: format!("access {} of unknown array '{}'", r.name, r.array) });
             }
         }
         // Tessera variant: which arrays ship overlapped (no read-after-write through DDR).

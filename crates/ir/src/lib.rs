@@ -25,6 +25,7 @@ pub mod data;
 pub mod eval;
 pub mod manifest;
 pub mod print;
+pub mod reject;
 pub mod report;
 
 use serde::{Deserialize, Serialize};

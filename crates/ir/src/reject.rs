@@ -1,0 +1,474 @@
+//! The one closed set of reasons why Tessera does not do something with a region:
+//! keep it off the device (input stage), leave it untiled (tiling stage) or not
+//! generate a tiled kernel for it (generation stage).
+//!
+//! Every reason has a stable code (for scripts, tests and `tessera explain`), a
+//! [`Kind`] — unsupported input, a resource limit, or a bug in Tessera —, a message in
+//! the user's terms and, where one helps, a hint of what to change in the source. The
+//! remark a user sees is [`Reason::remark`]: `[code] message; hint`.
+//!
+//! Who produces what: the compiler's input-class check (`tessera_compiler::check`,
+//! data directives in `tessera_compiler::data`) and the plugin (through the region IR's
+//! unsupported nodes and `Reason::Unpassable`) the input stage; the optimizer
+//! (`tessera_poly`) the tiling stage; the tiled kernel generator (`tessera_hls::paper`)
+//! the generation stage. A [`Kind::Bug`] reason never becomes a plain remark: the
+//! plugin reports it as an internal error and the tests fail on it.
+
+use crate::Loc;
+use serde::{Deserialize, Serialize};
+
+/// Which stage gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The region stays on the host (compiler check, plugin).
+    Input,
+    /// The region runs untiled: the baseline kernel (optimizer).
+    Tiling,
+    /// The tiled kernel was not generated: the baseline kernel (generator).
+    Generation,
+}
+
+/// What kind of reason it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The input is outside what Tessera handles; the user can change it.
+    Unsupported,
+    /// A limit of the device or of the optimizer (too deep, too large).
+    Limit,
+    /// Tessera contradicts itself: a bug. Tests fail on it; users see an internal error.
+    Bug,
+}
+
+/// Why Tessera does not offload, tile, or generate a tiled kernel for a region.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum Reason {
+    // ---- Input stage -------------------------------------------------------------
+    /// A clause Tessera does not implement (`is_device_ptr`, `lastprivate`, …).
+    UnsupportedClause {
+        /// Clause name.
+        clause: String,
+    },
+    /// A statement outside the input class (`while`, `break`, a local array, …), or
+    /// one the optimizer does not model in a loop body (`if`, a local declaration).
+    UnsupportedStatement {
+        /// Category.
+        what: String,
+        /// Source text.
+        text: String,
+    },
+    /// A `for` loop outside OpenMP's canonical loop form (OpenMP 5.2, 4.4.1), or in it
+    /// with a step that is not an integer constant (the plugin says why).
+    NonCanonicalLoop {
+        /// The loop header, `for (…)`.
+        text: String,
+        /// What makes it non-canonical.
+        why: String,
+    },
+    /// A call Tessera cannot run in a kernel (it may have side effects).
+    Call {
+        /// Source text of the call.
+        text: String,
+    },
+    /// An expression the IR cannot represent (pointer arithmetic, an unsupported
+    /// type, a member access the region may change, …).
+    UnsupportedExpression {
+        /// Category.
+        what: String,
+        /// Source text.
+        text: String,
+    },
+    /// A subscript that is not an affine function of loop indices and integer scalars.
+    NonAffineSubscript {
+        /// The array.
+        array: String,
+        /// The subscript.
+        subscript: String,
+    },
+    /// A loop bound that is not affine in outer loop indices and integer scalars.
+    NonAffineBound {
+        /// Loop index.
+        var: String,
+        /// The bound.
+        bound: String,
+    },
+    /// An array whose size neither its type nor a map clause gives.
+    UnknownExtent {
+        /// The array.
+        array: String,
+    },
+    /// The region assigns a scalar of the enclosing function.
+    ScalarWrite {
+        /// The scalar.
+        name: String,
+    },
+    /// An array written in the region but mapped `to`.
+    WriteToInput {
+        /// The array.
+        array: String,
+    },
+    /// The plugin cannot pass the region's (or directive's) variables to the runtime
+    /// from where it is (a variable of an enclosing construct it cannot name, memory
+    /// reached through pointers inside a struct, …); the directive runs as written.
+    Unpassable {
+        /// The plugin's description.
+        detail: String,
+    },
+
+    // ---- Tiling stage (the optimizer) --------------------------------------------
+    /// The body is not one perfect loop nest.
+    NotALoopNest {
+        /// What was found instead.
+        what: String,
+    },
+    /// A loop bound that depends on an enclosing loop index.
+    NonRectangular {
+        /// Loop index.
+        var: String,
+        /// The bound.
+        bound: String,
+    },
+    /// An access to a name that is not an array of the region, or with the wrong
+    /// number of subscripts.
+    BadArrayAccess {
+        /// The name.
+        array: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A `!=` loop on an index that may wrap around past its bound.
+    NotEqualTest {
+        /// Loop index.
+        var: String,
+        /// Its C type.
+        ty: String,
+    },
+    /// A loop whose index or comparison is not plain integer arithmetic.
+    WrappingLoop {
+        /// Loop index.
+        var: String,
+        /// Its C type.
+        ty: String,
+        /// The type the comparison is done in.
+        cmp: String,
+    },
+    /// `tile=` gives a different number of sizes than the nest has loops.
+    TileSizeCount {
+        /// Loops in the nest.
+        depth: usize,
+        /// Sizes given.
+        given: usize,
+    },
+    /// A tile size below 1 or not a multiple of its loop's step.
+    BadTileSize {
+        /// Loop index.
+        var: String,
+        /// The size.
+        size: i64,
+        /// The loop step.
+        step: i64,
+    },
+    /// The nest is deeper than the optimizer enumerates permutations for.
+    TooDeep {
+        /// Depth of the nest.
+        depth: usize,
+        /// Largest depth handled.
+        max: usize,
+    },
+    /// A dependence that rectangular tiling would violate (Gauss–Seidel, SOR).
+    TilingIllegal {
+        /// The violated dependence, described.
+        dependence: String,
+    },
+    /// isl failed: a bug in the optimizer.
+    Internal {
+        /// isl's message and what was being computed.
+        message: String,
+    },
+
+    // ---- Generation stage (the tiled kernel generator) ---------------------------
+    /// The plan is one the tiled generator does not emit (a loop step other than 1,
+    /// an array without a known extent, a buffer shift or write-back it cannot do).
+    KernelUnsupported {
+        /// What.
+        detail: String,
+    },
+    /// The tiled kernel would not fit the device (buffers beyond its registers, a
+    /// beat wider than an AXI bus).
+    KernelTooLarge {
+        /// What.
+        detail: String,
+    },
+    /// The plan and the region disagree: a bug in Tessera.
+    KernelInconsistent {
+        /// What.
+        detail: String,
+    },
+}
+
+impl Reason {
+    /// Stable short code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::UnsupportedClause { .. } => "unsupported-clause",
+            Reason::UnsupportedStatement { .. } => "unsupported-statement",
+            Reason::NonCanonicalLoop { .. } => "non-canonical-loop",
+            Reason::Call { .. } => "call",
+            Reason::UnsupportedExpression { .. } => "unsupported-expression",
+            Reason::NonAffineSubscript { .. } => "non-affine-subscript",
+            Reason::NonAffineBound { .. } => "non-affine-bound",
+            Reason::UnknownExtent { .. } => "unknown-extent",
+            Reason::ScalarWrite { .. } => "scalar-write",
+            Reason::WriteToInput { .. } => "write-to-input",
+            Reason::Unpassable { .. } => "unpassable",
+            Reason::NotALoopNest { .. } => "not-a-loop-nest",
+            Reason::NonRectangular { .. } => "non-rectangular",
+            Reason::BadArrayAccess { .. } => "bad-array-access",
+            Reason::NotEqualTest { .. } => "not-equal-test",
+            Reason::WrappingLoop { .. } => "wrapping-loop",
+            Reason::TileSizeCount { .. } => "tile-size-count",
+            Reason::BadTileSize { .. } => "bad-tile-size",
+            Reason::TooDeep { .. } => "too-deep",
+            Reason::TilingIllegal { .. } => "tiling-illegal",
+            Reason::Internal { .. } => "internal",
+            Reason::KernelUnsupported { .. } => "kernel-unsupported",
+            Reason::KernelTooLarge { .. } => "kernel-too-large",
+            Reason::KernelInconsistent { .. } => "kernel-inconsistent",
+        }
+    }
+
+    /// The stage that gave up. The variants the optimizer re-checks defensively
+    /// (statements, expressions, subscripts, bounds, scalar writes) belong to the
+    /// input stage, where the compiler's check finds them first.
+    pub fn stage(&self) -> Stage {
+        match self {
+            Reason::UnsupportedClause { .. }
+            | Reason::UnsupportedStatement { .. }
+            | Reason::NonCanonicalLoop { .. }
+            | Reason::Call { .. }
+            | Reason::UnsupportedExpression { .. }
+            | Reason::NonAffineSubscript { .. }
+            | Reason::NonAffineBound { .. }
+            | Reason::UnknownExtent { .. }
+            | Reason::ScalarWrite { .. }
+            | Reason::WriteToInput { .. }
+            | Reason::Unpassable { .. } => Stage::Input,
+            Reason::NotALoopNest { .. }
+            | Reason::NonRectangular { .. }
+            | Reason::BadArrayAccess { .. }
+            | Reason::NotEqualTest { .. }
+            | Reason::WrappingLoop { .. }
+            | Reason::TileSizeCount { .. }
+            | Reason::BadTileSize { .. }
+            | Reason::TooDeep { .. }
+            | Reason::TilingIllegal { .. }
+            | Reason::Internal { .. } => Stage::Tiling,
+            Reason::KernelUnsupported { .. } | Reason::KernelTooLarge { .. } | Reason::KernelInconsistent { .. } => {
+                Stage::Generation
+            }
+        }
+    }
+
+    /// Unsupported input, a limit, or a bug.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Reason::TooDeep { .. } | Reason::KernelTooLarge { .. } => Kind::Limit,
+            Reason::Internal { .. } | Reason::KernelInconsistent { .. } => Kind::Bug,
+            _ => Kind::Unsupported,
+        }
+    }
+
+    /// The message: what Tessera found, in the user's terms.
+    pub fn message(&self) -> String {
+        match self {
+            Reason::UnsupportedClause { clause } => format!("clause '{clause}' is not supported"),
+            Reason::UnsupportedStatement { what, text } => format!("{what} '{text}' is not supported"),
+            Reason::NonCanonicalLoop { text, why } => {
+                format!("loop '{text}' is not in the canonical form Tessera offloads: {why}")
+            }
+            Reason::Call { text } => format!("call '{text}' is not supported (it may have side effects)"),
+            Reason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
+            Reason::NonAffineSubscript { array, subscript } => {
+                format!("subscript '{subscript}' of '{array}' is not affine")
+            }
+            Reason::NonAffineBound { var, bound } => format!("bound '{bound}' of loop '{var}' is not affine"),
+            Reason::UnknownExtent { array } => format!("the size of '{array}' is unknown"),
+            Reason::ScalarWrite { name } => format!("the region assigns the scalar '{name}' of the enclosing function"),
+            Reason::WriteToInput { array } => format!("'{array}' is written but mapped 'to'"),
+            Reason::Unpassable { detail } => detail.clone(),
+            Reason::NotALoopNest { what } => format!("the region is not a single perfect loop nest ({what})"),
+            Reason::NonRectangular { var, bound } => format!(
+                "bound '{bound}' of loop '{var}' depends on an enclosing loop index (the iteration space is not rectangular)"
+            ),
+            Reason::BadArrayAccess { array, what } => format!("access to '{array}': {what}"),
+            Reason::NotEqualTest { var, ty } => format!(
+                "loop '{var}' tests '!=' on an index of type '{ty}', which can wrap around past its bound; only 'int' and 'long' indices are tiled with a '!=' test"
+            ),
+            Reason::WrappingLoop { var, ty, cmp } => format!(
+                "loop '{var}' has an index of type '{ty}' compared as '{cmp}', whose arithmetic can wrap; only 'int', 'long' and their unsigned types, compared in a type that holds every index value, are tiled"
+            ),
+            Reason::TileSizeCount { depth, given } => format!("{given} tile size(s) given for a loop nest of depth {depth}"),
+            Reason::BadTileSize { var, size, step } => {
+                format!("tile size {size} for loop '{var}' must be at least 1 and a multiple of its step {step}")
+            }
+            Reason::TooDeep { depth, max } => format!("the loop nest has depth {depth}; the optimizer handles at most {max}"),
+            Reason::TilingIllegal { dependence } => {
+                format!("tiling the loops would violate a data dependence: {dependence}")
+            }
+            Reason::Internal { message } => format!("internal optimizer error: {message}"),
+            Reason::KernelUnsupported { detail } | Reason::KernelTooLarge { detail } => detail.clone(),
+            Reason::KernelInconsistent { detail } => format!("internal generator error: {detail}"),
+        }
+    }
+
+    /// What to change in the source (or the options), where Tessera can say.
+    pub fn hint(&self) -> Option<String> {
+        let h = match self {
+            Reason::UnsupportedStatement { what, .. } if what.contains("while") || what.contains("do loop") => {
+                "write the loop as a counted 'for' loop".to_string()
+            }
+            Reason::NonCanonicalLoop { .. } => {
+                "write it as 'for (int i = lb; i < ub; i += c)' with a constant step c".to_string()
+            }
+            Reason::Call { .. } => "only exact math functions and functions whose body Tessera sees (static inline, declare target) and can inline run in a kernel".to_string(),
+            Reason::NonAffineSubscript { subscript, .. } if subscript.contains('[') => {
+                "the index is read from memory; Tessera offloads regular access patterns only".to_string()
+            }
+            Reason::NonAffineSubscript { .. } => "write subscripts as sums of loop indices times constants or loop-invariant sizes (a[i*n + j]); products of two loop indices and division or remainder by a variable are not supported".to_string(),
+            Reason::NonAffineBound { .. } => {
+                "loop bounds must be sums of outer loop indices times constants and loop-invariant scalars".to_string()
+            }
+            Reason::UnknownExtent { array } => format!("give it an array section in a map clause, e.g. '{array}[0:n]'"),
+            Reason::ScalarWrite { name } => format!("use 'reduction(…: {name})' or map it: 'map(tofrom: {name})'"),
+            Reason::WriteToInput { .. } => "map it 'tofrom' or 'from'".to_string(),
+            Reason::NonRectangular { .. } => "triangular loop nests run untiled".to_string(),
+            Reason::TilingIllegal { .. } => {
+                "a sweep that reads values it wrote in the same sweep (Gauss-Seidel, SOR) runs untiled".to_string()
+            }
+            Reason::TileSizeCount { .. } | Reason::BadTileSize { .. } => {
+                "fix '#pragma tessera tile(…)' or -fplugin-arg-tessera-tile".to_string()
+            }
+            Reason::KernelTooLarge { .. } => "choose smaller tiles (#pragma tessera tile(…))".to_string(),
+            Reason::Internal { .. } | Reason::KernelInconsistent { .. } => {
+                "this is a bug in Tessera: please report it with the region".to_string()
+            }
+            _ => return None,
+        };
+        Some(h)
+    }
+
+    /// The remark a user sees: `[code] message`, then `; hint` when there is one.
+    pub fn remark(&self) -> String {
+        match self.hint() {
+            Some(h) => format!("[{}] {}; {h}", self.code(), self.message()),
+            None => format!("[{}] {}", self.code(), self.message()),
+        }
+    }
+
+    /// True for [`Kind::Bug`].
+    pub fn is_internal(&self) -> bool {
+        self.kind() == Kind::Bug
+    }
+}
+
+impl std::fmt::Display for Reason {
+    /// The remark ([`Reason::remark`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.remark())
+    }
+}
+
+/// A reason with the location it concerns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The reason.
+    pub reason: Reason,
+    /// Where to point the remark.
+    pub loc: Loc,
+}
+
+impl Rejection {
+    /// A reason at a location.
+    pub fn new(reason: Reason, loc: &Loc) -> Rejection {
+        Rejection { reason, loc: loc.clone() }
+    }
+
+    /// The message (see [`Reason::message`]).
+    pub fn message(&self) -> String {
+        self.reason.message()
+    }
+
+    /// The remark (see [`Reason::remark`]).
+    pub fn remark(&self) -> String {
+        self.reason.remark()
+    }
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.loc, self.remark())
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are unique and remarks start with them.
+    #[test]
+    fn codes_are_unique_and_lead_the_remark() {
+        let s = || "x".to_string();
+        let all = vec![
+            Reason::UnsupportedClause { clause: s() },
+            Reason::UnsupportedStatement { what: s(), text: s() },
+            Reason::NonCanonicalLoop { text: s(), why: s() },
+            Reason::Call { text: s() },
+            Reason::UnsupportedExpression { what: s(), text: s() },
+            Reason::NonAffineSubscript { array: s(), subscript: s() },
+            Reason::NonAffineBound { var: s(), bound: s() },
+            Reason::UnknownExtent { array: s() },
+            Reason::ScalarWrite { name: s() },
+            Reason::WriteToInput { array: s() },
+            Reason::Unpassable { detail: s() },
+            Reason::NotALoopNest { what: s() },
+            Reason::NonRectangular { var: s(), bound: s() },
+            Reason::BadArrayAccess { array: s(), what: s() },
+            Reason::NotEqualTest { var: s(), ty: s() },
+            Reason::WrappingLoop { var: s(), ty: s(), cmp: s() },
+            Reason::TileSizeCount { depth: 2, given: 1 },
+            Reason::BadTileSize { var: s(), size: 0, step: 1 },
+            Reason::TooDeep { depth: 9, max: 4 },
+            Reason::TilingIllegal { dependence: s() },
+            Reason::Internal { message: s() },
+            Reason::KernelUnsupported { detail: s() },
+            Reason::KernelTooLarge { detail: s() },
+            Reason::KernelInconsistent { detail: s() },
+        ];
+        let mut codes: Vec<&str> = all.iter().map(Reason::code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), all.len(), "duplicate codes");
+        for r in &all {
+            assert!(r.remark().starts_with(&format!("[{}] ", r.code())), "{}", r.remark());
+            // The serde tag is the code: the JSON of a reason names it.
+            let json = serde_json::to_string(r).unwrap();
+            assert!(json.contains(&format!("\"code\":\"{}\"", r.code())), "{json}");
+        }
+        assert_eq!(all.iter().filter(|r| r.kind() == Kind::Bug).count(), 2);
+        assert_eq!(all.iter().filter(|r| r.stage() == Stage::Generation).count(), 3);
+    }
+
+    #[test]
+    fn hints_say_what_to_change() {
+        let r = Reason::NonAffineSubscript { array: "a".into(), subscript: "idx[i]".into() };
+        assert_eq!(
+            r.remark(),
+            "[non-affine-subscript] subscript 'idx[i]' of 'a' is not affine; the index is read from memory; Tessera offloads regular access patterns only"
+        );
+        let r = Reason::UnknownExtent { array: "p".into() };
+        assert_eq!(r.remark(), "[unknown-extent] the size of 'p' is unknown; give it an array section in a map clause, e.g. 'p[0:n]'");
+        assert_eq!(Reason::Unpassable { detail: "cannot pass 't'".into() }.remark(), "[unpassable] cannot pass 't'");
+    }
+}
