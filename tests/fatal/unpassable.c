@@ -24,7 +24,7 @@ int main(void) {
   bump(n, m, A);
   print_doubles("first", &A[0][0], (long)n * (m + 1));
 #pragma omp target enter data map(to: A[0:n][0:m+1])
-  bump(n, m, A); // expect-fatal: the target region must run on the host (Tessera cannot pass 'm'
+  bump(n, m, A); // expect-fatal: the target region must run on the host ([unpassable] Tessera cannot pass 'm'
 #pragma omp target exit data map(from: A[0:n][0:m+1])
   print_doubles("second", &A[0][0], (long)n * (m + 1));
   free(A);
