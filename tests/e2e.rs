@@ -37,6 +37,11 @@ programs! {
     canonical_loop_forms => "loop_forms.c",
     target_tasks_and_defaultmap => "task_clauses.c",
     struct_member_parameters => "struct_params.c",
+    reduction_sums_and_dot_products => "reduction_sum.c",
+    reduction_integer_and_logical_operators => "reduction_int.c",
+    reduction_floating_min_max_and_products => "reduction_minmax.c",
+    reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
+    reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -134,6 +139,11 @@ variants! {
         canonical_loop_forms => "loop_forms.c",
         target_tasks_and_defaultmap => "task_clauses.c",
         struct_member_parameters => "struct_params.c",
+        reduction_sums_and_dot_products => "reduction_sum.c",
+        reduction_integer_and_logical_operators => "reduction_int.c",
+        reduction_floating_min_max_and_products => "reduction_minmax.c",
+        reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
+        reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
     ]
 }
 

@@ -21,17 +21,38 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
     if let Some(c) = region.unsupported_clauses.first() {
         return Err(reject(RejectReason::UnsupportedClause { clause: c.name.clone() }, &c.loc));
     }
+    check_reductions(region)?;
+    // Parameters are the integer scalars the region does not change: a scalar it
+    // assigns, or a reduction variable (a private copy inside), varies.
     let params: HashSet<&str> = region
         .vars
         .iter()
-        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer())
+        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer() && !v.written && region.reduction(&v.name).is_none())
         .map(|v| v.name.as_str())
         .collect();
     let mut cx = Checker { region, params, indices: Vec::new() };
     cx.stmts(&region.body)?;
+    let returned: Vec<&str> = region.vars.iter().filter(|v| v.writes_back()).map(|v| v.name.as_str()).collect();
     for v in &region.vars {
         if v.kind == VarKind::Scalar {
+            check_written_scalar(region, v)?;
             continue;
+        }
+        // The runtime evaluates sizes and sections from the scalars' values at the
+        // directive; a scalar the region returns is not among them (it is a
+        // one-element array argument, see `manifest_arg`).
+        let mut uses_returned = None;
+        for e in v.dims.iter().flatten().chain(v.section.iter().flat_map(|s| [&s.lower, &s.length])) {
+            e.visit(&mut |n| {
+                if let Expr::Var { name, .. } = n {
+                    if uses_returned.is_none() && returned.contains(&name.as_str()) {
+                        uses_returned = Some(name.clone());
+                    }
+                }
+            });
+        }
+        if let Some(name) = uses_returned {
+            return Err(reject(RejectReason::ScalarWrite { name }, &v.loc));
         }
         if let Some(m) = v.map {
             // Exit-only map types and the manifest-only `present` never come from a
@@ -54,6 +75,60 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
         }
     }
     Ok(())
+}
+
+/// The reductions name scalar variables of the region, each once.
+fn check_reductions(region: &Region) -> Result<(), Rejection> {
+    for r in &region.reductions {
+        let Some(what) = &r.unsupported else { continue };
+        let why = match what.as_str() {
+            "array section" | "array" => {
+                "Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)".into()
+            }
+            "declared in the region" => {
+                "the variable is declared inside the target region (declare it before the directive and map it 'tofrom')"
+                    .into()
+            }
+            "part of the region" => "the construct with the clause is only part of the target region (put the clause on the target construct, or make the construct the region's only statement)".into(),
+            "second operator" => "the variable is reduced with another operator too".into(),
+            other => format!("a reduction on a {other}"),
+        };
+        let text = format!("reduction({}: {})", r.op.name(), r.var);
+        return Err(reject(RejectReason::UnsupportedReduction { text, why }, &r.loc));
+    }
+    for (i, r) in region.reductions.iter().enumerate() {
+        let what = match region.var(&r.var) {
+            None => Some("reduction on an unknown variable"),
+            Some(v) if v.kind != VarKind::Scalar => Some("reduction on an array"),
+            Some(_) if region.reductions[..i].iter().any(|o| o.var == r.var) => Some("second reduction of one variable"),
+            Some(_) => None,
+        };
+        if let Some(what) = what {
+            let text = format!("reduction({}: {})", r.op.name(), r.var);
+            return Err(reject(RejectReason::UnsupportedExpression { what: what.into(), text }, &r.loc));
+        }
+    }
+    Ok(())
+}
+
+/// A scalar the region writes (or reduces into) must have somewhere to go: mapped
+/// `tofrom`/`from` it returns to the host ([`Var::writes_back`]); without a map
+/// clause it is firstprivate, the region's own copy. Mapped `to` or `alloc`, the
+/// device copy would be discarded while a run on the host keeps the writes.
+fn check_written_scalar(region: &Region, v: &Var) -> Result<(), Rejection> {
+    let reduction = region.reduction(&v.name);
+    if !v.written && reduction.is_none() {
+        return Ok(());
+    }
+    let loc = reduction.map_or(&v.loc, |r| &r.loc);
+    match v.map.map(MapKind::base) {
+        Some(MapKind::To) => Err(reject(RejectReason::WriteToInput { array: v.name.clone() }, loc)),
+        Some(MapKind::Alloc) => {
+            let clause = format!("map(alloc: {}) of a scalar the region assigns (use 'tofrom' or 'from')", v.name);
+            Err(reject(RejectReason::UnsupportedClause { clause }, loc))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether the runtime finds the variable's data in the present table (a pointer
@@ -138,7 +213,11 @@ impl<'a> Checker<'a> {
                 match target {
                     LValue::Element { array, index, loc, .. } => self.access(array, index, loc)?,
                     LValue::Scalar { name, loc, .. } => {
-                        return Err(reject(RejectReason::ScalarWrite { name: name.clone() }, loc))
+                        if self.region.var(name).is_none_or(|v| v.kind != VarKind::Scalar || !v.written) {
+                            // The plugin lists every assigned scalar, written.
+                            let what = "assignment to an unknown scalar".to_string();
+                            return Err(reject(RejectReason::UnsupportedExpression { what, text: name.clone() }, loc));
+                        }
                     }
                     LValue::Local { .. } => {}
                 }
@@ -253,7 +332,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars: vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)],
-            body, if_clause: false,
+            body, if_clause: false, reductions: vec![],
         }
     }
 

@@ -64,16 +64,27 @@ pub enum RejectReason {
         /// The array.
         array: String,
     },
-    /// The region assigns a scalar of the enclosing function (needs `reduction` or a
-    /// mapped scalar).
+    /// The region assigns (or reduces into) a scalar of the enclosing function that
+    /// also gives an array's size or mapped section: the runtime evaluates those from
+    /// the scalar's value at the directive, while the scalar itself comes back from
+    /// the device.
     ScalarWrite {
         /// The scalar.
         name: String,
     },
-    /// An array written in the region but mapped `to`: the device copy would be
-    /// discarded, while the host version would keep the writes.
+    /// A `reduction` list item Tessera does not reduce (an array section, a local of
+    /// the region, …).
+    UnsupportedReduction {
+        /// `reduction(op: item)`.
+        text: String,
+        /// Why, and what to change.
+        why: String,
+    },
+    /// An array or scalar written in the region (or a reduction variable) but mapped
+    /// `to` or `alloc`: the device copy would be discarded, while the host version
+    /// would keep the writes.
     WriteToInput {
-        /// The array.
+        /// The array or scalar.
         array: String,
     },
 }
@@ -92,6 +103,7 @@ impl RejectReason {
             RejectReason::UnknownExtent { .. } => "unknown-extent",
             RejectReason::ScalarWrite { .. } => "scalar-write",
             RejectReason::WriteToInput { .. } => "write-to-input",
+            RejectReason::UnsupportedReduction { .. } => "unsupported-reduction",
         }
     }
 
@@ -114,10 +126,13 @@ impl RejectReason {
             RejectReason::UnknownExtent { array } => {
                 format!("the size of '{array}' is unknown (give it an array section in a map clause, e.g. '{array}[0:n]')")
             }
-            RejectReason::ScalarWrite { name } => format!("the region assigns the scalar '{name}' of the enclosing function"),
+            RejectReason::ScalarWrite { name } => format!(
+                "the region assigns the scalar '{name}', which also gives the size of a mapped array (use a copy of it for the size)"
+            ),
             RejectReason::WriteToInput { array } => {
                 format!("'{array}' is written but mapped 'to' (use 'tofrom' or 'from')")
             }
+            RejectReason::UnsupportedReduction { text, why } => format!("'{text}' is not supported: {why}"),
         }
     }
 }

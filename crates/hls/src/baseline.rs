@@ -13,9 +13,9 @@
 
 use crate::cpp::{self, ident, Shapes};
 use crate::Kernel;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
-use tessera_ir::{Expr, LValue, Region, Stmt, VarKind};
+use tessera_ir::{Expr, LValue, ReductionOp, Region, ScalarType, Stmt, VarKind};
 
 struct RegionShapes(HashMap<String, Vec<Expr>>);
 
@@ -52,17 +52,124 @@ fn port_type(v: &tessera_ir::Var) -> String {
     }
 }
 
-/// The C++ parameter declaration of a region variable.
-fn param(v: &tessera_ir::Var) -> String {
+/// The C++ parameter declaration of a region variable, named `pname`.
+fn param(v: &tessera_ir::Var, pname: &str) -> String {
     match v.kind {
-        VarKind::Scalar => format!("{} {}", v.elem.c_name(), ident(&v.name)),
-        _ => format!("{} {}", port_type(v), ident(&v.name)),
+        VarKind::Scalar if !v.writes_back() => format!("{} {pname}", v.elem.c_name()),
+        _ => format!("{} {pname}", port_type(v)),
+    }
+}
+
+/// Every identifier the region's code may use: variables, locals, loop indices.
+fn names(region: &Region) -> HashSet<String> {
+    let mut used: HashSet<String> = region.vars.iter().map(|v| ident(&v.name)).collect();
+    region.visit_stmts(&mut |st| match st {
+        Stmt::For { var, .. } => {
+            used.insert(ident(var));
+        }
+        Stmt::Let { name, .. } => {
+            used.insert(ident(name));
+        }
+        _ => {}
+    });
+    used
+}
+
+/// `base`, or `base` with `_` appended until it is not in `used` (then added to it).
+fn fresh(base: String, used: &mut HashSet<String>) -> String {
+    let mut n = base;
+    while used.contains(&n) {
+        n.push('_');
+    }
+    used.insert(n.clone());
+    n
+}
+
+/// The name of each variable's kernel parameter. Inside the kernel the code uses the
+/// variable's own name; a scalar whose value the kernel keeps in a local of that name
+/// (a reduction's private copy, a scalar returned to the host) has its parameter
+/// renamed: `<name>_port` for the one-element memory port of a returned scalar,
+/// `<name>_in` for the (unused) value of a firstprivate reduction variable.
+fn param_names(region: &Region) -> Vec<String> {
+    let mut used = names(region);
+    region
+        .vars
+        .iter()
+        .map(|v| {
+            if v.writes_back() {
+                fresh(format!("{}_port", ident(&v.name)), &mut used)
+            } else if v.kind == VarKind::Scalar && region.reduction(&v.name).is_some() {
+                fresh(format!("{}_in", ident(&v.name)), &mut used)
+            } else {
+                ident(&v.name)
+            }
+        })
+        .collect()
+}
+
+/// The identity of reduction `op` for type `ty` as a C++ literal (OpenMP 5.2, table
+/// 5.11, with clang's choices: the largest finite value, not infinity, for floating
+/// `min` and `max`).
+pub(crate) fn identity(op: ReductionOp, ty: ScalarType) -> String {
+    let int = |v: i64| cpp::int_literal(v, ty);
+    let float = |v: f64| cpp::float_literal(v.to_bits(), ty);
+    let (max, min): (i64, i64) = match ty {
+        ScalarType::Bool => (1, 0),
+        ScalarType::I8 => (i8::MAX as i64, i8::MIN as i64),
+        ScalarType::U8 => (u8::MAX as i64, 0),
+        ScalarType::I16 => (i16::MAX as i64, i16::MIN as i64),
+        ScalarType::U16 => (u16::MAX as i64, 0),
+        ScalarType::I32 => (i32::MAX as i64, i32::MIN as i64),
+        ScalarType::U32 => (u32::MAX as i64, 0),
+        ScalarType::I64 => (i64::MAX, i64::MIN),
+        // Stored wrapped, printed as `18446744073709551615UL`.
+        ScalarType::U64 => (-1, 0),
+        ScalarType::F32 | ScalarType::F64 => (0, 0),
+    };
+    let largest = if ty == ScalarType::F32 { f32::MAX as f64 } else { f64::MAX };
+    match (op, ty.is_float()) {
+        (ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::LOr, false) => int(0),
+        (ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::LOr, true) => float(0.0),
+        (ReductionOp::Mul | ReductionOp::LAnd, false) => int(1),
+        (ReductionOp::Mul | ReductionOp::LAnd, true) => float(1.0),
+        (ReductionOp::BitAnd, _) => int(-1),
+        (ReductionOp::Min, false) => int(max),
+        (ReductionOp::Min, true) => float(largest),
+        (ReductionOp::Max, false) => int(min),
+        (ReductionOp::Max, true) => float(-largest),
+    }
+}
+
+/// The combiner `orig op private` of reduction `op` as clang builds it, as a C++
+/// expression of type `ty` (`(T)(o + p)`; `o < p ? o : p` for `min`).
+pub(crate) fn combine(op: ReductionOp, ty: ScalarType, orig: &str, private: &str) -> String {
+    let c = |o: &str| format!("({})({orig} {o} {private})", ty.c_name());
+    match op {
+        ReductionOp::Add => c("+"),
+        ReductionOp::Mul => c("*"),
+        ReductionOp::BitAnd => c("&"),
+        ReductionOp::BitOr => c("|"),
+        ReductionOp::BitXor => c("^"),
+        ReductionOp::LAnd => c("&&"),
+        ReductionOp::LOr => c("||"),
+        ReductionOp::Min => format!("{orig} < {private} ? {orig} : {private}"),
+        ReductionOp::Max => format!("{orig} > {private} ? {orig} : {private}"),
     }
 }
 
 /// Generates the baseline kernel `name` for a region that passed the input check.
+///
+/// Scalars the region writes: a firstprivate one (no map clause) is the by-value
+/// parameter, which the kernel may change; one returned to the host
+/// ([`tessera_ir::Var::writes_back`]) is a one-element memory port, read into a local
+/// of its name at the start and written back at the end. A reduction variable is a
+/// local starting at the operator's identity, the loop accumulating into it in the
+/// source's order (a floating sum is exactly the host's with one thread; the
+/// loop-carried addition bounds the pipeline's II by the adder's latency), and at
+/// the end the port receives `original op private` — clang's combiner.
 pub fn generate(region: &Region, name: &str) -> Kernel {
     let shapes = shapes(region);
+    let pnames = param_names(region);
     let mut s = String::new();
     let loc = &region.location;
     writeln!(s, "// Tessera kernel {name}").unwrap();
@@ -75,23 +182,53 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
     writeln!(s).unwrap();
     writeln!(s, "#include \"tessera_hls.h\"").unwrap();
     writeln!(s).unwrap();
-    let params: Vec<String> = region.vars.iter().map(param).collect();
+    let params: Vec<String> = region.vars.iter().zip(&pnames).map(|(v, p)| param(v, p)).collect();
     writeln!(s, "extern \"C\" void {name}({}) {{", params.join(", ")).unwrap();
-    for (bundle, v) in region.vars.iter().filter(|v| v.kind != VarKind::Scalar).enumerate() {
-        writeln!(s, "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{bundle}", ident(&v.name)).unwrap();
+    let is_port = |v: &tessera_ir::Var| v.kind != VarKind::Scalar || v.writes_back();
+    for (bundle, (_, p)) in region.vars.iter().zip(&pnames).filter(|(v, _)| is_port(v)).enumerate() {
+        writeln!(s, "#pragma HLS INTERFACE mode=m_axi port={p} offset=slave bundle=gmem{bundle}").unwrap();
     }
-    for v in region.vars.iter().filter(|v| v.kind == VarKind::Scalar) {
-        writeln!(s, "#pragma HLS INTERFACE mode=s_axilite port={}", ident(&v.name)).unwrap();
+    for (_, p) in region.vars.iter().zip(&pnames).filter(|(v, _)| !is_port(v)) {
+        writeln!(s, "#pragma HLS INTERFACE mode=s_axilite port={p}").unwrap();
     }
     writeln!(s, "#pragma HLS INTERFACE mode=s_axilite port=return").unwrap();
     let mut body = String::new();
+    // The locals of scalars the kernel keeps: private copies of reduction variables,
+    // the values of scalars it returns.
+    let mut used = names(region);
+    pnames.iter().for_each(|p| {
+        used.insert(p.clone());
+    });
+    let mut epilogue = String::new();
+    for (v, p) in region.vars.iter().zip(&pnames) {
+        let (ty, local) = (v.elem.c_name(), ident(&v.name));
+        match region.reduction(&v.name) {
+            Some(r) => {
+                let why = if r.op.order_sensitive(v.elem) { ", accumulated in the loop's order" } else { "" };
+                writeln!(body, "  // reduction({}: {}): the private copy starts at the identity{why}.", r.op.name(), v.name).unwrap();
+                writeln!(body, "  {ty} {local} = {};", identity(r.op, v.elem)).unwrap();
+                if v.writes_back() {
+                    let orig = fresh(format!("{local}_orig"), &mut used);
+                    writeln!(epilogue, "  // The result: the original value combined with the private copy.").unwrap();
+                    writeln!(epilogue, "  {ty} {orig} = {p}[0];").unwrap();
+                    writeln!(epilogue, "  {p}[0] = {};", combine(r.op, v.elem, &orig, &local)).unwrap();
+                }
+            }
+            None if v.writes_back() => {
+                writeln!(body, "  {ty} {local} = {p}[0];").unwrap();
+                writeln!(epilogue, "  {p}[0] = {local};").unwrap();
+            }
+            None => {}
+        }
+    }
     for st in &region.body {
         stmt(&mut body, st, 1, &shapes);
     }
+    body.push_str(&epilogue);
     // A variable only a map clause uses (e.g. an extent) is still a parameter; mark it
     // used so the kernel compiles warning-free (-Wall -Wextra -Werror).
-    for v in region.vars.iter().filter(|v| !mentions(&body, &ident(&v.name))) {
-        writeln!(s, "  (void){};", ident(&v.name)).unwrap();
+    for p in pnames.iter().filter(|p| !mentions(&body, p)) {
+        writeln!(s, "  (void){p};").unwrap();
     }
     s.push_str(&body);
     writeln!(s, "}}").unwrap();
@@ -195,7 +332,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars,
-            body, if_clause: false,
+            body, if_clause: false, reductions: vec![],
         }
     }
 

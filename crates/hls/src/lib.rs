@@ -42,8 +42,10 @@ pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn
     writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
     writeln!(e, "#include \"kernel.cpp\"").unwrap();
     writeln!(e).unwrap();
-    let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
-    let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
+    // A scalar the region returns to the host is a one-element array argument.
+    let by_value = |v: &tessera_ir::Var| v.kind == VarKind::Scalar && !v.writes_back();
+    let has_scalars = region.vars.iter().any(by_value);
+    let has_arrays = region.vars.iter().any(|v| !by_value(v));
     writeln!(
         e,
         "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
@@ -55,9 +57,9 @@ pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn
         .vars
         .iter()
         .enumerate()
-        .map(|(i, v)| match v.kind {
-            VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
-            _ => format!("{}(ports[{i}])", port_type(v)),
+        .map(|(i, v)| match by_value(v) {
+            true => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
+            false => format!("{}(ports[{i}])", port_type(v)),
         })
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
