@@ -336,6 +336,111 @@ mod tests {
         }
     }
 
+    /// `for (int i = 0; i < n; i++) s = s + b[i];` with `s` a float scalar of the
+    /// enclosing function mapped `map`, optionally `reduction(op: s)`.
+    fn accumulation(map: Option<MapKind>, op: Option<tessera_ir::ReductionOp>) -> Region {
+        let mut r = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let i = Expr::var("i", I32);
+        let b = Expr::Read { array: "b".into(), index: vec![i], ty: F32, loc: Loc::default() };
+        let sum = Expr::Binary { op: BinOp::Add, lhs: Box::new(Expr::var("s", F32)), rhs: Box::new(b), ty: F32 };
+        let Stmt::For { body, .. } = &mut r.body[0] else { unreachable!() };
+        *body = vec![Stmt::Assign {
+            target: LValue::Scalar { name: "s".into(), ty: F32, loc: Loc { file: "l.c".into(), line: 5, col: 5 } },
+            value: sum,
+            loc: Loc::default(),
+        }];
+        let s = Var { elem: F32, map, loc: Loc { file: "l.c".into(), line: 2, col: 9 }, ..var("s", VarKind::Scalar, true) };
+        r.vars.push(s);
+        if let Some(op) = op {
+            let loc = Loc { file: "l.c".into(), line: 3, col: 40 };
+            r.reductions.push(tessera_ir::Reduction { op, var: "s".into(), loc, unsupported: None });
+        }
+        r
+    }
+
+    /// A scalar the region writes comes back when it is mapped `tofrom` or `from`,
+    /// is the region's own copy without a map clause, and keeps the region on the
+    /// host when mapped `to` or `alloc` (a device would discard the writes).
+    #[test]
+    fn written_scalars_go_where_their_map_says() {
+        use tessera_ir::ReductionOp::Add;
+        for (map, op) in [(Some(MapKind::Tofrom), None), (Some(MapKind::From), None), (Some(MapKind::Tofrom), Some(Add))] {
+            let r = accumulation(map, op);
+            assert_eq!(check_region(&r), Ok(()));
+            assert!(r.var("s").unwrap().writes_back());
+            let out = compile_region(&r, &Options::default());
+            // One element at the scalar's address, mapped as the clause says.
+            let arg = out.manifest.args.iter().find(|a| a.name == "s").unwrap();
+            assert_eq!(arg.kind, VarKind::Array);
+            let a = arg.array.as_ref().unwrap();
+            assert_eq!((a.map, a.dims.len(), a.section.len()), (map.unwrap(), 1, 1));
+            assert_eq!(tessera_ir::eval::eval_int(&a.dims[0], &|_| None).ok(), Some(1));
+            assert!(out.manifest.kernel_source.contains("tessera::maxi<float> s_port"), "{}", out.manifest.kernel_source);
+        }
+        // Without a map clause: firstprivate, a value parameter the kernel may change.
+        let r = accumulation(None, None);
+        assert_eq!(check_region(&r), Ok(()));
+        let out = compile_region(&r, &Options::default());
+        assert!(out.manifest.args.iter().any(|a| a.name == "s" && a.kind == VarKind::Scalar && a.array.is_none()));
+        assert!(out.manifest.kernel_source.contains(", float s) {"), "{}", out.manifest.kernel_source);
+        // Mapped `to` or `alloc`: host, located at the variable (or its reduction clause).
+        let e = check_region(&accumulation(Some(MapKind::To), None)).unwrap_err();
+        assert_eq!((e.reason.code(), e.loc.line), ("write-to-input", 2));
+        let e = check_region(&accumulation(Some(MapKind::To), Some(Add))).unwrap_err();
+        assert_eq!((e.reason.code(), e.loc.line), ("write-to-input", 3));
+        let e = check_region(&accumulation(Some(MapKind::Alloc), None)).unwrap_err();
+        assert_eq!(e.reason.code(), "unsupported-clause");
+        assert_eq!(e.message(), "clause 'map(alloc: s) of a scalar the region assigns (use 'tofrom' or 'from')' is not supported");
+    }
+
+    /// A scalar the region changes is no parameter: not in bounds or subscripts (its
+    /// value varies), and not in a size the runtime evaluates at the directive when
+    /// it comes back from the device.
+    #[test]
+    fn changing_scalars_are_not_parameters() {
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.vars[2].written = true; // `n` is assigned somewhere: the bound `i < n` varies.
+        assert_eq!(check_region(&r).unwrap_err().reason.code(), "non-affine-bound");
+        // An integer reduction variable (a private copy inside) likewise.
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.reductions.push(tessera_ir::Reduction {
+            op: tessera_ir::ReductionOp::Max,
+            var: "n".into(),
+            loc: Loc::default(),
+            unsupported: None,
+        });
+        assert_eq!(check_region(&r).unwrap_err().reason.code(), "non-affine-bound");
+        // `a[0:k]` with `k` returned by the region.
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.vars[0].section = vec![tessera_ir::Section { lower: Expr::int(0), length: Expr::var("s", I32) }];
+        let e = check_region(&r).unwrap_err();
+        assert_eq!(e.reason, RejectReason::ScalarWrite { name: "s".into() });
+    }
+
+    /// Reduction list items Tessera does not reduce keep the region on the host,
+    /// with what to change.
+    #[test]
+    fn unsupported_reductions_say_what_to_change() {
+        let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
+        let loc = Loc { file: "l.c".into(), line: 3, col: 60 };
+        r.reductions.push(tessera_ir::Reduction {
+            op: tessera_ir::ReductionOp::Add,
+            var: "hist[0:4]".into(),
+            loc: loc.clone(),
+            unsupported: Some("array section".into()),
+        });
+        assert_eq!(r.reduction("hist[0:4]"), None);
+        let e = check_region(&r).unwrap_err();
+        assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
+        assert_eq!(
+            e.message(),
+            "'reduction(+: hist[0:4])' is not supported: Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)"
+        );
+        let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
+        r.reductions[0].var = "b".into();
+        assert_eq!(check_region(&r).unwrap_err().message(), "reduction on an array 'reduction(+: b)' is not supported");
+    }
+
     /// The plugin's `non-canonical loop: <why>` is the reason `non-canonical-loop`, at the loop.
     #[test]
     fn non_canonical_loops_say_why() {

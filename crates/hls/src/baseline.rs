@@ -429,6 +429,104 @@ mod tests {
         }
     }
 
+    /// OpenMP's identities (clang's for floating min/max: the largest finite value)
+    /// and clang's combiners, as C++ of the variable's type.
+    #[test]
+    fn reduction_identities_and_combiners() {
+        use ReductionOp::*;
+        use ScalarType::*;
+        let cases = [
+            (Add, F32, "0.0f"),
+            (Mul, F64, "1.0"),
+            (Min, F32, "3.4028235e38f"),
+            (Max, F64, &format!("{:?}", -f64::MAX)),
+            (Min, I32, "2147483647"),
+            (Max, I32, "(-2147483647 - 1)"),
+            (Max, U8, "(unsigned char)0"),
+            (Min, U64, "18446744073709551615UL"),
+            (BitAnd, U32, "4294967295U"),
+            (BitAnd, I16, "(short)-1"),
+            (LAnd, I32, "1"),
+            (LOr, I32, "0"),
+        ];
+        for (op, ty, want) in cases {
+            assert_eq!(identity(op, ty), want, "{op:?} {ty:?}");
+        }
+        assert_eq!(combine(Add, I16, "o", "p"), "(short)(o + p)");
+        assert_eq!(combine(LOr, F32, "o", "p"), "(float)(o || p)");
+        assert_eq!(combine(Min, F32, "o", "p"), "o < p ? o : p");
+        assert_eq!(combine(Max, I64, "o", "p"), "o > p ? o : p");
+    }
+
+    /// A reduction variable is a local at the identity; one the host gets back is a
+    /// one-element port combined at the end, one it does not (firstprivate) leaves
+    /// its value parameter unused; a mapped scalar the region assigns is read from
+    /// and written to its port.
+    #[test]
+    fn reductions_and_returned_scalars() {
+        let i = Expr::var("i", ScalarType::I32);
+        let read = Expr::Read { array: "a".into(), index: vec![i.clone()], ty: ScalarType::F32, loc: Loc::default() };
+        let assign = |v: &str, value: Expr| Stmt::Assign {
+            target: LValue::Scalar { name: v.into(), ty: ScalarType::F32, loc: Loc::default() },
+            value,
+            loc: Loc::default(),
+        };
+        let bin = |op, l: Expr, r: Expr| Expr::Binary { op, lhs: Box::new(l), rhs: Box::new(r), ty: ScalarType::F32 };
+        let body = vec![Stmt::For {
+            var: "i".into(),
+            ty: ScalarType::I32,
+            lower: Expr::int(0),
+            upper: Expr::var("n", ScalarType::I32),
+            step: 1,
+            ne: false,
+            body: vec![
+                assign("hi", bin(BinOp::Add, Expr::var("hi", ScalarType::F32), read.clone())),
+                assign("t", bin(BinOp::Add, Expr::var("t", ScalarType::F32), read.clone())),
+                assign("err", read),
+            ],
+            loc: Loc::default(),
+        }];
+        let scalar = |name: &str, map| Var { map, written: true, ..var(name, VarKind::Scalar, ScalarType::F32, true) };
+        let mut r = region(
+            vec![
+                var("a", VarKind::Pointer, ScalarType::F32, false),
+                var("n", VarKind::Scalar, ScalarType::I32, false),
+                scalar("hi", Some(MapKind::Tofrom)),
+                scalar("t", None),
+                scalar("err", Some(MapKind::From)),
+                // A variable named like a port: the port's name moves aside.
+                var("hi_port", VarKind::Scalar, ScalarType::I32, false),
+            ],
+            body,
+        );
+        let red = |op, v: &str| tessera_ir::Reduction { op, var: v.into(), loc: Loc::default(), unsupported: None };
+        r.reductions = vec![red(ReductionOp::Max, "hi"), red(ReductionOp::Add, "t")];
+        let k = generate(&r, "k");
+        for line in [
+            "extern \"C\" void k(tessera::maxi<const float> a, int n, tessera::maxi<float> hi_port_, float t_in, tessera::maxi<float> err_port, int hi_port) {",
+            "#pragma HLS INTERFACE mode=m_axi port=hi_port_ offset=slave bundle=gmem1",
+            "#pragma HLS INTERFACE mode=m_axi port=err_port offset=slave bundle=gmem2",
+            "#pragma HLS INTERFACE mode=s_axilite port=t_in",
+            "  (void)t_in;",
+            "  float hi = -3.4028235e38f;",
+            "  float t = 0.0f;",
+            "  float err = err_port[0];",
+            "    hi = hi + a[i];",
+            "  float hi_orig = hi_port_[0];\n  hi_port_[0] = hi_orig > hi ? hi_orig : hi;",
+            "  err_port[0] = err;\n}",
+        ] {
+            assert!(k.source.contains(line), "{line}\n{}", k.source);
+        }
+        assert!(!k.source.contains("t_in[0]") && !k.source.contains("t_port"), "{}", k.source);
+        assert!(
+            k.emu_entry.contains(
+                "tessera::maxi<float>(ports[2]),\n    *static_cast<const float *>(args[3]),\n    tessera::maxi<float>(ports[4]),"
+            ),
+            "{}",
+            k.emu_entry
+        );
+    }
+
     #[test]
     fn mentions_whole_identifiers_only() {
         assert!(mentions("b[i] = a[i];", "a"));
