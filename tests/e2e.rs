@@ -179,3 +179,23 @@ fn baseline_fallbacks_are_remarked() {
         .unwrap_or_else(|| panic!("no fallback remark:\n{stderr}"));
     assert!(remark.contains("stencil3d.c:") && remark.ends_with("[tile-size-count]"), "{remark}");
 }
+
+/// `-fplugin-arg-tessera-reassociate`: floating sums accumulate in partial results
+/// (II = 1). The program's data are small integers, so its sums are exact in any
+/// order and the output is still the CPU's bit for bit.
+#[test]
+fn reassociated_reductions() {
+    let (work, bin) = tessera_tests::differential_with_flags("reduction_sum.c", &["-fplugin-arg-tessera-reassociate".to_string()]);
+    let dir = format!("{}.tessera", bin.display());
+    let mut partial = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "cpp") {
+            let src = std::fs::read_to_string(&path).unwrap();
+            partial += usize::from(src.contains("_part[8] = {"));
+        }
+    }
+    // sum, dot and lost are floating sums; balance (long) is exact anyway.
+    assert_eq!(partial, 3, "kernels with partial sums in {dir}");
+    drop(work);
+}

@@ -235,7 +235,7 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
             r.var
         );
         text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", variant.name()));
-        return (tessera_hls::baseline::generate(region, name), Mode::Baseline, text, Some(w));
+        return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some(w));
     }
     if let Some(variant) = variant {
         match &plan {
@@ -250,7 +250,7 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
         }
         text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
-    (tessera_hls::baseline::generate(region, name), Mode::Baseline, text, why)
+    (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, why)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map

@@ -17,12 +17,108 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use tessera_ir::{Expr, LValue, ReductionOp, Region, ScalarType, Stmt, VarKind};
 
-struct RegionShapes(HashMap<String, Vec<Expr>>);
+struct RegionShapes(HashMap<String, Vec<Expr>>, HashMap<String, Partial>);
 
 impl Shapes for RegionShapes {
     fn extents(&self, array: &str) -> &[Expr] {
         &self.0[array]
     }
+}
+
+/// How many partial results a reassociated reduction keeps ([`generate_with`]): the
+/// kernel cycles through them, so consecutive additions into one are this many
+/// iterations apart — at least the latency of a pipelined floating-point adder or
+/// multiplier (the model's `fp_op_ns`, 15 ns: 4–5 stages at about 300 MHz), with room
+/// for double precision's deeper adder; the accumulation then allows an II of 1.
+pub const PARTIAL_SUMS: usize = 8;
+
+/// A reduction accumulated in [`PARTIAL_SUMS`] partial results: the array and the
+/// index of the current one.
+struct Partial {
+    array: String,
+    lane: String,
+}
+
+/// Reads of a reassociated reduction variable are reads of its current partial result.
+struct PartialLeaves<'a> {
+    shapes: &'a RegionShapes,
+    name: &'a str,
+    part: String,
+}
+
+impl cpp::Leaves for PartialLeaves<'_> {
+    fn read(&self, array: &str, index: &[Expr]) -> String {
+        cpp::element(array, index, self.shapes)
+    }
+    fn var(&self, name: &str) -> String {
+        if name == self.name {
+            self.part.clone()
+        } else {
+            ident(name)
+        }
+    }
+}
+
+/// Whether reduction variable `name` can be accumulated in partial results: every
+/// assignment to it is `name = name op e` (with conversions around `name` and the
+/// result, as compound assignments give them), `op` the reduction's, `e` not reading
+/// it; and nothing else reads it. Then replacing it by any partial result in each
+/// assignment only reassociates the reduction.
+fn reassociable(region: &Region, name: &str, op: ReductionOp) -> bool {
+    fn reads(e: &Expr, name: &str) -> usize {
+        let mut n = 0;
+        e.visit(&mut |x| n += usize::from(matches!(x, Expr::Var { name: v, .. } if v == name)));
+        n
+    }
+    /// `e` is `[casts] (x op e')` with `x` `[casts] name` (either side).
+    fn accumulates(e: &Expr, name: &str, op: tessera_ir::BinOp) -> bool {
+        fn strip(mut e: &Expr) -> &Expr {
+            while let Expr::Cast { arg, .. } = e {
+                e = arg;
+            }
+            e
+        }
+        match strip(e) {
+            Expr::Binary { op: o, lhs, rhs, .. } if *o == op => {
+                let is_var = |x: &Expr| matches!(strip(x), Expr::Var { name: v, .. } if v == name);
+                (is_var(lhs) && reads(rhs, name) == 0) || (is_var(rhs) && reads(lhs, name) == 0)
+            }
+            _ => false,
+        }
+    }
+    let bin = match op {
+        ReductionOp::Add => tessera_ir::BinOp::Add,
+        ReductionOp::Mul => tessera_ir::BinOp::Mul,
+        _ => return false,
+    };
+    let mut ok = true;
+    let mut assigned = false;
+    region.visit_stmts(&mut |st| {
+        let Stmt::Assign { target, value, .. } = st else {
+            // Bounds and conditions must not read it.
+            let mut n = 0;
+            match st {
+                Stmt::For { lower, upper, .. } => n = reads(lower, name) + reads(upper, name),
+                Stmt::If { cond, .. } => n = reads(cond, name),
+                Stmt::Let { init: Some(e), .. } => n = reads(e, name),
+                _ => {}
+            }
+            ok &= n == 0;
+            return;
+        };
+        let to_it = matches!(target, LValue::Scalar { name: n, .. } | LValue::Local { name: n, .. } if n == name);
+        if to_it {
+            assigned = true;
+            ok &= accumulates(value, name, bin);
+        } else {
+            let mut n = reads(value, name);
+            if let LValue::Element { index, .. } = target {
+                n += index.iter().map(|e| reads(e, name)).sum::<usize>();
+            }
+            ok &= n == 0;
+        }
+    });
+    ok && assigned
 }
 
 /// Extents known to the kernel: inner dimensions from the types (the outermost is
@@ -38,6 +134,7 @@ fn shapes(region: &Region) -> RegionShapes {
                 (v.name.clone(), dims)
             })
             .collect(),
+        HashMap::new(),
     )
 }
 
@@ -157,7 +254,20 @@ pub(crate) fn combine(op: ReductionOp, ty: ScalarType, orig: &str, private: &str
     }
 }
 
+/// Generates the baseline kernel `name` for a region that passed the input check,
+/// every reduction in the loop's order ([`generate_with`] without reassociation).
+pub fn generate(region: &Region, name: &str) -> Kernel {
+    generate_with(region, name, false)
+}
+
 /// Generates the baseline kernel `name` for a region that passed the input check.
+///
+/// With `reassociate` (`-fplugin-arg-tessera-reassociate`), a floating `+` or `*`
+/// reduction whose variable the region only accumulates into
+/// ([`reassociable`]) keeps [`PARTIAL_SUMS`] partial results, used in turn, and adds
+/// them up pairwise at the end: no addition waits for the previous one (II = 1), and
+/// the result is rounded differently from the loop's order, as `-ffast-math` would
+/// allow. Reductions exact in any order are unaffected.
 ///
 /// Scalars the region writes: a firstprivate one (no map clause) is the by-value
 /// parameter, which the kernel may change; one returned to the host
@@ -167,8 +277,8 @@ pub(crate) fn combine(op: ReductionOp, ty: ScalarType, orig: &str, private: &str
 /// source's order (a floating sum is exactly the host's with one thread; the
 /// loop-carried addition bounds the pipeline's II by the adder's latency), and at
 /// the end the port receives `original op private` — clang's combiner.
-pub fn generate(region: &Region, name: &str) -> Kernel {
-    let shapes = shapes(region);
+pub fn generate_with(region: &Region, name: &str, reassociate: bool) -> Kernel {
+    let mut shapes = shapes(region);
     let pnames = param_names(region);
     let mut s = String::new();
     let loc = &region.location;
@@ -203,6 +313,31 @@ pub fn generate(region: &Region, name: &str) -> Kernel {
     for (v, p) in region.vars.iter().zip(&pnames) {
         let (ty, local) = (v.elem.c_name(), ident(&v.name));
         match region.reduction(&v.name) {
+            Some(r) if reassociate && r.op.order_sensitive(v.elem) && reassociable(region, &v.name, r.op) => {
+                let (array, lane) = (fresh(format!("{local}_part"), &mut used), fresh(format!("{local}_lane"), &mut used));
+                let id = identity(r.op, v.elem);
+                writeln!(body, "  // reduction({}: {}), reassociated (-fplugin-arg-tessera-reassociate): {PARTIAL_SUMS} partial", r.op.name(), v.name).unwrap();
+                writeln!(body, "  // results used in turn, each starting at the identity, combined pairwise at the end.").unwrap();
+                let ids = vec![id; PARTIAL_SUMS].join(", ");
+                writeln!(body, "  {ty} {array}[{PARTIAL_SUMS}] = {{{ids}}};").unwrap();
+                writeln!(body, "#pragma HLS ARRAY_PARTITION variable={array} type=complete").unwrap();
+                writeln!(body, "  int {lane} = 0;").unwrap();
+                let mut level: Vec<String> = (0..PARTIAL_SUMS).map(|k| format!("{array}[{k}]")).collect();
+                while level.len() > 1 {
+                    level = level.chunks(2).map(|p| combine(r.op, v.elem, &p[0], &p[1])).collect();
+                }
+                let mut tail = format!("  {ty} {local} = {};\n", level[0]);
+                if v.writes_back() {
+                    let orig = fresh(format!("{local}_orig"), &mut used);
+                    writeln!(tail, "  // The result: the original value combined with the private copy.").unwrap();
+                    writeln!(tail, "  {ty} {orig} = {p}[0];").unwrap();
+                    writeln!(tail, "  {p}[0] = {};", combine(r.op, v.elem, &orig, &local)).unwrap();
+                } else {
+                    writeln!(tail, "  (void){local};").unwrap();
+                }
+                epilogue.push_str(&tail);
+                shapes.1.insert(v.name.clone(), Partial { array, lane });
+            }
             Some(r) => {
                 let why = if r.op.order_sensitive(v.elem) { ", accumulated in the loop's order" } else { "" };
                 writeln!(body, "  // reduction({}: {}): the private copy starts at the identity{why}.", r.op.name(), v.name).unwrap();
@@ -271,6 +406,18 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize, shapes: &RegionShapes) {
             body.iter().for_each(|b| stmt(s, b, depth + 1, shapes));
             indent(s, depth);
             s.push_str("}\n");
+        }
+        Stmt::Assign { target: LValue::Scalar { name, .. }, value, .. } if shapes.1.contains_key(name) => {
+            // A reassociated reduction: into the current partial result, then the next.
+            let Partial { array, lane } = &shapes.1[name];
+            let part = format!("{array}[{lane}]");
+            let leaves = PartialLeaves { shapes, name, part: part.clone() };
+            indent(s, depth);
+            let _ = writeln!(s, "{part} = {};", cpp::expr_with(value, &leaves));
+            indent(s, depth);
+            let _ = writeln!(s, "#pragma HLS DEPENDENCE variable={array} type=inter direction=RAW distance={PARTIAL_SUMS} dependent=true");
+            indent(s, depth);
+            let _ = writeln!(s, "{lane} = {lane} == {} ? 0 : {lane} + 1;", PARTIAL_SUMS - 1);
         }
         Stmt::Assign { target, value, .. } => {
             indent(s, depth);
@@ -525,6 +672,69 @@ mod tests {
             "{}",
             k.emu_entry
         );
+    }
+
+    /// With reassociation a floating sum the loop only accumulates into uses partial
+    /// results in turn and adds them pairwise; a sum the loop also reads otherwise,
+    /// and reductions exact in any order, keep the loop's order.
+    #[test]
+    fn reassociated_sums_use_partial_results() {
+        let i = Expr::var("i", ScalarType::I32);
+        let read = Expr::Read { array: "a".into(), index: vec![i.clone()], ty: ScalarType::F32, loc: Loc::default() };
+        let f64_ = |e: Expr| Expr::Cast { arg: Box::new(e), ty: ScalarType::F64 };
+        let acc = |v: &str, op, ty: ScalarType, rhs: Expr| Stmt::Assign {
+            target: LValue::Scalar { name: v.into(), ty, loc: Loc::default() },
+            value: Expr::Binary { op, lhs: Box::new(Expr::var(v, ty)), rhs: Box::new(rhs), ty },
+            loc: Loc::default(),
+        };
+        let loop_ = |body| Stmt::For {
+            var: "i".into(),
+            ty: ScalarType::I32,
+            lower: Expr::int(0),
+            upper: Expr::var("n", ScalarType::I32),
+            step: 1,
+            ne: false,
+            body,
+            loc: Loc::default(),
+        };
+        let scalar = |name: &str, ty| Var { map: Some(MapKind::Tofrom), written: true, ..var(name, VarKind::Scalar, ty, true) };
+        let red = |op, v: &str| tessera_ir::Reduction { op, var: v.into(), loc: Loc::default(), unsupported: None };
+        let mut r = region(
+            vec![
+                var("a", VarKind::Pointer, ScalarType::F32, false),
+                var("n", VarKind::Scalar, ScalarType::I32, false),
+                scalar("d", ScalarType::F64),
+                scalar("m", ScalarType::F32),
+            ],
+            vec![loop_(vec![acc("d", BinOp::Add, ScalarType::F64, f64_(read.clone())), acc("m", BinOp::Mul, ScalarType::F32, read)])],
+        );
+        r.reductions = vec![red(ReductionOp::Add, "d"), red(ReductionOp::Mul, "m")];
+        let k = generate_with(&r, "k", true);
+        for line in [
+            "  double d_part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};",
+            "#pragma HLS ARRAY_PARTITION variable=d_part type=complete",
+            "    d_part[d_lane] = d_part[d_lane] + (double)a[i];",
+            "    d_lane = d_lane == 7 ? 0 : d_lane + 1;",
+            "  double d = (double)((double)((double)(d_part[0] + d_part[1]) + (double)(d_part[2] + d_part[3])) + (double)((double)(d_part[4] + d_part[5]) + (double)(d_part[6] + d_part[7])));",
+            "  float m_part[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};",
+            "    m_part[m_lane] = m_part[m_lane] * a[i];",
+            "  m_port[0] = (float)(m_orig * m);",
+        ] {
+            assert!(k.source.contains(line), "{line}\n{}", k.source);
+        }
+        assert_eq!(k.source, generate_with(&r, "k", true).source, "deterministic");
+        // Without the option: the loop's order.
+        assert!(!generate(&r, "k").source.contains("_part"));
+        // `m` also read by a condition: in order. An integer sum: exact anyway.
+        let Stmt::For { body, .. } = &mut r.body[0] else { unreachable!() };
+        body.push(Stmt::If {
+            cond: Expr::Binary { op: BinOp::Lt, lhs: Box::new(Expr::var("m", ScalarType::F32)), rhs: Box::new(Expr::Float { bits: 0, ty: ScalarType::F32 }), ty: ScalarType::I32 },
+            then: vec![],
+            otherwise: vec![],
+            loc: Loc::default(),
+        });
+        let k = generate_with(&r, "k", true);
+        assert!(k.source.contains("d_part") && !k.source.contains("m_part"), "{}", k.source);
     }
 
     #[test]
