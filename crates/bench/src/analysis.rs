@@ -86,7 +86,8 @@ pub fn facts(region: &Region) -> Result<Facts, String> {
 /// reduction the kernel accumulates in the loop's order (`+` or `*` on a floating
 /// variable): for each such variable, the operations between its value read and its
 /// value written, summed over its assignments (`s = s + a[i] * b[i]` is 1); the
-/// longest over the variables (their chains run side by side).
+/// longest over the variables (their chains run side by side). For kernels built
+/// without `reassociate` (with it, the partial results break the chain: 0).
 pub fn accumulation_ops(region: &Region) -> u32 {
     /// Operations from the root of `e` down to a read of `name`, if `e` reads it.
     fn chain(e: &Expr, name: &str) -> Option<u32> {

@@ -2,8 +2,11 @@
 //!
 //! A region is offloaded when every statement and expression is representable, every
 //! array subscript and loop bound is affine (in loop indices and integer scalars of
-//! the enclosing function), every array's size is known, and the data environment is
-//! one Tessera implements. The first violation, in source order, becomes the remark.
+//! the enclosing function that the region does not change), every array's size is
+//! known, every scalar it writes or reduces into has somewhere to go (mapped
+//! `tofrom`/`from`: back to the host; no map clause: the region's own copy), and the
+//! data environment is one Tessera implements. Reductions come first, then the body
+//! in source order, then the variables; the first violation becomes the remark.
 //! The rules are the input class of `../shared/design/method.md`; the dependence and
 //! tiling checks of the optimizer come on top of these.
 

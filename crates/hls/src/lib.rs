@@ -32,7 +32,8 @@ pub struct Kernel {
 /// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`,
 /// which builds the kernel's arguments from the runtime's vectors — arrays as memory
 /// ports of type `port_type(var)` bound to the port descriptors (which carry the device
-/// buffer and its traffic counters), scalars from their value pointers in `args`.
+/// buffer and its traffic counters), scalars from their value pointers in `args`; a
+/// scalar the region returns to the host is a one-element array, so a port too.
 pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn Fn(&tessera_ir::Var) -> String) -> String {
     use std::fmt::Write;
     use tessera_ir::VarKind;
