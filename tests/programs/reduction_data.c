@@ -21,13 +21,13 @@ int main(void) {
       for (int i = 1; i < n - 1; i++)
         v[i] = 0.5f * u[i] + 0.25f * (u[i - 1] + u[i + 1]);
       float m = 0.0f;
-#pragma omp target teams distribute parallel for reduction(+: m) // expect: emu
+#pragma omp target teams distribute parallel for reduction(+: m) // expect: emu baseline
       for (int i = 1; i < n - 1; i++) {
         u[i] = v[i];
         m += u[i];
       }
       mass[t] = m;
-#pragma omp target teams distribute parallel for reduction(+: total) // expect: emu
+#pragma omp target teams distribute parallel for reduction(+: total) // expect: emu baseline
       for (int i = 0; i < n; i += 64)
         total += u[i];
     }
@@ -39,7 +39,7 @@ int main(void) {
     for (int j = 0; j < NY; j++) g[i][j] = (double)(int)(rng_next() % 13u) / 4.0;
   double norm2 = 0.0;
   int nonzero = 0;
-#pragma omp target teams distribute parallel for collapse(2) reduction(+: norm2, nonzero) map(to: g) // expect: emu
+#pragma omp target teams distribute parallel for collapse(2) reduction(+: norm2, nonzero) map(to: g) // expect: emu baseline
   for (int i = 0; i < NX; i++)
     for (int j = 0; j < NY; j++) {
       norm2 += g[i][j] * g[i][j];

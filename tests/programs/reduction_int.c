@@ -17,7 +17,7 @@ int main(void) {
   }
 
   unsigned all = 0xffffffffu, any = 0u, parity = 0x5a5a5a5au;
-#pragma omp target teams distribute parallel for reduction(&: all) reduction(|: any) reduction(^: parity) map(to: bits[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(&: all) reduction(|: any) reduction(^: parity) map(to: bits[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     all &= bits[i];
     any |= bits[i] >> 3;
@@ -25,7 +25,7 @@ int main(void) {
   }
 
   int positive = 1, zero = 0;
-#pragma omp target teams distribute parallel for reduction(&&: positive) reduction(||: zero) map(to: v[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(&&: positive) reduction(||: zero) map(to: v[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     positive = positive && v[i] > -1001;
     zero = zero || v[i] == 0;
@@ -33,7 +33,7 @@ int main(void) {
 
   int lo = 7, hi = -7;
   long total = -5;
-#pragma omp target teams distribute parallel for reduction(min: lo) reduction(max: hi) reduction(+: total) map(to: v[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(min: lo) reduction(max: hi) reduction(+: total) map(to: v[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     if (v[i] < lo) lo = v[i];
     hi = v[i] > hi ? v[i] : hi;
@@ -43,7 +43,7 @@ int main(void) {
   /* A product that wraps around (unsigned arithmetic is modulo 2^32). */
   unsigned prod = 3u;
   unsigned char brightest = 0, darkest = 255;
-#pragma omp target teams distribute parallel for reduction(*: prod) reduction(max: brightest) reduction(min: darkest) map(to: bits[0:n], px[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(*: prod) reduction(max: brightest) reduction(min: darkest) map(to: bits[0:n], px[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     prod *= bits[i] | 1u;
     if (px[i] > brightest) brightest = px[i];

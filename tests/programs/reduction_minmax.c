@@ -15,7 +15,7 @@ int main(void) {
 
   /* max |u[i-1] - 2 u[i] + u[i+1] - f[i]|: the residual's max norm. */
   float res = 0.0f;
-#pragma omp target teams distribute parallel for reduction(max: res) map(to: u[0:n], f[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(max: res) map(to: u[0:n], f[0:n]) // expect: emu baseline
   for (int i = 1; i < n - 1; i++) {
     float r = u[i - 1] - 2.0f * u[i] + u[i + 1] - f[i];
     float a = r < 0.0f ? -r : r;
@@ -23,7 +23,7 @@ int main(void) {
   }
 
   float umin = 0.25f, umax = 0.25f;
-#pragma omp target teams distribute parallel for reduction(min: umin) reduction(max: umax) map(to: u[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(min: umin) reduction(max: umax) map(to: u[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     umin = u[i] < umin ? u[i] : umin;
     umax = u[i] > umax ? u[i] : umax;
@@ -32,7 +32,7 @@ int main(void) {
   /* The private copies start at the identities (min: the largest double, max:
      its negation), then combine with the host's values. */
   double dmin = 3.0, dmax = -3.0, prod = 0.75;
-#pragma omp target teams distribute parallel for reduction(min: dmin) reduction(max: dmax) reduction(*: prod) map(to: w[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(min: dmin) reduction(max: dmax) reduction(*: prod) map(to: w[0:n]) // expect: emu baseline
   for (int i = 0; i < 64; i++) {
     dmin = w[i] < dmin ? w[i] : dmin;
     dmax = w[i] > dmax ? w[i] : dmax;

@@ -13,7 +13,7 @@ int main(void) {
 
   float err = -1.0f;
   int count;
-#pragma omp target map(to: a[0:n]) map(tofrom: err) map(from: count) // expect: emu
+#pragma omp target map(to: a[0:n]) map(tofrom: err) map(from: count) // expect: emu baseline
   {
     count = 0;
     for (int i = 0; i < n; i++) {
@@ -25,7 +25,7 @@ int main(void) {
 
   /* `carry` has no map clause: firstprivate, the host keeps 0.25. */
   float carry = 0.25f;
-#pragma omp target map(to: a[0:n]) map(from: b[0:n]) // expect: emu
+#pragma omp target map(to: a[0:n]) map(from: b[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++) {
     carry = 0.5f * carry + a[i];
     b[i] = carry;

@@ -14,12 +14,12 @@ int main(void) {
   for (int i = 0; i < n; i++) { x[i] = small(); y[i] = small(); }
 
   float sum = 1.5f;
-#pragma omp target teams distribute parallel for reduction(+: sum) map(to: x[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(+: sum) map(to: x[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++)
     sum += x[i];
 
   double dot = 0.0;
-#pragma omp target map(to: x[0:n], y[0:n]) map(tofrom: dot) // expect: emu
+#pragma omp target map(to: x[0:n], y[0:n]) map(tofrom: dot) // expect: emu baseline
   {
 #pragma omp parallel for reduction(+: dot)
     for (int i = 0; i < n; i++)
@@ -28,14 +28,14 @@ int main(void) {
 
   /* `-` combines as `+` (OpenMP 5.2); the subtraction is in the loop body. */
   long balance = 100;
-#pragma omp target teams distribute parallel for reduction(-: balance) map(to: x[0:n], y[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for reduction(-: balance) map(to: x[0:n], y[0:n]) // expect: emu baseline
   for (int i = 0; i < n; i++)
     balance -= (long)(x[i] - y[i]);
 
   /* Without a map clause a reduction variable of a nested construct is the
      target region's firstprivate copy: the result stays on the device. */
   float lost = 2.0f;
-#pragma omp target map(to: x[0:n]) // expect: emu
+#pragma omp target map(to: x[0:n]) // expect: emu baseline
   {
 #pragma omp parallel for reduction(+: lost)
     for (int i = 0; i < n; i++)
