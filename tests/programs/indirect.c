@@ -22,7 +22,7 @@ int main(void) {
 
   double sum[1] = {0.0};
 #pragma omp target teams distribute parallel for map(to: c[0:n]) reduction(+: sum[0:1]) // expect: host
-  for (int i = 0; i < n; i++) // expect-remark@-1: 'reduction(+: sum[0:1])' is not supported: Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)
+  for (int i = 0; i < n; i++) // expect-remark@-1: Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: sum[0:1])' (reduce into a scalar per element)
     sum[0] += c[i];
 
   print_floats("b", b, n);

@@ -49,7 +49,7 @@ int main(void) {
   /* An array section as a reduction variable: the host runs it. */
   int hist[4] = {0, 0, 0, 0};
 #pragma omp target teams distribute parallel for reduction(+: hist[0:4]) map(to: u[0:n]) // expect: host
-  for (int i = 0; i < n; i++) // expect-remark@-1: 'reduction(+: hist[0:4])' is not supported: Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)
+  for (int i = 0; i < n; i++) // expect-remark@-1: Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])' (reduce into a scalar per element)
     hist[(int)u[i] & 3] += 1;
 
   /* A reduction on a construct that is only part of the region (the assignment
@@ -59,14 +59,14 @@ int main(void) {
 #pragma omp target map(to: u[0:n]) map(tofrom: evens) // expect: host
   {
     evens = 1;
-#pragma omp parallel for reduction(+: evens) // expect-remark: 'reduction(+: evens)' is not supported: the construct with the clause is only part of the target region (put the clause on the target construct, or make the construct the region's only statement)
+#pragma omp parallel for reduction(+: evens) // expect-remark: a reduction on a construct that is only part of the target region is not supported: 'reduction(+: evens)' (put the clause on the target construct, or make the construct the region's only statement)
     for (int i = 0; i < n; i++)
       evens += ((int)u[i] & 1) == 0;
   }
 #pragma omp target map(to: u[0:n]) map(from: odds) // expect: host
   {
     int c = 0;
-#pragma omp parallel for reduction(+: c) // expect-remark: 'reduction(+: c)' is not supported: the variable is declared inside the target region (declare it before the directive and map it 'tofrom')
+#pragma omp parallel for reduction(+: c) // expect-remark: a reduction variable declared inside the target region is not supported: 'reduction(+: c)' (declare it before the directive and map it 'tofrom')
     for (int i = 0; i < n; i++)
       c += (int)u[i] & 1;
     odds = c;

@@ -84,20 +84,26 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
 fn check_reductions(region: &Region) -> Result<(), Rejection> {
     for r in &region.reductions {
         let Some(what) = &r.unsupported else { continue };
-        let why = match what.as_str() {
-            "array section" | "array" => {
-                "Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)".into()
+        let (why, hint) = match what.as_str() {
+            "array section" | "array" => (
+                "Tessera reduces scalar variables, not arrays or array sections".to_string(),
+                "reduce into a scalar per element",
+            ),
+            "declared in the region" => (
+                "a reduction variable declared inside the target region is not supported".to_string(),
+                "declare it before the directive and map it 'tofrom'",
+            ),
+            "part of the region" => (
+                "a reduction on a construct that is only part of the target region is not supported".to_string(),
+                "put the clause on the target construct, or make the construct the region's only statement",
+            ),
+            "second operator" => {
+                ("a variable reduced with two operators is not supported".to_string(), "reduce into two variables")
             }
-            "declared in the region" => {
-                "the variable is declared inside the target region (declare it before the directive and map it 'tofrom')"
-                    .into()
-            }
-            "part of the region" => "the construct with the clause is only part of the target region (put the clause on the target construct, or make the construct the region's only statement)".into(),
-            "second operator" => "the variable is reduced with another operator too".into(),
-            other => format!("a reduction on a {other}"),
+            other => (format!("a reduction on a {other} is not supported"), "reduce a scalar variable"),
         };
         let text = format!("reduction({}: {})", r.op.name(), r.var);
-        return Err(reject(RejectReason::UnsupportedReduction { text, why }, &r.loc));
+        return Err(reject(RejectReason::UnsupportedReduction { text, why, hint: hint.to_string() }, &r.loc));
     }
     for (i, r) in region.reductions.iter().enumerate() {
         let what = match region.var(&r.var) {
@@ -437,7 +443,7 @@ mod tests {
         assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
         assert_eq!(
             e.message(),
-            "'reduction(+: hist[0:4])' is not supported: Tessera reduces scalar variables, not arrays or array sections (reduce into a scalar per element)"
+            "Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])' (reduce into a scalar per element)"
         );
         let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
         r.reductions[0].var = "b".into();

@@ -229,11 +229,7 @@ fn generate_kernel(region: &Region, name: &str, opts: &Options) -> (tessera_hls:
         // the assignments to its variable, which it refuses (`scalar-write`), but a
         // reduction variable the body only reads must not reach it either (inside the
         // region it is the private copy, not the value the kernel is passed).
-        let w = format!(
-            "not tiled: reduction({}: {}): the tiled kernels do not implement reductions [reduction]",
-            r.op.name(),
-            r.var
-        );
+        let w = format!("not tiled: the tiled kernels do not implement reductions: 'reduction({}: {})' [reduction]", r.op.name(), r.var);
         text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", variant.name()));
         return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some(w));
     }

@@ -77,8 +77,11 @@ pub enum RejectReason {
     UnsupportedReduction {
         /// `reduction(op: item)`.
         text: String,
-        /// Why, and what to change.
+        /// What is not supported (a sentence without names, the same for every
+        /// item of its kind).
         why: String,
+        /// What to change.
+        hint: String,
     },
     /// An array or scalar written in the region (or a reduction variable) but mapped
     /// `to` or `alloc`: the device copy would be discarded, while the host version
@@ -132,7 +135,7 @@ impl RejectReason {
             RejectReason::WriteToInput { array } => {
                 format!("'{array}' is written but mapped 'to' (use 'tofrom' or 'from')")
             }
-            RejectReason::UnsupportedReduction { text, why } => format!("'{text}' is not supported: {why}"),
+            RejectReason::UnsupportedReduction { text, why, hint } => format!("{why}: '{text}' ({hint})"),
         }
     }
 }
