@@ -832,7 +832,7 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_order:
     case llvm::omp::OMPC_bind:
       break;
-    // Everything else changes semantics or synchronisation (device, reduction,
+    // Everything else changes semantics or synchronisation (device,
     // lastprivate, in_reduction, is_device_ptr, has_device_addr, allocate,
     // uses_allocators, ordered, …).
     default:

@@ -199,3 +199,36 @@ fn reassociated_reductions() {
     assert_eq!(partial, 3, "kernels with partial sums in {dir}");
     drop(work);
 }
+
+/// Floating reductions on data that round differently in every order: the kernel adds
+/// in the loop's order, so its results are the CPU's with one thread bit for bit; with
+/// `reassociate` (partial sums) they are not, as documented.
+#[test]
+fn floating_reductions_in_the_loops_order() {
+    let src = tessera_tests::repo_root().join("tests/sequential/reduction_order.c");
+    let work = tempfile::tempdir().expect("temp dir");
+    let run = |bin: &std::path::Path, report: &str| {
+        let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let build = |mut c: std::process::Command| {
+        let out = c.output().expect("builds");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let reference = work.path().join("reference");
+    build(tessera_tests::reference_build_command(&src, &reference));
+    let ordered = work.path().join("ordered");
+    build(tessera_tests::tessera_build_command(&src, &ordered, &[]));
+    let reassociated = work.path().join("reassociated");
+    build(tessera_tests::tessera_build_command(&src, &reassociated, &["-fplugin-arg-tessera-reassociate".to_string()]));
+    let want = run(&reference, "reference.jsonl");
+    assert_eq!(run(&ordered, "ordered.jsonl"), want);
+    let report = std::fs::read_to_string(work.path().join("ordered.jsonl")).unwrap();
+    assert_eq!(report.lines().filter(|l| l.contains("\"device\":\"emu\"")).count(), 3, "{report}");
+    let fast = run(&reassociated, "reassociated.jsonl");
+    let field = |out: &str, k: &str| out.split_whitespace().skip_while(|w| *w != k).nth(1).unwrap().to_string();
+    for k in ["sum", "dot"] {
+        assert_ne!(field(&fast, k), field(&want, k), "{k}: partial sums round like the loop's order\n{fast}{want}");
+    }
+}

@@ -9,7 +9,8 @@ use tessera_ir::Loc;
 /// Why a region is not offloaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RejectReason {
-    /// A clause Tessera does not implement (`nowait`, `depend`, `reduction`, …).
+    /// A clause Tessera does not implement (`is_device_ptr`, `lastprivate`, a `reduction`
+    /// with a modifier, …).
     UnsupportedClause {
         /// Clause name.
         clause: String,

@@ -79,8 +79,8 @@ pub struct Region {
     pub directive: String,
     /// The `collapse(n)` argument of the directive that owns the loop nest (1 if absent).
     pub collapse: u32,
-    /// Clauses the plugin saw but Tessera does not implement (e.g. `reduction`,
-    /// `is_device_ptr`), with their locations. Any entry makes the region stay on the host.
+    /// Clauses the plugin saw but Tessera does not implement (e.g. `is_device_ptr`,
+    /// a `reduction` with a modifier), with their locations. Any entry makes the region stay on the host.
     pub unsupported_clauses: Vec<Named>,
     /// Tile sizes requested for this region with `#pragma tessera tile(…)` (on the
     /// line before the directive), overriding the compile-wide option.
