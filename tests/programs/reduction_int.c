@@ -50,6 +50,17 @@ int main(void) {
     if (px[i] < darkest) darkest = px[i];
   }
 
+  /* Narrow types: each addition is done in int and converted back (wrapping), in
+     the loop and in the combiner alike. */
+  signed char wrap = 100;
+  short sprod = 3;
+#pragma omp target teams distribute parallel for reduction(+: wrap) reduction(*: sprod) map(to: v[0:n]) // expect: emu baseline
+  for (int i = 0; i < n; i++) {
+    wrap += (signed char)v[i];
+    sprod *= (short)(v[i] | 1);
+  }
+
+  printf("wrap %d sprod %d\n", wrap, sprod);
   printf("all %08x any %08x parity %08x\n", all, any, parity);
   printf("positive %d zero %d lo %d hi %d total %ld\n", positive, zero, lo, hi, total);
   printf("prod %08x brightest %u darkest %u\n", prod, brightest, darkest);

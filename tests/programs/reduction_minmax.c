@@ -39,6 +39,20 @@ int main(void) {
     prod *= w[i];
   }
 
+  /* Only infinities: the private copies start at the largest finite values (as
+     clang initialises them), so the results are FLT_MAX and -DBL_MAX. */
+  float inf[4];
+  double ninf[4];
+  for (int i = 0; i < 4; i++) { inf[i] = 1.0f / 0.0f; ninf[i] = -1.0 / 0.0; }
+  float least = inf[0];
+  double most = ninf[0];
+#pragma omp target teams distribute parallel for reduction(min: least) reduction(max: most) map(to: inf, ninf) // expect: emu baseline
+  for (int i = 0; i < 4; i++) {
+    least = inf[i] < least ? inf[i] : least;
+    most = ninf[i] > most ? ninf[i] : most;
+  }
+
+  printf("least %a most %a\n", (double)least, most);
   printf("res %a umin %a umax %a\n", (double)res, (double)umin, (double)umax);
   printf("dmin %a dmax %a prod %a\n", dmin, dmax, prod);
   free(u);
