@@ -196,6 +196,12 @@ private:
   /// `defaultmap` clauses: the implicit map type of each variable category
   /// (`scalar`, `aggregate`, `pointer`), set by applyDefaultmap.
   llvm::StringMap<std::string> Defaultmap;
+  /// `Region::reductions` (one per variable), and which of their variables a
+  /// reduction clause of the target construct itself names (those without a map
+  /// clause are mapped `tofrom`, OpenMP 5.2, 5.8.8).
+  json::Array Reductions;
+  llvm::DenseMap<const VarDecl *, std::string> ReductionOps;
+  llvm::SmallVector<unsigned, 2> TopReductionVars;
   /// A clause expression as clang evaluates it at the directive: through the
   /// `.capture_expr.` variables of the directive's pre-inits.
   static const Expr *uncaptured(const Expr *E);
@@ -255,6 +261,9 @@ private:
   // Clauses -----------------------------------------------------------------
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
   void unsupportedClause(const OMPClause *C, llvm::StringRef Name = {});
+  void reductionClause(const OMPReductionClause *RC,
+                       const OMPExecutableDirective &D);
+  bool wholeRegion(const OMPExecutableDirective &D) const;
   void mapClause(const OMPMapClause *MC);
   void defaultmapClause(const OMPDefaultmapClause *C);
   void applyDefaultmap();
@@ -773,6 +782,9 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
       }
       break;
     }
+    case llvm::omp::OMPC_reduction:
+      reductionClause(cast<OMPReductionClause>(C), D);
+      break;
     case llvm::omp::OMPC_collapse:
       if (OwnsLoop)
         if (std::optional<int64_t> N =
@@ -820,13 +832,133 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_order:
     case llvm::omp::OMPC_bind:
       break;
-    // Everything else changes semantics or synchronisation (device, reduction,
+    // Everything else changes semantics or synchronisation (device,
     // lastprivate, in_reduction, is_device_ptr, has_device_addr, allocate,
     // uses_allocators, ordered, …).
     default:
       unsupportedClause(C);
       break;
     }
+  }
+}
+
+/// Whether the directive \p D is the whole region: the target construct
+/// itself, or reached from its body through compound statements of one
+/// statement and constructs without anything else around them (`target` +
+/// `{ parallel for … }`, `target teams` + `distribute parallel for …`).
+bool RegionExtractor::wholeRegion(const OMPExecutableDirective &D) const {
+  if (&D == Top)
+    return true;
+  if (!Top->hasAssociatedStmt())
+    return false;
+  const Stmt *S = Top->getInnermostCapturedStmt()->getCapturedStmt();
+  while (S) {
+    if (S == &D)
+      return true;
+    if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+      if (CS->size() != 1)
+        return false;
+      S = CS->body_front();
+    } else if (const auto *ED = dyn_cast<OMPExecutableDirective>(S)) {
+      if (!ED->hasAssociatedStmt())
+        return false;
+      S = ED->getInnermostCapturedStmt()->getCapturedStmt();
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+/// `reduction(op: s, …)` on the target construct or a construct nested in it:
+/// each scalar list item becomes a `Region::reductions` entry (and a written
+/// region variable). Modifiers (`inscan`, `task`) and user-defined reductions
+/// are unsupported clauses; list items Tessera does not reduce (array sections,
+/// arrays, variables declared in the region, a construct that is only part of
+/// the region, one variable reduced with two operators) are entries that say
+/// what they are (`unsupported`), for the Rust side's remark.
+void RegionExtractor::reductionClause(const OMPReductionClause *RC,
+                                      const OMPExecutableDirective &D) {
+  if (RC->getModifier() != OMPC_REDUCTION_unknown) {
+    unsupportedClause(RC, "reduction with a modifier");
+    return;
+  }
+  // The operator. `-` combines as `+` (OpenMP 5.2, where it is deprecated).
+  DeclarationName Id = RC->getNameInfo().getName();
+  std::string Op;
+  if (Id.getNameKind() == DeclarationName::CXXOperatorName) {
+    switch (Id.getCXXOverloadedOperator()) {
+    case OO_Plus: case OO_Minus: Op = "add"; break;
+    case OO_Star: Op = "mul"; break;
+    case OO_Amp: Op = "bitand"; break;
+    case OO_Pipe: Op = "bitor"; break;
+    case OO_Caret: Op = "bitxor"; break;
+    case OO_AmpAmp: Op = "land"; break;
+    case OO_PipePipe: Op = "lor"; break;
+    default: break;
+    }
+  } else if (const IdentifierInfo *II = Id.getAsIdentifierInfo()) {
+    if (II->getName() == "min" || II->getName() == "max")
+      Op = II->getName().str();
+  }
+  // A predefined reduction's combiner is an assignment clang built from the
+  // operator; a user-defined one (`declare reduction`) is a call.
+  for (const Expr *Comb : RC->reduction_ops())
+    if (Comb && !isa<BinaryOperator>(Comb->IgnoreImpCasts()))
+      Op.clear();
+  if (Op.empty()) {
+    unsupportedClause(RC, "user-defined reduction '" +
+                              Id.getAsString() + "'");
+    return;
+  }
+  bool Whole = wholeRegion(D);
+  for (const Expr *Item : RC->varlists()) {
+    const Expr *E = skipTransparent(Item);
+    const auto *DRE = dyn_cast<DeclRefExpr>(E);
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    auto Entry = [&](std::string Var, llvm::StringRef Unsupported) {
+      json::Object O{{"op", Op}, {"var", std::move(Var)},
+                     {"loc", loc(RC->getBeginLoc())}};
+      if (!Unsupported.empty())
+        O["unsupported"] = Unsupported.str();
+      Reductions.push_back(std::move(O));
+    };
+    if (!VD) {
+      Entry(text(Item), isa<ArraySectionExpr>(E) || isa<ArraySubscriptExpr>(E)
+                            ? "array section"
+                            : "list item that is not a variable");
+      continue;
+    }
+    if (!scalar(VD->getType())) {
+      Entry(VD->getNameAsString(),
+            VD->getType()->isArrayType()
+                ? std::string("array")
+                : "variable of " + typeText(VD->getType()));
+      continue;
+    }
+    std::optional<unsigned> I = regionVar(VD);
+    if (!I) {
+      Entry(VD->getNameAsString(), "declared in the region");
+      continue;
+    }
+    if (!Whole) {
+      Entry(Vars[*I].Name, "part of the region");
+      continue;
+    }
+    // A variable reduced by the target construct and by a construct nested in
+    // it with the same operator: one private copy per level, one combine each;
+    // with the identity as the inner copy's start, the same value.
+    auto It = ReductionOps.find(VD);
+    if (It != ReductionOps.end()) {
+      if (It->second != Op)
+        Entry(Vars[*I].Name, "second operator");
+      continue;
+    }
+    ReductionOps[VD] = Op;
+    Vars[*I].Written = true;
+    if (&D == Top)
+      TopReductionVars.push_back(*I);
+    Entry(Vars[*I].Name, "");
   }
 }
 
@@ -1754,6 +1886,11 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
     if (const auto *CS = dyn_cast<CapturedStmt>(D.getAssociatedStmt()))
       Region = CS->getCapturedDecl();
   clauses(D, /*OwnsLoop=*/Loop);
+  // A reduction variable of the target construct without a map clause is
+  // mapped tofrom (OpenMP 5.2, 5.8.8: its result reaches the host).
+  for (unsigned I : TopReductionVars)
+    if (Vars[I].Map.kind() == json::Value::Null)
+      Vars[I].Map = "tofrom";
   json::Array Body;
   if (D.hasAssociatedStmt()) {
     // Combined loop directives: the associated loop nest. Plain `target`,
@@ -1774,6 +1911,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"collapse", Collapse},
       {"unsupported_clauses", std::move(UnsupportedClauses)},
       {"if_clause", IfCondition != nullptr},
+      {"reductions", std::move(Reductions)},
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;

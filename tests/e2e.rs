@@ -37,6 +37,11 @@ programs! {
     canonical_loop_forms => "loop_forms.c",
     target_tasks_and_defaultmap => "task_clauses.c",
     struct_member_parameters => "struct_params.c",
+    reduction_sums_and_dot_products => "reduction_sum.c",
+    reduction_integer_and_logical_operators => "reduction_int.c",
+    reduction_floating_min_max_and_products => "reduction_minmax.c",
+    reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
+    reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -134,6 +139,11 @@ variants! {
         canonical_loop_forms => "loop_forms.c",
         target_tasks_and_defaultmap => "task_clauses.c",
         struct_member_parameters => "struct_params.c",
+        reduction_sums_and_dot_products => "reduction_sum.c",
+        reduction_integer_and_logical_operators => "reduction_int.c",
+        reduction_floating_min_max_and_products => "reduction_minmax.c",
+        reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
+        reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
     ]
 }
 
@@ -168,4 +178,57 @@ fn baseline_fallbacks_are_remarked() {
         .find(|l| l.contains("remark: target region offloaded with the baseline kernel: not tiled: "))
         .unwrap_or_else(|| panic!("no fallback remark:\n{stderr}"));
     assert!(remark.contains("stencil3d.c:") && remark.contains("not tiled: [tile-size-count] "), "{remark}");
+}
+
+/// `-fplugin-arg-tessera-reassociate`: floating sums accumulate in partial results
+/// (II = 1). The program's data are small integers, so its sums are exact in any
+/// order and the output is still the CPU's bit for bit.
+#[test]
+fn reassociated_reductions() {
+    let (work, bin) = tessera_tests::differential_with_flags("reduction_sum.c", &["-fplugin-arg-tessera-reassociate".to_string()]);
+    let dir = format!("{}.tessera", bin.display());
+    let mut partial = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "cpp") {
+            let src = std::fs::read_to_string(&path).unwrap();
+            partial += usize::from(src.contains("_part[8] = {"));
+        }
+    }
+    // sum, dot and lost are floating sums; balance (long) is exact anyway.
+    assert_eq!(partial, 3, "kernels with partial sums in {dir}");
+    drop(work);
+}
+
+/// Floating reductions on data that round differently in every order: the kernel adds
+/// in the loop's order, so its results are the CPU's with one thread bit for bit; with
+/// `reassociate` (partial sums) they are not, as documented.
+#[test]
+fn floating_reductions_in_the_loops_order() {
+    let src = tessera_tests::repo_root().join("tests/sequential/reduction_order.c");
+    let work = tempfile::tempdir().expect("temp dir");
+    let run = |bin: &std::path::Path, report: &str| {
+        let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let build = |mut c: std::process::Command| {
+        let out = c.output().expect("builds");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let reference = work.path().join("reference");
+    build(tessera_tests::reference_build_command(&src, &reference));
+    let ordered = work.path().join("ordered");
+    build(tessera_tests::tessera_build_command(&src, &ordered, &[]));
+    let reassociated = work.path().join("reassociated");
+    build(tessera_tests::tessera_build_command(&src, &reassociated, &["-fplugin-arg-tessera-reassociate".to_string()]));
+    let want = run(&reference, "reference.jsonl");
+    assert_eq!(run(&ordered, "ordered.jsonl"), want);
+    let report = std::fs::read_to_string(work.path().join("ordered.jsonl")).unwrap();
+    assert_eq!(report.lines().filter(|l| l.contains("\"device\":\"emu\"")).count(), 3, "{report}");
+    let fast = run(&reassociated, "reassociated.jsonl");
+    let field = |out: &str, k: &str| out.split_whitespace().skip_while(|w| *w != k).nth(1).unwrap().to_string();
+    for k in ["sum", "dot"] {
+        assert_ne!(field(&fast, k), field(&want, k), "{k}: partial sums round like the loop's order\n{fast}{want}");
+    }
 }

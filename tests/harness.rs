@@ -321,6 +321,14 @@ pub fn differential(name: &str) {
     check_program(&p, &[], name);
 }
 
+/// The differential test of `tests/programs/<name>` built with extra `tessera cc`
+/// flags, with the program's expectations. Returns the work directory and the binary
+/// (its kernels are in `<binary>.tessera/`).
+pub fn differential_with_flags(name: &str, flags: &[String]) -> (tempfile::TempDir, PathBuf) {
+    let p = Program::new(name);
+    check_program(&p, flags, &format!("{name} {}", flags.join(" ")))
+}
+
 /// The differential test of `tests/programs/<name>` compiled in `variant`, with the
 /// program's expectations; also every kernel must be of the flavour it has with the
 /// variant mode's default options. Failures name the program and the variant.

@@ -67,7 +67,7 @@ fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
         unsupported_clauses: vec![],
         tile: None,
         vars,
-        body, if_clause: false,
+        body, if_clause: false, reductions: vec![],
     }
 }
 

@@ -99,7 +99,7 @@ pub enum Feat {
     FbIf,
     /// `if(c)` on `target data`, true or false.
     DataIf,
-    /// `reduction(+: s)` regions (host fallback).
+    /// `reduction(+: s)` regions (offloaded: the sum is an int, exact in any order).
     Reduction,
     /// `#pragma omp parallel for num_threads(2)`: each thread offloads on its own
     /// section of shared arrays.

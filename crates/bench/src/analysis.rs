@@ -39,6 +39,9 @@ pub struct Facts {
     pub depth_ops: u32,
     /// Compulsory DDR bytes: (read, written).
     pub compulsory: Option<(u64, u64)>,
+    /// Floating-point operations per iteration on the chain of a sequentially
+    /// accumulated reduction ([`accumulation_ops`]).
+    pub accumulation_ops: u32,
 }
 
 impl Facts {
@@ -75,7 +78,45 @@ pub fn facts(region: &Region) -> Result<Facts, String> {
         in_place,
         depth_ops,
         compulsory,
+        accumulation_ops: accumulation_ops(region),
     })
+}
+
+/// Floating-point operations per loop iteration on the loop-carried chain of a
+/// reduction the kernel accumulates in the loop's order (`+` or `*` on a floating
+/// variable): for each such variable, the operations between its value read and its
+/// value written, summed over its assignments (`s = s + a[i] * b[i]` is 1); the
+/// longest over the variables (their chains run side by side). For kernels built
+/// without `reassociate` (with it, the partial results break the chain: 0).
+pub fn accumulation_ops(region: &Region) -> u32 {
+    /// Operations from the root of `e` down to a read of `name`, if `e` reads it.
+    fn chain(e: &Expr, name: &str) -> Option<u32> {
+        match e {
+            Expr::Var { name: n, .. } if n == name => Some(0),
+            Expr::Binary { op, lhs, rhs, ty } => {
+                let arith = ty.is_float() && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
+                let below = chain(lhs, name).max(chain(rhs, name))?;
+                Some(below + u32::from(arith))
+            }
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => chain(arg, name),
+            Expr::Select { then, otherwise, .. } => chain(then, name).max(chain(otherwise, name)),
+            _ => None,
+        }
+    }
+    let vars = region.vars.iter().filter(|v| region.reduction(&v.name).is_some_and(|r| r.op.order_sensitive(v.elem)));
+    vars.map(|v| {
+        let mut ops = 0;
+        region.visit_stmts(&mut |s| {
+            if let Stmt::Assign { target: tessera_ir::LValue::Scalar { name, .. }, value, .. } = s {
+                if *name == v.name {
+                    ops += chain(value, name).unwrap_or(0);
+                }
+            }
+        });
+        ops
+    })
+    .max()
+    .unwrap_or(0)
 }
 
 /// A hashable form of an affine expression.
@@ -270,6 +311,27 @@ mod tests {
         assert!(f.in_place);
         assert_eq!((f.accesses_per_iteration, f.distinct_accesses_per_iteration, f.depth_ops), (4, 4, 3));
         assert_eq!(f.compulsory, Some((((n - 1) * n + n * n) * 4, (n - 1) * n * 4)));
+    }
+
+    #[test]
+    fn accumulation_chains() {
+        use tessera_ir::{Loc, LValue, Reduction, ReductionOp, ScalarType::*};
+        let mut r = fixture("bench/2D-jacobi.ir.json");
+        assert_eq!(accumulation_ops(&r), 0);
+        let s = |ty| Expr::var("s", ty);
+        let add = |l: Expr, ty| Expr::Binary { op: BinOp::Add, lhs: Box::new(l), rhs: Box::new(Expr::Float { bits: 1f64.to_bits(), ty }), ty };
+        let assign = |value| Stmt::Assign { target: LValue::Scalar { name: "s".into(), ty: F32, loc: Loc::default() }, value, loc: Loc::default() };
+        let mut v = r.vars[0].clone();
+        (v.name, v.kind, v.elem, v.dims, v.written) = ("s".into(), tessera_ir::VarKind::Scalar, F32, vec![], true);
+        r.vars.push(v);
+        // s = (float)((double)s + 1.0); s = s + 1.0f: two additions on the chain.
+        r.body.push(assign(Expr::Cast { arg: Box::new(add(Expr::Cast { arg: Box::new(s(F32)), ty: F64 }, F64)), ty: F32 }));
+        r.body.push(assign(add(s(F32), F32)));
+        assert_eq!(accumulation_ops(&r), 0, "not a reduction");
+        r.reductions.push(Reduction { op: ReductionOp::Add, var: "s".into(), loc: Loc::default(), unsupported: None });
+        assert_eq!(accumulation_ops(&r), 2);
+        r.reductions[0].op = ReductionOp::Max;
+        assert_eq!(accumulation_ops(&r), 0, "exact in any order");
     }
 
     #[test]

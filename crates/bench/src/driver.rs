@@ -225,6 +225,7 @@ fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, Str
         accesses_per_iteration: facts.distinct_accesses_per_iteration,
         in_place: facts.in_place,
         depth_ops: facts.depth_ops,
+        accumulation_ops: facts.accumulation_ops,
     }))
 }
 

@@ -2,8 +2,11 @@
 //!
 //! A region is offloaded when every statement and expression is representable, every
 //! array subscript and loop bound is affine (in loop indices and integer scalars of
-//! the enclosing function), every array's size is known, and the data environment is
-//! one Tessera implements. The first violation, in source order, becomes the remark.
+//! the enclosing function that the region does not change), every array's size is
+//! known, every scalar it writes or reduces into has somewhere to go (mapped
+//! `tofrom`/`from`: back to the host; no map clause: the region's own copy), and the
+//! data environment is one Tessera implements. Reductions come first, then the body
+//! in source order, then the variables; the first violation becomes the remark.
 //! The rules are the input class of `../shared/design/method.md`; the dependence and
 //! tiling checks of the optimizer come on top of these.
 
@@ -21,17 +24,38 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
     if let Some(c) = region.unsupported_clauses.first() {
         return Err(reject(RejectReason::UnsupportedClause { clause: c.name.clone() }, &c.loc));
     }
+    check_reductions(region)?;
+    // Parameters are the integer scalars the region does not change: a scalar it
+    // assigns, or a reduction variable (a private copy inside), varies.
     let params: HashSet<&str> = region
         .vars
         .iter()
-        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer())
+        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer() && !v.written && region.reduction(&v.name).is_none())
         .map(|v| v.name.as_str())
         .collect();
     let mut cx = Checker { region, params, indices: Vec::new() };
     cx.stmts(&region.body)?;
+    let returned: Vec<&str> = region.vars.iter().filter(|v| v.writes_back()).map(|v| v.name.as_str()).collect();
     for v in &region.vars {
         if v.kind == VarKind::Scalar {
+            check_written_scalar(region, v)?;
             continue;
+        }
+        // The runtime evaluates sizes and sections from the scalars' values at the
+        // directive; a scalar the region returns is not among them (it is a
+        // one-element array argument, see `manifest_arg`).
+        let mut uses_returned = None;
+        for e in v.dims.iter().flatten().chain(v.section.iter().flat_map(|s| [&s.lower, &s.length])) {
+            e.visit(&mut |n| {
+                if let Expr::Var { name, .. } = n {
+                    if uses_returned.is_none() && returned.contains(&name.as_str()) {
+                        uses_returned = Some(name.clone());
+                    }
+                }
+            });
+        }
+        if let Some(name) = uses_returned {
+            return Err(reject(RejectReason::ScalarWrite { name }, &v.loc));
         }
         if let Some(m) = v.map {
             // Exit-only map types and the manifest-only `present` never come from a
@@ -54,6 +78,66 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
         }
     }
     Ok(())
+}
+
+/// The reductions name scalar variables of the region, each once.
+fn check_reductions(region: &Region) -> Result<(), Rejection> {
+    for r in &region.reductions {
+        let Some(what) = &r.unsupported else { continue };
+        let (why, hint) = match what.as_str() {
+            "array section" | "array" => (
+                "Tessera reduces scalar variables, not arrays or array sections".to_string(),
+                "reduce into a scalar per element",
+            ),
+            "declared in the region" => (
+                "a reduction variable declared inside the target region is not supported".to_string(),
+                "declare it before the directive and map it 'tofrom'",
+            ),
+            "part of the region" => (
+                "a reduction on a construct that is only part of the target region is not supported".to_string(),
+                "put the clause on the target construct, or make the construct the region's only statement",
+            ),
+            "second operator" => {
+                ("a variable reduced with two operators is not supported".to_string(), "reduce into two variables")
+            }
+            other => (format!("a reduction on a {other} is not supported"), "reduce a scalar variable"),
+        };
+        let text = format!("reduction({}: {})", r.op.name(), r.var);
+        return Err(reject(RejectReason::UnsupportedReduction { text, why, hint: hint.to_string() }, &r.loc));
+    }
+    for (i, r) in region.reductions.iter().enumerate() {
+        let what = match region.var(&r.var) {
+            None => Some("reduction on an unknown variable"),
+            Some(v) if v.kind != VarKind::Scalar => Some("reduction on an array"),
+            Some(_) if region.reductions[..i].iter().any(|o| o.var == r.var) => Some("second reduction of one variable"),
+            Some(_) => None,
+        };
+        if let Some(what) = what {
+            let text = format!("reduction({}: {})", r.op.name(), r.var);
+            return Err(reject(RejectReason::UnsupportedExpression { what: what.into(), text }, &r.loc));
+        }
+    }
+    Ok(())
+}
+
+/// A scalar the region writes (or reduces into) must have somewhere to go: mapped
+/// `tofrom`/`from` it returns to the host ([`Var::writes_back`]); without a map
+/// clause it is firstprivate, the region's own copy. Mapped `to` or `alloc`, the
+/// device copy would be discarded while a run on the host keeps the writes.
+fn check_written_scalar(region: &Region, v: &Var) -> Result<(), Rejection> {
+    let reduction = region.reduction(&v.name);
+    if !v.written && reduction.is_none() {
+        return Ok(());
+    }
+    let loc = reduction.map_or(&v.loc, |r| &r.loc);
+    match v.map.map(MapKind::base) {
+        Some(MapKind::To) => Err(reject(RejectReason::WriteToInput { array: v.name.clone() }, loc)),
+        Some(MapKind::Alloc) => {
+            let clause = format!("map(alloc: {}) of a scalar the region assigns (use 'tofrom' or 'from')", v.name);
+            Err(reject(RejectReason::UnsupportedClause { clause }, loc))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether the runtime finds the variable's data in the present table (a pointer
@@ -138,7 +222,11 @@ impl<'a> Checker<'a> {
                 match target {
                     LValue::Element { array, index, loc, .. } => self.access(array, index, loc)?,
                     LValue::Scalar { name, loc, .. } => {
-                        return Err(reject(RejectReason::ScalarWrite { name: name.clone() }, loc))
+                        if self.region.var(name).is_none_or(|v| v.kind != VarKind::Scalar || !v.written) {
+                            // The plugin lists every assigned scalar, written.
+                            let what = "assignment to an unknown scalar".to_string();
+                            return Err(reject(RejectReason::UnsupportedExpression { what, text: name.clone() }, loc));
+                        }
                     }
                     LValue::Local { .. } => {}
                 }
@@ -253,8 +341,113 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars: vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)],
-            body, if_clause: false,
+            body, if_clause: false, reductions: vec![],
         }
+    }
+
+    /// `for (int i = 0; i < n; i++) s = s + b[i];` with `s` a float scalar of the
+    /// enclosing function mapped `map`, optionally `reduction(op: s)`.
+    fn accumulation(map: Option<MapKind>, op: Option<tessera_ir::ReductionOp>) -> Region {
+        let mut r = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let i = Expr::var("i", I32);
+        let b = Expr::Read { array: "b".into(), index: vec![i], ty: F32, loc: Loc::default() };
+        let sum = Expr::Binary { op: BinOp::Add, lhs: Box::new(Expr::var("s", F32)), rhs: Box::new(b), ty: F32 };
+        let Stmt::For { body, .. } = &mut r.body[0] else { unreachable!() };
+        *body = vec![Stmt::Assign {
+            target: LValue::Scalar { name: "s".into(), ty: F32, loc: Loc { file: "l.c".into(), line: 5, col: 5 } },
+            value: sum,
+            loc: Loc::default(),
+        }];
+        let s = Var { elem: F32, map, loc: Loc { file: "l.c".into(), line: 2, col: 9 }, ..var("s", VarKind::Scalar, true) };
+        r.vars.push(s);
+        if let Some(op) = op {
+            let loc = Loc { file: "l.c".into(), line: 3, col: 40 };
+            r.reductions.push(tessera_ir::Reduction { op, var: "s".into(), loc, unsupported: None });
+        }
+        r
+    }
+
+    /// A scalar the region writes comes back when it is mapped `tofrom` or `from`,
+    /// is the region's own copy without a map clause, and keeps the region on the
+    /// host when mapped `to` or `alloc` (a device would discard the writes).
+    #[test]
+    fn written_scalars_go_where_their_map_says() {
+        use tessera_ir::ReductionOp::Add;
+        for (map, op) in [(Some(MapKind::Tofrom), None), (Some(MapKind::From), None), (Some(MapKind::Tofrom), Some(Add))] {
+            let r = accumulation(map, op);
+            assert_eq!(check_region(&r), Ok(()));
+            assert!(r.var("s").unwrap().writes_back());
+            let out = compile_region(&r, &Options::default());
+            // One element at the scalar's address, mapped as the clause says.
+            let arg = out.manifest.args.iter().find(|a| a.name == "s").unwrap();
+            assert_eq!(arg.kind, VarKind::Array);
+            let a = arg.array.as_ref().unwrap();
+            assert_eq!((a.map, a.dims.len(), a.section.len()), (map.unwrap(), 1, 1));
+            assert_eq!(tessera_ir::eval::eval_int(&a.dims[0], &|_| None).ok(), Some(1));
+            assert!(out.manifest.kernel_source.contains("tessera::maxi<float> s_port"), "{}", out.manifest.kernel_source);
+        }
+        // Without a map clause: firstprivate, a value parameter the kernel may change.
+        let r = accumulation(None, None);
+        assert_eq!(check_region(&r), Ok(()));
+        let out = compile_region(&r, &Options::default());
+        assert!(out.manifest.args.iter().any(|a| a.name == "s" && a.kind == VarKind::Scalar && a.array.is_none()));
+        assert!(out.manifest.kernel_source.contains(", float s) {"), "{}", out.manifest.kernel_source);
+        // Mapped `to` or `alloc`: host, located at the variable (or its reduction clause).
+        let e = check_region(&accumulation(Some(MapKind::To), None)).unwrap_err();
+        assert_eq!((e.reason.code(), e.loc.line), ("write-to-input", 2));
+        let e = check_region(&accumulation(Some(MapKind::To), Some(Add))).unwrap_err();
+        assert_eq!((e.reason.code(), e.loc.line), ("write-to-input", 3));
+        let e = check_region(&accumulation(Some(MapKind::Alloc), None)).unwrap_err();
+        assert_eq!(e.reason.code(), "unsupported-clause");
+        assert_eq!(e.message(), "clause 'map(alloc: s) of a scalar the region assigns (use 'tofrom' or 'from')' is not supported");
+    }
+
+    /// A scalar the region changes is no parameter: not in bounds or subscripts (its
+    /// value varies), and not in a size the runtime evaluates at the directive when
+    /// it comes back from the device.
+    #[test]
+    fn changing_scalars_are_not_parameters() {
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.vars[2].written = true; // `n` is assigned somewhere: the bound `i < n` varies.
+        assert_eq!(check_region(&r).unwrap_err().reason.code(), "non-affine-bound");
+        // An integer reduction variable (a private copy inside) likewise.
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.reductions.push(tessera_ir::Reduction {
+            op: tessera_ir::ReductionOp::Max,
+            var: "n".into(),
+            loc: Loc::default(),
+            unsupported: None,
+        });
+        assert_eq!(check_region(&r).unwrap_err().reason.code(), "non-affine-bound");
+        // `a[0:k]` with `k` returned by the region.
+        let mut r = accumulation(Some(MapKind::Tofrom), None);
+        r.vars[0].section = vec![tessera_ir::Section { lower: Expr::int(0), length: Expr::var("s", I32) }];
+        let e = check_region(&r).unwrap_err();
+        assert_eq!(e.reason, RejectReason::ScalarWrite { name: "s".into() });
+    }
+
+    /// Reduction list items Tessera does not reduce keep the region on the host,
+    /// with what to change.
+    #[test]
+    fn unsupported_reductions_say_what_to_change() {
+        let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
+        let loc = Loc { file: "l.c".into(), line: 3, col: 60 };
+        r.reductions.push(tessera_ir::Reduction {
+            op: tessera_ir::ReductionOp::Add,
+            var: "hist[0:4]".into(),
+            loc: loc.clone(),
+            unsupported: Some("array section".into()),
+        });
+        assert_eq!(r.reduction("hist[0:4]"), None);
+        let e = check_region(&r).unwrap_err();
+        assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
+        assert_eq!(
+            e.message(),
+            "Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])' (reduce into a scalar per element)"
+        );
+        let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
+        r.reductions[0].var = "b".into();
+        assert_eq!(check_region(&r).unwrap_err().message(), "reduction on an array 'reduction(+: b)' is not supported");
     }
 
     /// The plugin's `non-canonical loop: <why>` is the reason `non-canonical-loop`, at the loop.

@@ -12,7 +12,9 @@
 //! directive silently ignore data Tessera holds on the device.
 //!
 //! Scalar list items are dropped: Tessera never maps scalars (target regions read
-//! them as firstprivate values), so there is nothing on the device to move.
+//! them as firstprivate values, and a scalar a region writes back is mapped for that
+//! launch alone, see `tessera_ir::manifest::Arg`), so there is nothing on the device
+//! to move.
 
 use crate::check::resolved_dims_from;
 use crate::complete_section;

@@ -242,6 +242,16 @@ fn generate_kernel(
         Mode::Tessera => Some(tessera_hls::paper::Variant::Tessera),
     };
     let mut why = None;
+    if let (Some(variant), Some(r)) = (variant, region.reductions.first()) {
+        // The optimizer models no scalar state; a region with a reduction also has
+        // the assignments to its variable, which it refuses (`scalar-write`), but a
+        // reduction variable the body only reads must not reach it either (inside the
+        // region it is the private copy, not the value the kernel is passed).
+        let reason = RejectReason::ReductionNotTiled { text: format!("reduction({}: {})", r.op.name(), r.var) };
+        let w = format!("not tiled: {}", reason.remark());
+        text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", variant.name()));
+        return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
+    }
     if let Some(variant) = variant {
         match &plan {
             Ok(plan) => match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
@@ -255,7 +265,7 @@ fn generate_kernel(
         }
         text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
-    (tessera_hls::baseline::generate(region, name), Mode::Baseline, text, why)
+    (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, why)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map
@@ -268,6 +278,18 @@ fn manifest_args(region: &Region) -> Result<Vec<Arg>, Rejection> {
 /// One variable as a manifest argument.
 fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
     let zero = || Expr::Int { value: 0, ty: ScalarType::I64 };
+    if v.writes_back() {
+        // A scalar the region returns (mapped `tofrom`/`from`, written or reduced
+        // into) is a one-element array: the address the call passes is the scalar's,
+        // which is element 0 of it, so the runtime maps, copies and checks it like any
+        // array (also against enclosing data regions, which never map scalars), and
+        // the kernel reads and writes it through a memory port.
+        let one = Expr::Int { value: 1, ty: ScalarType::I64 };
+        let section = vec![Section { lower: zero(), length: one.clone() }];
+        let map = v.map.expect("writes_back needs a map");
+        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![] });
+        return Ok(Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array });
+    }
     let array = match v.kind {
         VarKind::Scalar => None,
         VarKind::Pointer | VarKind::Array if check::is_attached(v) => {
@@ -362,7 +384,7 @@ mod tests {
                 var("n", VarKind::Scalar, vec![], None, false),
                 var("m", VarKind::Scalar, vec![], None, false),
             ],
-            body, if_clause: false,
+            body, if_clause: false, reductions: vec![],
         }
     }
 

@@ -40,11 +40,16 @@ pub struct Options {
     pub tile: Option<Vec<i64>>,
     /// Elements per DDR beat (`port-width=4|8|16`; 16 floats = 512 bit).
     pub port_width: u32,
+    /// `reassociate`: floating `+` and `*` reductions accumulate in partial results
+    /// (II = 1) instead of the loop's order, which rounds differently — the licence
+    /// `-ffast-math` gives a compiler (`tessera_hls::baseline::generate_with`).
+    /// Off: the kernel's result is the host's with one thread, bit for bit.
+    pub reassociate: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Tessera, tile: None, port_width: 16 }
+        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false }
     }
 }
 
@@ -92,10 +97,14 @@ impl Options {
                         ))
                     }
                 },
+                "reassociate" if value.is_empty() => o.reassociate = true,
+                "reassociate" => {
+                    return Err(format!("-fplugin-arg-tessera-{a}: 'reassociate' takes no value"));
+                }
                 k if PLUGIN_KEYS.contains(&k) => {}
                 _ => {
                     return Err(format!(
-                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, {})",
+                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, {})",
                         PLUGIN_KEYS.join(", ")
                     ))
                 }
@@ -119,6 +128,10 @@ mod tests {
         assert_eq!((o.tile, o.port_width), (Some(vec![64, 32]), 8));
         assert!(Options::from_plugin_args(&["port-width=3"]).unwrap_err().contains("4, 8 or 16"));
         assert!(Options::from_plugin_args(&["mode=fast"]).unwrap_err().contains("unknown mode"));
+        assert!(!Options::default().reassociate);
+        assert!(Options::from_plugin_args(&["reassociate"]).unwrap().reassociate);
+        let e = Options::from_plugin_args(&["reassociate=1"]).unwrap_err();
+        assert_eq!(e, "-fplugin-arg-tessera-reassociate=1: 'reassociate' takes no value");
     }
 
     /// `tile=N` is one size for every loop of every region (the optimizer expands it

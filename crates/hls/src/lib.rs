@@ -32,7 +32,8 @@ pub struct Kernel {
 /// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`,
 /// which builds the kernel's arguments from the runtime's vectors — arrays as memory
 /// ports of type `port_type(var)` bound to the port descriptors (which carry the device
-/// buffer and its traffic counters), scalars from their value pointers in `args`.
+/// buffer and its traffic counters), scalars from their value pointers in `args`; a
+/// scalar the region returns to the host is a one-element array, so a port too.
 pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn Fn(&tessera_ir::Var) -> String) -> String {
     use std::fmt::Write;
     use tessera_ir::VarKind;
@@ -42,8 +43,10 @@ pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn
     writeln!(e, "// device buffer and its traffic counters; scalars: value pointers in args).").unwrap();
     writeln!(e, "#include \"kernel.cpp\"").unwrap();
     writeln!(e).unwrap();
-    let has_scalars = region.vars.iter().any(|v| v.kind == VarKind::Scalar);
-    let has_arrays = region.vars.iter().any(|v| v.kind != VarKind::Scalar);
+    // A scalar the region returns to the host is a one-element array argument.
+    let by_value = |v: &tessera_ir::Var| v.kind == VarKind::Scalar && !v.writes_back();
+    let has_scalars = region.vars.iter().any(by_value);
+    let has_arrays = region.vars.iter().any(|v| !by_value(v));
     writeln!(
         e,
         "extern \"C\" void tessera_emu_entry(void **{}, const tessera_port_desc *{}) {{",
@@ -55,9 +58,9 @@ pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn
         .vars
         .iter()
         .enumerate()
-        .map(|(i, v)| match v.kind {
-            VarKind::Scalar => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
-            _ => format!("{}(ports[{i}])", port_type(v)),
+        .map(|(i, v)| match by_value(v) {
+            true => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
+            false => format!("{}(ports[{i}])", port_type(v)),
         })
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();

@@ -80,8 +80,8 @@ pub struct Region {
     pub directive: String,
     /// The `collapse(n)` argument of the directive that owns the loop nest (1 if absent).
     pub collapse: u32,
-    /// Clauses the plugin saw but Tessera does not implement (e.g. `reduction`,
-    /// `is_device_ptr`), with their locations. Any entry makes the region stay on the host.
+    /// Clauses the plugin saw but Tessera does not implement (e.g. `is_device_ptr`,
+    /// a `reduction` with a modifier), with their locations. Any entry makes the region stay on the host.
     pub unsupported_clauses: Vec<Named>,
     /// Tile sizes requested for this region with `#pragma tessera tile(…)` (on the
     /// line before the directive), overriding the compile-wide option.
@@ -94,6 +94,14 @@ pub struct Region {
     pub if_clause: bool,
     /// Every variable the region (or a map clause) refers to, in runtime-argument order.
     pub vars: Vec<Var>,
+    /// The scalar reductions of the region (`reduction(op: s)` on the target construct
+    /// or on a construct nested in it whose body is the whole region), one per
+    /// variable: inside the region the variable is a private copy that starts at the
+    /// operator's identity, and at the end the variable becomes `s op private`
+    /// (OpenMP 5.2, 5.5.8). Where the result goes is the variable's map: see
+    /// [`Var::writes_back`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<Reduction>,
     /// The body: the loop nest and whatever else the region contains.
     pub body: Vec<Stmt>,
 }
@@ -105,6 +113,76 @@ pub struct TileRequest {
     pub sizes: Vec<i64>,
     /// Where the pragma is.
     pub loc: Loc,
+}
+
+/// One `reduction(op: var)` list item.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reduction {
+    /// The reduction identifier.
+    pub op: ReductionOp,
+    /// The scalar variable (one of [`Region::vars`]); for an unsupported list item,
+    /// its source text.
+    pub var: String,
+    /// Where the clause is.
+    pub loc: Loc,
+    /// Set when the list item is not one Tessera reduces, to what it is: `array
+    /// section`, `array`, `variable of type '…'`, `declared in the region` (a local
+    /// of the region), `part of the region` (the construct with the clause is not
+    /// the whole region, so its private copies would not cover it), `second
+    /// operator` (the variable is reduced with another operator too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+}
+
+/// The reduction identifiers of OpenMP for scalars of arithmetic type (`-` is `+`,
+/// as in OpenMP 5.2, where the combiner of `-` is that of `+`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReductionOp {
+    /// `+` (and `-`): identity 0.
+    Add,
+    /// `*`: identity 1.
+    Mul,
+    /// `min`: identity the largest value of the type (for floating types the largest
+    /// finite one, as clang initialises it); combiner `s < p ? s : p`.
+    Min,
+    /// `max`: identity the smallest value of the type (`-FLT_MAX` / `-DBL_MAX` for
+    /// floating types); combiner `s > p ? s : p`.
+    Max,
+    /// `&`: identity `~0`.
+    BitAnd,
+    /// `|`: identity 0.
+    BitOr,
+    /// `^`: identity 0.
+    BitXor,
+    /// `&&`: identity 1.
+    LAnd,
+    /// `||`: identity 0.
+    LOr,
+}
+
+impl ReductionOp {
+    /// The OpenMP spelling (`+`, `min`, `&&`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReductionOp::Add => "+",
+            ReductionOp::Mul => "*",
+            ReductionOp::Min => "min",
+            ReductionOp::Max => "max",
+            ReductionOp::BitAnd => "&",
+            ReductionOp::BitOr => "|",
+            ReductionOp::BitXor => "^",
+            ReductionOp::LAnd => "&&",
+            ReductionOp::LOr => "||",
+        }
+    }
+
+    /// Whether the result depends on the order of the operations for operands of type
+    /// `ty`: `+` and `*` on floating types (rounding). Everything else is exact in any
+    /// order (integer arithmetic wraps, bitwise and logical operators, min and max).
+    pub fn order_sensitive(self, ty: ScalarType) -> bool {
+        ty.is_float() && matches!(self, ReductionOp::Add | ReductionOp::Mul)
+    }
 }
 
 /// A name with a location (used for clauses and diagnostics).
@@ -316,15 +394,28 @@ pub struct Var {
     pub dims: Vec<Option<Expr>>,
     /// The map clause naming this variable, if any (scalars without one are
     /// firstprivate; a pointer without one reaches data an enclosing data region
-    /// mapped, as a zero-length array section).
+    /// mapped, as a zero-length array section). A scalar in a `reduction` clause of a
+    /// combined target construct (`target teams distribute parallel for
+    /// reduction(+: s)`) and in no map clause has the `tofrom` OpenMP gives it
+    /// implicitly (OpenMP 5.2, 5.8.8); the plugin writes it here.
     pub map: Option<MapKind>,
     /// The array section of that map clause, one entry per subscript given (may be
     /// fewer than `dims`: the remaining dimensions are whole). Empty: the whole array.
     pub section: Vec<Section>,
-    /// Whether the region writes this variable (for scalars: unsupported).
+    /// Whether the region writes this variable. A written scalar mapped `tofrom` or
+    /// `from` returns its final value to the host ([`Var::writes_back`]); a written
+    /// firstprivate scalar (no map clause) is the region's own copy.
     pub written: bool,
     /// Declaration location.
     pub loc: Loc,
+}
+
+impl Var {
+    /// A scalar whose value at the end of the region reaches the host: written by the
+    /// region (or a reduction variable) and mapped `tofrom` or `from`.
+    pub fn writes_back(&self) -> bool {
+        self.kind == VarKind::Scalar && self.written && self.map.is_some_and(MapKind::copies_out)
+    }
 }
 
 /// Unary operators.
@@ -751,6 +842,11 @@ impl Region {
     /// Pretty JSON, the format of `*.ir.json` files.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("region IR is always serialisable")
+    }
+
+    /// The reduction of variable `name`, if it is a reduction variable.
+    pub fn reduction(&self, name: &str) -> Option<&Reduction> {
+        self.reductions.iter().find(|r| r.var == name && r.unsupported.is_none())
     }
 
     /// Looks a region variable up by name.

@@ -54,6 +54,12 @@ pub struct Manifest {
 }
 
 /// One argument of the region call.
+///
+/// A scalar the region writes and returns to the host (`tessera_ir::Var::writes_back`)
+/// is an argument of kind [`VarKind::Array`] with one element (`dims` `[1]`, section
+/// `[0:1]`, the scalar's map type): the address the call passes is the scalar's, which
+/// is element 0 of that array, so the runtime maps, copies back and reports it like any
+/// array, and the kernel reaches it through a memory port.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Arg {
     /// Variable name.

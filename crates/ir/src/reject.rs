@@ -97,14 +97,30 @@ pub enum Reason {
         /// The array.
         array: String,
     },
-    /// The region assigns a scalar of the enclosing function.
+    /// The region assigns (or reduces into) a scalar of the enclosing function that
+    /// also gives an array's size or mapped section: the runtime evaluates those from
+    /// the scalar's value at the directive, while the scalar itself comes back from
+    /// the device.
     ScalarWrite {
         /// The scalar.
         name: String,
     },
-    /// An array written in the region but mapped `to`.
+    /// A `reduction` list item Tessera does not reduce (an array section, a local of
+    /// the region, …).
+    UnsupportedReduction {
+        /// `reduction(op: item)`.
+        text: String,
+        /// What is not supported (a sentence without names, the same for every item
+        /// of its kind).
+        why: String,
+        /// What to change.
+        hint: String,
+    },
+    /// An array or scalar written in the region (or a reduction variable) but mapped
+    /// `to` or `alloc`: the device copy would be discarded, while the host version
+    /// would keep the writes.
     WriteToInput {
-        /// The array.
+        /// The array or scalar.
         array: String,
     },
     /// The plugin cannot pass the region's (or directive's) variables to the runtime
@@ -175,6 +191,12 @@ pub enum Reason {
         /// Largest depth handled.
         max: usize,
     },
+    /// A region with a `reduction`: the tiled kernels do not implement reductions
+    /// (the baseline kernel does, in the loop's order).
+    ReductionNotTiled {
+        /// `reduction(op: var)`.
+        text: String,
+    },
     /// A dependence that rectangular tiling would violate (Gauss–Seidel, SOR).
     TilingIllegal {
         /// The violated dependence, described.
@@ -220,6 +242,8 @@ impl Reason {
             Reason::UnknownExtent { .. } => "unknown-extent",
             Reason::ScalarWrite { .. } => "scalar-write",
             Reason::WriteToInput { .. } => "write-to-input",
+            Reason::UnsupportedReduction { .. } => "unsupported-reduction",
+            Reason::ReductionNotTiled { .. } => "reduction",
             Reason::Unpassable { .. } => "unpassable",
             Reason::NotALoopNest { .. } => "not-a-loop-nest",
             Reason::NonRectangular { .. } => "non-rectangular",
@@ -252,6 +276,7 @@ impl Reason {
             | Reason::UnknownExtent { .. }
             | Reason::ScalarWrite { .. }
             | Reason::WriteToInput { .. }
+            | Reason::UnsupportedReduction { .. }
             | Reason::Unpassable { .. } => Stage::Input,
             Reason::NotALoopNest { .. }
             | Reason::NonRectangular { .. }
@@ -262,6 +287,7 @@ impl Reason {
             | Reason::BadTileSize { .. }
             | Reason::TooDeep { .. }
             | Reason::TilingIllegal { .. }
+            | Reason::ReductionNotTiled { .. }
             | Reason::Internal { .. } => Stage::Tiling,
             Reason::KernelUnsupported { .. } | Reason::KernelTooLarge { .. } | Reason::KernelInconsistent { .. } => {
                 Stage::Generation
@@ -293,8 +319,12 @@ impl Reason {
             }
             Reason::NonAffineBound { var, bound } => format!("bound '{bound}' of loop '{var}' is not affine"),
             Reason::UnknownExtent { array } => format!("the size of '{array}' is unknown"),
-            Reason::ScalarWrite { name } => format!("the region assigns the scalar '{name}' of the enclosing function"),
+            Reason::ScalarWrite { name } => {
+                format!("the region assigns the scalar '{name}', which also gives the size of a mapped array")
+            }
+            Reason::UnsupportedReduction { text, why, .. } => format!("{why}: '{text}'"),
             Reason::WriteToInput { array } => format!("'{array}' is written but mapped 'to'"),
+            Reason::ReductionNotTiled { text } => format!("the tiled kernels do not implement reductions: '{text}'"),
             Reason::Unpassable { detail } => detail.clone(),
             Reason::NotALoopNest { what } => format!("the region is not a single perfect loop nest ({what})"),
             Reason::NonRectangular { var, bound } => format!(
@@ -339,7 +369,8 @@ impl Reason {
                 "loop bounds must be sums of outer loop indices times constants and loop-invariant scalars".to_string()
             }
             Reason::UnknownExtent { array } => format!("give it an array section in a map clause, e.g. '{array}[0:n]'"),
-            Reason::ScalarWrite { name } => format!("use 'reduction(…: {name})' or map it: 'map(tofrom: {name})'"),
+            Reason::ScalarWrite { .. } => "use a copy of it for the size".to_string(),
+            Reason::UnsupportedReduction { hint, .. } => hint.clone(),
             Reason::WriteToInput { .. } => "map it 'tofrom' or 'from'".to_string(),
             Reason::NonRectangular { .. } => "triangular loop nests run untiled".to_string(),
             Reason::TilingIllegal { .. } => {
@@ -431,6 +462,8 @@ mod tests {
             Reason::UnknownExtent { array: s() },
             Reason::ScalarWrite { name: s() },
             Reason::WriteToInput { array: s() },
+            Reason::UnsupportedReduction { text: s(), why: s(), hint: s() },
+            Reason::ReductionNotTiled { text: s() },
             Reason::Unpassable { detail: s() },
             Reason::NotALoopNest { what: s() },
             Reason::NonRectangular { var: s(), bound: s() },

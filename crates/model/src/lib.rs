@@ -16,8 +16,13 @@
 //! ```text
 //! Baseline   (plain HLS kernel: every access a serialized single-beat round trip)
 //!   C = I · A · cyc(t_acc · (k_ip if in place else 1)) + cyc(D · t_op)
+//!       + I · max(0, cyc(S · t_op) − A · cyc(t_acc · (k_ip if in place else 1)))
 //!       I iterations, A distinct accesses per iteration (duplicate reads of one element
-//!       in one statement merged), k_ip the in-place factor
+//!       in one statement merged), k_ip the in-place factor, S the floating-point
+//!       operations per iteration on the loop-carried chain of a sequentially
+//!       accumulated scalar (a floating `+`/`*` reduction in the loop's order): the
+//!       pipelined loop's II is at least the adder's latency, and the last term
+//!       charges what that adds to the serialized accesses
 //! BlockedRows (the paper's kernel: per row a blocking read, compute, write, wait)
 //!   C = Σ_read bursts (cyc(t_rd) + ⌈b/β⌉) + Σ_write bursts (⌈b/β⌉ + cyc(t_wr))
 //!       + R · max(1, cyc(D · t_op))                  b beats per burst, R rows
@@ -112,6 +117,12 @@ pub struct BaselineLoop {
     pub in_place: bool,
     /// Floating-point operations on the statement's longest path.
     pub depth_ops: u32,
+    /// Floating-point operations per iteration on the loop-carried chain of a scalar
+    /// accumulated in the loop's order (a floating `+` or `*` reduction: `s = s + x`
+    /// is 1): an iteration cannot finish its accumulation before the previous one's,
+    /// so the pipelined loop's II is at least this many operation latencies
+    /// (`fp_op_ns`). 0 without such a chain.
+    pub accumulation_ops: u32,
 }
 
 /// The paper's optimized kernel: per pipelined row one read request and burst per
@@ -240,11 +251,14 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
         Structure::Baseline(b) => {
             let factor = if b.in_place { p.baseline_in_place_factor } else { 1.0 };
             let per_access = ns_to_cycles(p.baseline_access_ns * factor, clock_mhz);
+            let memory_ii = b.accesses_per_iteration * per_access;
+            // The accumulation's II, where it is longer than the iteration's accesses.
+            let accumulation_ii = if b.accumulation_ops == 0 { 0 } else { depth_cycles(b.accumulation_ops, clock_mhz, p) };
             Cycles {
                 total: 0,
-                latency: b.iterations * b.accesses_per_iteration * per_access,
+                latency: b.iterations * memory_ii,
                 transfer: 0,
-                compute: depth_cycles(b.depth_ops, clock_mhz, p),
+                compute: depth_cycles(b.depth_ops, clock_mhz, p) + b.iterations * accumulation_ii.saturating_sub(memory_ii),
             }
         }
         Structure::BlockedRows(r) => {
@@ -413,16 +427,36 @@ mod tests {
     fn the_baseline_is_serialized_single_beats() {
         let i = 4094u64 * 4094;
         let t = Traffic { ports: vec![port("A", 4, &[(1, 5 * i)], &[]), port("B", 4, &[], &[(1, i)])] };
-        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 6, in_place: false, depth_ops: 5 });
+        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 6, in_place: false, depth_ops: 5, accumulation_ops: 0 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         assert_eq!(e.cycles, Cycles { total: 502_825_084, latency: 502_825_080, transfer: 0, compute: 4 });
         assert!(close(e.kernel_s, 10.056_501_68));
         assert!(close(e.roofline_s, 402_260_064.0 / 19.2e9)); // 21 ms
         // 2D-fdtd0 (in place): 4095·4096 iterations, 4 accesses of ⌈2.5 · 90 ns / 20 ns⌉ = 12 cycles.
         let i = 4095u64 * 4096;
-        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 4, in_place: true, depth_ops: 3 });
+        let s = Structure::Baseline(BaselineLoop { iterations: i, accesses_per_iteration: 4, in_place: true, depth_ops: 3, accumulation_ops: 0 });
         let c = kernel_cycles(&s, &Traffic::default(), 50.0, &P).unwrap();
         assert_eq!(c.total, i * 4 * 12 + 3);
+    }
+
+    /// A floating sum in the loop's order: one access per iteration (5 cycles at
+    /// 50 MHz) hides the adder (15 ns = 1 cycle); at 400 MHz the access is 36 cycles
+    /// and the adder 6, still hidden; a loop without accesses waits for the adder
+    /// every iteration.
+    #[test]
+    fn sequential_accumulation_bounds_the_ii() {
+        let sum = |accesses, ops| {
+            Structure::Baseline(BaselineLoop { iterations: 1000, accesses_per_iteration: accesses, in_place: false, depth_ops: 1, accumulation_ops: ops })
+        };
+        let none = Traffic::default();
+        for mhz in [50.0, 400.0] {
+            assert_eq!(kernel_cycles(&sum(1, 1), &none, mhz, &P).unwrap(), kernel_cycles(&sum(1, 0), &none, mhz, &P).unwrap());
+        }
+        let c = kernel_cycles(&sum(0, 1), &none, 400.0, &P).unwrap();
+        assert_eq!(c, Cycles { total: 6 + 6000, latency: 0, transfer: 0, compute: 6 + 6000 });
+        // Two additions on the chain (`s = s + x; s = s + y;`): 30 ns = 12 cycles.
+        let c = kernel_cycles(&sum(0, 2), &none, 400.0, &P).unwrap();
+        assert_eq!(c.compute, 6 + 12_000);
     }
 
     #[test]
@@ -451,7 +485,7 @@ mod tests {
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         // Per tile: 2 reads (5 + 64, 5 + 1), 3 compute (45 ns), 2 writes (64 + 5, 1 + 5).
         assert_eq!(e.cycles.total, tiles * (69 + 6 + 3 + 69 + 6));
-        let base = Structure::Baseline(BaselineLoop { iterations: (1 << 24) - 2, accesses_per_iteration: 4, in_place: false, depth_ops: 3 });
+        let base = Structure::Baseline(BaselineLoop { iterations: (1 << 24) - 2, accesses_per_iteration: 4, in_place: false, depth_ops: 3, accumulation_ops: 0 });
         let b = estimate(&base, &Traffic::default(), 50.0, &P).unwrap();
         let speedup = b.kernel_s / e.kernel_s;
         // 335 544 283 cycles vs 16384 · 153 = 2 506 752.

@@ -303,7 +303,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             vars: vec![a, int_var("n")],
-            body, if_clause: false,
+            body, if_clause: false, reductions: vec![],
         }
     }
 
