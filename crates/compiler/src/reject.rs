@@ -32,9 +32,28 @@ pub enum RejectReason {
         /// What makes it non-canonical.
         why: String,
     },
-    /// A function call inside the region (may have side effects; no HLS equivalent).
+    /// A call Tessera cannot run in a kernel: not a math function of the IR
+    /// (`tessera_ir::MathFn`), not an OpenMP query it answers, and not a function it
+    /// can inline (a visible body, pure, a `return` after local declarations and
+    /// assignments); the plugin says which.
     Call {
         /// Source text of the call.
+        text: String,
+        /// Why it is not inlined (from the plugin).
+        why: String,
+    },
+    /// A call of a math function whose result differs between math libraries
+    /// (`expf`, `log`, `pow`, …) without `-fplugin-arg-tessera-math=relaxed`.
+    InexactMath {
+        /// The C name, e.g. `expf`.
+        func: String,
+    },
+    /// A floating `a * b + c` that the host compilation contracts into one fused
+    /// multiply-add (FP contraction allowed, e.g. C's default `-ffp-contract=on`, for
+    /// a target with FMA instructions): the kernel rounds twice, as the source says,
+    /// and would differ from the host.
+    HostContraction {
+        /// The expression.
         text: String,
     },
     /// An expression the IR cannot represent (pointer arithmetic, an unsupported type, …).
@@ -86,6 +105,8 @@ impl RejectReason {
             RejectReason::UnsupportedStatement { .. } => "unsupported-statement",
             RejectReason::NonCanonicalLoop { .. } => "non-canonical-loop",
             RejectReason::Call { .. } => "call",
+            RejectReason::InexactMath { .. } => "inexact-math",
+            RejectReason::HostContraction { .. } => "host-fp-contraction",
             RejectReason::UnsupportedExpression { .. } => "unsupported-expression",
             RejectReason::NonAffineSubscript { .. } => "non-affine-subscript",
             RejectReason::NonAffineBound { .. } => "non-affine-bound",
@@ -103,7 +124,16 @@ impl RejectReason {
             RejectReason::NonCanonicalLoop { text, why } => {
                 format!("loop '{text}' is not in the canonical form Tessera offloads: {why}")
             }
-            RejectReason::Call { text } => format!("call '{text}' is not supported (it may have side effects)"),
+            RejectReason::Call { text, why } => format!("call '{text}' is not supported: {why}"),
+            RejectReason::InexactMath { func } => format!(
+                "'{func}' is not correctly rounded in every math library; the kernel's results could differ \
+                 from the host's — use -fplugin-arg-tessera-math=relaxed to accept that"
+            ),
+            RejectReason::HostContraction { text } => format!(
+                "the host compilation fuses '{text}' into one multiply-add (floating-point contraction is on and \
+                 the target has FMA instructions), which the kernel does not — compile with -ffp-contract=off, \
+                 or write fma() where a fused operation is meant"
+            ),
             RejectReason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
             RejectReason::NonAffineSubscript { array, subscript } => {
                 format!("subscript '{subscript}' of '{array}' is not affine")
