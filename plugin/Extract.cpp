@@ -1219,16 +1219,13 @@ json::Value RegionExtractor::expr(const Expr *E) {
       if (It != Subst.end())
         return It->second;
       if (inlinedLocal(VD))
-        return unsupported("read of '" + VD->getNameAsString() +
-                               "' before it is assigned",
-                           E);
+        return unsupported("unassigned local", E);
       if (VD->getType().isConstQualified()) {
         json::Value F = folded(E);
         if (F.kind() != json::Value::Null)
           return F;
       }
-      return unsupported("read of the global '" + VD->getNameAsString() + "'",
-                         E);
+      return unsupported("global", E);
     }
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
     if (!Inner.count(VD) && !LoopIndices.count(VD))
@@ -1646,8 +1643,17 @@ json::Value RegionExtractor::inlineCall(const CallExpr *CE,
     // A multiply-add the host fuses keeps its own reason and location.
     if (What == "fp-contraction")
       return json::Value(json::Object(*U));
-    return Refuse("the body of " + Name + " has " + What.str() + " '" +
-                  U->getString("text").value_or("").str() + "'");
+    std::string Text = "'" + U->getString("text").value_or("").str() + "'";
+    if (What == "global")
+      return Refuse("the body of " + Name + " reads the global " + Text +
+                    " (Tessera inlines only pure functions)");
+    if (What == "unassigned local")
+      return Refuse("the body of " + Name + " reads " + Text +
+                    " before assigning it");
+    if (What.starts_with("call: "))
+      return Refuse("the body of " + Name + " calls " + Text + ": " +
+                    What.drop_front(6).str());
+    return Refuse("the body of " + Name + " has " + What.str() + " " + Text);
   }
   return Result;
 }

@@ -37,6 +37,9 @@ programs! {
     canonical_loop_forms => "loop_forms.c",
     target_tasks_and_defaultmap => "task_clauses.c",
     struct_member_parameters => "struct_params.c",
+    math_image_filters_and_norms => "math_image.c",
+    math_inlined_helpers => "math_helpers.c",
+    math_cxx_template_stencil => "math_stencil.cpp",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -134,6 +137,9 @@ variants! {
         canonical_loop_forms => "loop_forms.c",
         target_tasks_and_defaultmap => "task_clauses.c",
         struct_member_parameters => "struct_params.c",
+        math_image_filters_and_norms => "math_image.c",
+        math_inlined_helpers => "math_helpers.c",
+        math_cxx_template_stencil => "math_stencil.cpp",
     ]
 }
 
@@ -168,4 +174,35 @@ fn baseline_fallbacks_are_remarked() {
         .find(|l| l.contains("remark: target region offloaded with the baseline kernel: not tiled: "))
         .unwrap_or_else(|| panic!("no fallback remark:\n{stderr}"));
     assert!(remark.contains("stencil3d.c:") && remark.ends_with("[tile-size-count]"), "{remark}");
+}
+
+/// `-fplugin-arg-tessera-math=relaxed`: the `expf` region of `math_image.c`, which
+/// stays on the host by default, runs on the emulated device, whose `hls::exp` is the
+/// host's C library (so the output is still the CPU's; a Vitis kernel would compute
+/// Vitis' approximation instead). No region is left on the host and no remark printed.
+#[test]
+fn relaxed_math_offloads_library_dependent_functions() {
+    let root = tessera_tests::repo_root();
+    let src = root.join("tests/programs/math_image.c");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (ref_bin, bin, report) = (work.path().join("ref"), work.path().join("relaxed"), work.path().join("report.jsonl"));
+    let ok = |c: &mut std::process::Command| {
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    ok(&mut tessera_tests::reference_build_command(&src, &ref_bin));
+    let reference = ok(&mut std::process::Command::new(&ref_bin)).stdout;
+    let build = ok(&mut tessera_tests::tessera_build_command(&src, &bin, &["-fplugin-arg-tessera-math=relaxed".to_string()]));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(!stderr.contains("not offloaded"), "{stderr}");
+    let out = ok(&mut tessera_tests::emu_run_command(&bin, &report));
+    assert!(out.stdout == reference, "relaxed build: output differs from the CPU's");
+    let expf_line = std::fs::read_to_string(&src).unwrap().lines().position(|l| l.contains("e[j] = expf(")).unwrap();
+    let lines = std::fs::read_to_string(&report).unwrap();
+    let region = format!("math_image.c:{}\"", expf_line - 1); // the pragma, two lines above the statement
+    let runs: Vec<&str> = lines.lines().filter(|l| l.contains(&region)).collect();
+    assert!(!runs.is_empty(), "no report line for {region}:\n{lines}");
+    assert!(runs.iter().all(|l| l.contains("\"device\":\"emu\"")), "{runs:?}");
+    assert!(lines.lines().all(|l| !l.contains("\"device\":\"host\"")), "{lines}");
 }

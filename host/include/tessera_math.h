@@ -2,7 +2,8 @@
 //
 // A kernel whose region calls C math functions (tessera_ir::MathFn) includes this
 // header and calls the `hls::` overloads, `hls::sqrt(x)` for `sqrtf(x)` when x is a
-// float (the generator converts every argument to the call's type first).
+// float (the generator converts every argument to the call's type first), except
+// fmin and fmax (tessera::fmin / tessera::fmax, see below).
 //
 //   - Vitis (__SYNTHESIS__ or TESSERA_VITIS, see tessera_hls.h): Vitis HLS' own math
 //     library, <hls_math.h>.
@@ -22,18 +23,33 @@
 // HLS documents the accuracy of each function in ULP). Nothing here claims that
 // Vitis' approximations equal glibc's.
 //
+// fmin and fmax are not fully determined by C: for equal operands of different signs
+// (fmin(+0.0, -0.0)) either may be returned, and libraries differ (glibc returns the
+// second, clang 19 on x86-64 — llvm.minnum/maxnum, inline at every -O level — the
+// first). Kernels call tessera::fmin / tessera::fmax below instead, which compute what
+// the host binary computes, clang's choice, with both compilers and under Vitis: the
+// first argument unless the second is smaller (fmin) / larger (fmax) or the first is a
+// NaN.
+//
 // Contraction: kernels never fuse `a * b + c` into one rounding unless the source
 // called fma (emulation compiles with -ffp-contract=off; see crates/hls/README.md).
 #ifndef TESSERA_MATH_H
 #define TESSERA_MATH_H
+
+#include <cmath>
+
+namespace tessera {
+inline float fmin(float x, float y) { return std::isnan(x) || y < x ? y : x; }
+inline double fmin(double x, double y) { return std::isnan(x) || y < x ? y : x; }
+inline float fmax(float x, float y) { return std::isnan(x) || y > x ? y : x; }
+inline double fmax(double x, double y) { return std::isnan(x) || y > x ? y : x; }
+}  // namespace tessera
 
 #if defined(__SYNTHESIS__) || defined(TESSERA_VITIS)
 
 #include <hls_math.h>
 
 #else
-
-#include <cmath>
 
 namespace hls {
 
@@ -44,11 +60,9 @@ namespace hls {
   inline float f(float x, float y) { return std::f(x, y); }    \
   inline double f(double x, double y) { return std::f(x, y); }
 
-// Exact.
+// Exact (fmin and fmax: tessera::fmin / tessera::fmax above).
 TESSERA_MATH_1(sqrt)
 TESSERA_MATH_1(fabs)
-TESSERA_MATH_2(fmin)
-TESSERA_MATH_2(fmax)
 TESSERA_MATH_1(floor)
 TESSERA_MATH_1(ceil)
 TESSERA_MATH_1(trunc)

@@ -23,9 +23,16 @@ pub fn uses_math(region: &Region) -> bool {
 }
 
 /// The kernel spelling of a math call's function: the `hls::` overload of Vitis HLS'
-/// math library (`hls::sqrt(float)` is `sqrtf`), the same name for both types.
+/// math library (`hls::sqrt(float)` is `sqrtf`), the same name for both types — except
+/// `fmin` and `fmax`, whose result for `±0.0` operands C leaves to the library:
+/// `tessera::fmin` / `tessera::fmax` of [`MATH_HEADER`] return what the host binary
+/// (clang 19) returns, the first argument unless the second is smaller / larger or the
+/// first is a NaN.
 pub fn math_function(f: MathFn) -> String {
-    format!("hls::{}", f.name())
+    match f {
+        MathFn::Fmin | MathFn::Fmax => format!("tessera::{}", f.name()),
+        _ => format!("hls::{}", f.name()),
+    }
 }
 
 /// Names that are keywords in C++ but may be identifiers in C; renamed with a `_`.
@@ -300,7 +307,7 @@ mod tests {
         let read = Expr::Read { array: "a".into(), index: vec![Expr::var("i", I32), Expr::var("j", I32)], ty: F32, loc: Default::default() };
         let sq = Expr::Call { func: MathFn::Sqrt, args: vec![bin(BinOp::Mul, read.clone(), read.clone(), F32)], ty: F32, loc: Default::default() };
         let e = Expr::Call { func: MathFn::Fmin, args: vec![sq, Expr::Float { bits: 1.0f64.to_bits(), ty: F32 }], ty: F32, loc: Default::default() };
-        assert_eq!(expr(&e, &shapes), "hls::fmin(hls::sqrt(a[(long)i * m + j] * a[(long)i * m + j]), 1.0f)");
+        assert_eq!(expr(&e, &shapes), "tessera::fmin(hls::sqrt(a[(long)i * m + j] * a[(long)i * m + j]), 1.0f)");
         let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(Expr::Call { func: MathFn::Floor, args: vec![cast(read, F64)], ty: F64, loc: Default::default() }), ty: F64 };
         assert_eq!(expr(&neg, &shapes), "-hls::floor((double)a[(long)i * m + j])");
     }
