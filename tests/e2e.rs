@@ -40,6 +40,7 @@ programs! {
     math_image_filters_and_norms => "math_image.c",
     math_inlined_helpers => "math_helpers.c",
     math_cxx_template_stencil => "math_stencil.cpp",
+    math_fp_contraction => "math_contraction.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -140,6 +141,7 @@ variants! {
         math_image_filters_and_norms => "math_image.c",
         math_inlined_helpers => "math_helpers.c",
         math_cxx_template_stencil => "math_stencil.cpp",
+        math_fp_contraction => "math_contraction.c",
     ]
 }
 
@@ -205,4 +207,48 @@ fn relaxed_math_offloads_library_dependent_functions() {
     assert!(!runs.is_empty(), "no report line for {region}:\n{lines}");
     assert!(runs.iter().all(|l| l.contains("\"device\":\"emu\"")), "{runs:?}");
     assert!(lines.lines().all(|l| !l.contains("\"device\":\"host\"")), "{lines}");
+}
+
+/// `math_contraction.c` built with `-mfma` (host and Tessera alike): clang then fuses
+/// the `a * b + c` of two regions into one rounding, which the kernels would not, so
+/// those two stay on the host with the remark `host-fp-contraction` at the
+/// expression; the `fma()` region and the one under `#pragma STDC FP_CONTRACT OFF` are
+/// still offloaded. On a CPU with FMA the output is the `-mfma` reference's (which
+/// differs from the plain reference's: the test can tell fused from unfused).
+#[test]
+fn host_fp_contraction_keeps_fused_regions_on_the_host() {
+    let root = tessera_tests::repo_root();
+    let src = root.join("tests/programs/math_contraction.c");
+    let source = std::fs::read_to_string(&src).unwrap();
+    let line_of = |needle: &str| source.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let work = tempfile::tempdir().expect("temp dir");
+    let (ref_bin, bin, report) = (work.path().join("ref"), work.path().join("fma"), work.path().join("report.jsonl"));
+    let ok = |c: &mut std::process::Command| {
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    let build = ok(&mut tessera_tests::tessera_build_command(&src, &bin, &["-mfma".to_string()]));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    let remarks: Vec<&str> = stderr.lines().filter(|l| l.contains("remark: target region not offloaded")).collect();
+    let fused = [(line_of("y[i] = a * x[i] + y[i]; // fused"), 12, "a * x[i] + y[i]"), (line_of("r[i] -= 0.5"), 5, "r[i] -= 0.5 * x[i - 1] * x[i + 1]")];
+    assert_eq!(remarks.len(), fused.len(), "{stderr}");
+    for ((line, col, text), remark) in fused.iter().zip(&remarks) {
+        assert!(
+            remark.contains(&format!("math_contraction.c:{line}:{col}: remark: target region not offloaded: the host compilation fuses '{text}' into one multiply-add")),
+            "{remark}"
+        );
+    }
+    let cpu_has_fma = std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| c.split_whitespace().any(|w| w == "fma"));
+    if !cpu_has_fma {
+        eprintln!("this CPU has no FMA instructions: the -mfma binaries are not run");
+        return;
+    }
+    ok(tessera_tests::reference_build_command(&src, &ref_bin).arg("-mfma"));
+    let reference = ok(&mut std::process::Command::new(&ref_bin)).stdout;
+    let out = ok(&mut tessera_tests::emu_run_command(&bin, &report));
+    assert!(out.stdout == reference, "-mfma build: output differs from the -mfma CPU run");
+    let lines = std::fs::read_to_string(&report).unwrap();
+    let emu = lines.lines().filter(|l| l.contains("\"device\":\"emu\"")).count();
+    assert_eq!(emu, 2, "the fma() and FP_CONTRACT OFF regions run on the device:\n{lines}");
 }
