@@ -32,7 +32,16 @@
 // NaN.
 //
 // Contraction: kernels never fuse `a * b + c` into one rounding unless the source
-// called fma (emulation compiles with -ffp-contract=off; see crates/hls/README.md).
+// called fma (emulation compiles with -ffp-contract=off, runtime/src/emu.rs; under
+// Vitis, tessera_hls.h turns FP_CONTRACT off). A host compilation that would fuse keeps
+// the region on the host (plugin/Extract.cpp, hostMayFuse).
+//
+// Exactness under Vitis. fabs, copysign, floor, ceil, trunc and round return a value
+// of the type that needs no rounding, and tessera::fmin / fmax are comparisons, so any
+// implementation gives the host's bits; sqrt and fma are required by IEEE 754 to be
+// correctly rounded. That Vitis' hls::sqrt and hls::fma are is assumed, not checked
+// here (no Vitis installation): UG1399 calls the HLS math functions bit-approximate
+// and documents their accuracy per function in ULP.
 #ifndef TESSERA_MATH_H
 #define TESSERA_MATH_H
 
