@@ -314,6 +314,9 @@ private:
   llvm::SmallVector<const FunctionDecl *, 4> Inlining;
   /// Whether \p VD belongs to a function being inlined (parameter or local).
   bool inlinedLocal(const VarDecl *VD) const;
+  /// The outermost call being inlined: math calls inside inlined bodies (which
+  /// may be a system header's, e.g. `std::pow`) are located there.
+  SourceLocation InlineSite;
 
   // Statements --------------------------------------------------------------
   void stmts(const Stmt *S, json::Array &Out);
@@ -1543,7 +1546,8 @@ json::Value RegionExtractor::mathCall(const CallExpr *CE, const FunctionDecl *FD
                       {"func", M->Name},
                       {"args", std::move(Args)},
                       {"ty", *Ty},
-                      {"loc", loc(CE->getBeginLoc())}};
+                      {"loc", loc(Inlining.empty() ? CE->getBeginLoc()
+                                                   : InlineSite)}};
 }
 
 namespace {
@@ -1626,6 +1630,8 @@ json::Value RegionExtractor::inlineCall(const CallExpr *CE,
   auto Saved = Subst;
   for (unsigned K = 0; K < Def->getNumParams(); ++K)
     Subst.insert_or_assign(Def->getParamDecl(K), Args[K]);
+  if (Inlining.empty())
+    InlineSite = CE->getBeginLoc();
   Inlining.push_back(Def);
   json::Value Result = nullptr;
   llvm::SmallVector<const Stmt *, 16> List;

@@ -1,4 +1,4 @@
-// Tessera kernel tessera_math_helpers_6a5178e6_l55_r1_b2f60ca5
+// Tessera kernel tessera_math_helpers_6a5178e6_l55_r1_5b78f7ee
 // Region: tests/programs/math_helpers.c:55:1 in main(), `#pragma omp target teams distribute parallel for`.
 // Mode: baseline — the original loop nest as a Vitis HLS top function with
 // default settings (one m_axi bundle per array, no on-chip buffers).
@@ -9,7 +9,7 @@
 #include "tessera_hls.h"
 #include "tessera_math.h"
 
-extern "C" void tessera_math_helpers_6a5178e6_l55_r1_b2f60ca5(tessera::maxi<double> w, int m) {
+extern "C" void tessera_math_helpers_6a5178e6_l55_r1_5b78f7ee(tessera::maxi<double> w, int m) {
 #pragma HLS INTERFACE mode=m_axi port=w offset=slave bundle=gmem0
 #pragma HLS INTERFACE mode=s_axilite port=m
 #pragma HLS INTERFACE mode=s_axilite port=return
