@@ -13,26 +13,26 @@
 #include "common.h"
 
 static void axpy(int n, float a, const float *x, float *y) {
-#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++)
     y[i] = a * x[i] + y[i]; // fused with -mfma
 }
 
 static void residual(int n, const double *x, double *r) {
-#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: r[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: r[0:n]) // expect: emu tiled
   for (int i = 1; i < n - 1; i++)
     r[i] -= 0.5 * x[i - 1] * x[i + 1]; // fused with -mfma (a compound assignment)
 }
 
 static void explicit_fma(int n, const double *x, double *r) {
-#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: r[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: r[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++)
     r[i] = fma(x[i], x[i], -r[i]); // one rounding everywhere
 }
 
 static void not_contracted(int n, float a, const float *x, float *y) {
 #pragma STDC FP_CONTRACT OFF
-#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++)
     y[i] = a * x[i] + y[i]; // never fused
 }

@@ -46,13 +46,13 @@ int main(void) {
   double (*w)[29] = malloc(sizeof(double[29][29]));
   for (int i = 0; i < n; i++) { a[i] = 2.0f * rng_float(); b[i] = 0.0f; k[i] = 0; }
 
-#pragma omp target teams distribute parallel for map(to: a[0:n]) map(tofrom: b[0:n], k[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: a[0:n]) map(tofrom: b[0:n], k[0:n]) // expect: emu tiled
   for (int i = 1; i < n - 1; i++) {
     b[i] = smoothstep(-0.5f, 0.5f, a[i]) + sq(a[i + 1] - a[i - 1]);
     k[i] = clampi((int)(a[i] * 100.0f), -50, 50) + clampi(i, 3, n - 3);
   }
 
-#pragma omp target teams distribute parallel for collapse(2) map(from: w[0:m]) // expect: emu
+#pragma omp target teams distribute parallel for collapse(2) map(from: w[0:m]) // expect: emu tiled
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++)
       w[i][j] = inverse_distance(i - m / 2, (double)j - 14.5);

@@ -14,7 +14,7 @@
 #define W 45
 
 static void gradient(int h, int w, const float (*img)[w], float (*mag)[w]) {
-#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h]) map(tofrom: mag[0:h]) // expect: emu
+#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h]) map(tofrom: mag[0:h]) // expect: emu tiled
   for (int i = 1; i < h - 1; i++)
     for (int j = 1; j < w - 1; j++)
       mag[i][j] = sqrtf((img[i][j + 1] - img[i][j - 1]) * (img[i][j + 1] - img[i][j - 1]) +
@@ -23,7 +23,7 @@ static void gradient(int h, int w, const float (*img)[w], float (*mag)[w]) {
 
 static void clamp_quantise(int h, int w, const float (*img)[w], float lo, float hi, float (*c)[w],
                            unsigned char (*q)[w], unsigned char (*f)[w]) {
-#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h]) map(from: c[0:h], q[0:h], f[0:h]) // expect: emu
+#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h]) map(from: c[0:h], q[0:h], f[0:h]) // expect: emu tiled
   for (int i = 0; i < h; i++)
     for (int j = 0; j < w; j++) {
       c[i][j] = fminf(fmaxf(img[i][j], lo), hi);
@@ -33,7 +33,7 @@ static void clamp_quantise(int h, int w, const float (*img)[w], float lo, float 
 }
 
 static void errors(int n, const double *x, const double *ref, double *err, double *fused, double *misc) {
-#pragma omp target teams distribute parallel for map(to: x[0:n], ref[0:n]) map(tofrom: err[0:n], fused[0:n], misc[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: x[0:n], ref[0:n]) map(tofrom: err[0:n], fused[0:n], misc[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++) {
     err[i] = fabs(x[i] - ref[i]) / fmax(fabs(ref[i]), 1e-300);
     fused[i] = fma(x[i], ref[i], -x[i] * ref[i]); /* the rounding error of the product */
@@ -87,7 +87,7 @@ int main(void) {
 
   /* A plain target region is one team of one thread on the host as in the kernel. */
   int ids[4 * W];
-#pragma omp target map(from: ids[0:4 * W]) // expect: emu
+#pragma omp target map(from: ids[0:4 * W]) // expect: emu tiled
   for (int j = 0; j < W; j++) {
     ids[j] = omp_get_team_num() + j;
     ids[W + j] = omp_get_num_teams() * j;

@@ -12,7 +12,7 @@
 
 template <typename T>
 static void smooth(int n, const T *u, T *v) {
-#pragma omp target teams distribute parallel for map(to: u[0:n]) map(tofrom: v[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: u[0:n]) map(tofrom: v[0:n]) // expect: emu tiled
   for (int i = 1; i < n - 1; i++)
     v[i] = std::max(std::abs(u[i - 1] - 2 * u[i] + u[i + 1]), std::sqrt(std::abs(u[i]))) +
            std::fmin(u[i], T(0.25)) + T(std::sqrt(i));
