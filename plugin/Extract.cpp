@@ -172,6 +172,40 @@ const VarDecl *namedVar(const Expr *E) {
   return nullptr;
 }
 
+namespace {
+/// The C math functions of the IR (`tessera_ir::MathFn`, their `double` names)
+/// with their arity.
+struct MathEntry {
+  const char *Name;
+  unsigned Arity;
+};
+const MathEntry MathFunctions[] = {
+    {"sqrt", 1},  {"fabs", 1},  {"fmin", 2},  {"fmax", 2},  {"floor", 1},
+    {"ceil", 1},  {"trunc", 1}, {"round", 1}, {"copysign", 2}, {"fma", 3},
+    {"exp", 1},   {"exp2", 1},  {"expm1", 1}, {"log", 1},   {"log2", 1},
+    {"log10", 1}, {"log1p", 1}, {"pow", 2},   {"sin", 1},   {"cos", 1},
+    {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"atan2", 2},
+    {"sinh", 1},  {"cosh", 1},  {"tanh", 1},  {"cbrt", 1},  {"hypot", 2}};
+
+const MathEntry *mathEntry(llvm::StringRef Name) {
+  for (const MathEntry &M : MathFunctions)
+    if (Name == M.Name)
+      return &M;
+  return nullptr;
+}
+
+/// The OpenMP queries a kernel answers with its single team and thread.
+std::optional<int64_t> ompQuery(llvm::StringRef Name) {
+  return llvm::StringSwitch<std::optional<int64_t>>(Name)
+      .Case("omp_get_team_num", 0)
+      .Case("omp_get_num_teams", 1)
+      .Case("omp_get_thread_num", 0)
+      .Case("omp_get_num_threads", 1)
+      .Case("omp_is_initial_device", 0)
+      .Default(std::nullopt);
+}
+} // namespace
+
 /// Builds the IR of one region; see extractRegion().
 class RegionExtractor {
 public:
@@ -1311,6 +1345,17 @@ json::Value RegionExtractor::expr(const Expr *E) {
 
   if (const auto *CE = dyn_cast<CallExpr>(E))
     return call(CE);
+  // A call of a function with `declare variant`s (omp.h declares
+  // omp_is_initial_device so): the OpenMP queries by the call as written, other
+  // functions by the variant the host compilation calls.
+  if (const auto *PO = dyn_cast<PseudoObjectExpr>(E)) {
+    if (const auto *CE = dyn_cast<CallExpr>(PO->getSyntacticForm()))
+      if (const FunctionDecl *FD = CE->getDirectCallee();
+          FD && FD->getIdentifier() && ompQuery(FD->getName()))
+        return call(CE);
+    if (const Expr *R = PO->getResultExpr())
+      return expr(R);
+  }
 
   if (const auto *UE = dyn_cast<UnaryExprOrTypeTraitExpr>(E)) {
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
@@ -1416,39 +1461,6 @@ bool RegionExtractor::hostMayFuse(const BinaryOperator *BO,
   return M && M->getOpcode() == BO_Mul && M->getType()->isRealFloatingType();
 }
 
-namespace {
-/// The C math functions of the IR (`tessera_ir::MathFn`, their `double` names)
-/// with their arity.
-struct MathEntry {
-  const char *Name;
-  unsigned Arity;
-};
-const MathEntry MathFunctions[] = {
-    {"sqrt", 1},  {"fabs", 1},  {"fmin", 2},  {"fmax", 2},  {"floor", 1},
-    {"ceil", 1},  {"trunc", 1}, {"round", 1}, {"copysign", 2}, {"fma", 3},
-    {"exp", 1},   {"exp2", 1},  {"expm1", 1}, {"log", 1},   {"log2", 1},
-    {"log10", 1}, {"log1p", 1}, {"pow", 2},   {"sin", 1},   {"cos", 1},
-    {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"atan2", 2},
-    {"sinh", 1},  {"cosh", 1},  {"tanh", 1},  {"cbrt", 1},  {"hypot", 2}};
-
-const MathEntry *mathEntry(llvm::StringRef Name) {
-  for (const MathEntry &M : MathFunctions)
-    if (Name == M.Name)
-      return &M;
-  return nullptr;
-}
-
-/// The OpenMP queries a kernel answers with its single team and thread.
-std::optional<int64_t> ompQuery(llvm::StringRef Name) {
-  return llvm::StringSwitch<std::optional<int64_t>>(Name)
-      .Case("omp_get_team_num", 0)
-      .Case("omp_get_num_teams", 1)
-      .Case("omp_get_thread_num", 0)
-      .Case("omp_get_num_threads", 1)
-      .Case("omp_is_initial_device", 0)
-      .Default(std::nullopt);
-}
-} // namespace
 
 bool RegionExtractor::inlinedLocal(const VarDecl *VD) const {
   for (const DeclContext *DC = VD->getDeclContext(); DC; DC = DC->getParent())

@@ -252,3 +252,43 @@ fn host_fp_contraction_keeps_fused_regions_on_the_host() {
     let emu = lines.lines().filter(|l| l.contains("\"device\":\"emu\"")).count();
     assert_eq!(emu, 2, "the fma() and FP_CONTRACT OFF regions run on the device:\n{lines}");
 }
+
+/// The OpenMP queries in a region: the kernel is one team of one thread on a device
+/// that is not the initial one, so `omp_get_team_num()`, `omp_get_num_teams()`,
+/// `omp_get_thread_num()`, `omp_get_num_threads()` and `omp_is_initial_device()` are
+/// the constants 0, 1, 0, 1, 0 in the region's IR (and subscripts stay affine); the
+/// host fallback (`OMP_TARGET_OFFLOAD=DISABLED`) runs the original calls, where
+/// `omp_is_initial_device()` is 1.
+#[test]
+fn omp_queries_are_the_kernels_single_team_and_thread() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let src = work.path().join("queries.c");
+    std::fs::write(
+        &src,
+        "#include <omp.h>\n#include <stdio.h>\nint main(void) {\n  int a[16];\n\
+         #pragma omp target map(from: a[0:16])\n  for (int i = 0; i < 8; i++) {\n\
+         a[i + omp_get_team_num() + omp_get_thread_num()] = omp_is_initial_device() + 10 * omp_get_num_teams();\n\
+         a[8 + i] = 100 * omp_get_num_threads() + i;\n  }\n\
+         for (int i = 0; i < 16; i++) printf(\" %d\", a[i]);\n  printf(\"\\n\");\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let (bin, dump, report) = (work.path().join("q"), work.path().join("ir"), work.path().join("report.jsonl"));
+    std::fs::create_dir(&dump).unwrap();
+    let build = tessera_tests::tessera_build_command(&src, &bin, &[format!("-fplugin-arg-tessera-dump-ir={}", dump.display())])
+        .output()
+        .expect("tessera cc runs");
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success() && !stderr.contains("not offloaded"), "{stderr}");
+    let ir_file = std::fs::read_dir(&dump).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".ir.json")).unwrap();
+    let ir: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ir_file).unwrap()).unwrap();
+    let text = ir["body"].to_string();
+    assert!(!text.contains("unsupported") && !text.contains("omp_") && !text.contains("\"call\""), "{text}");
+    // The subscript a[i + omp_get_team_num() + omp_get_thread_num()]: (i + 0) + 0.
+    let target = &ir["body"][0]["body"][0]["target"]["index"][0];
+    assert_eq!((target["rhs"]["kind"].as_str(), target["rhs"]["value"].as_i64()), (Some("int"), Some(0)), "{target}");
+    let device = tessera_tests::emu_run_command(&bin, &report).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&device.stdout), format!("{}\n", " 10".repeat(8) + " 100 101 102 103 104 105 106 107"));
+    assert!(std::fs::read_to_string(&report).unwrap().contains("\"device\":\"emu\""));
+    let host = tessera_tests::emu_run_command(&bin, &report).env("OMP_TARGET_OFFLOAD", "DISABLED").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&host.stdout), format!("{}\n", " 11".repeat(8) + " 100 101 102 103 104 105 106 107"));
+}

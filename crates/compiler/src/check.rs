@@ -2,8 +2,9 @@
 //!
 //! A region is offloaded when every statement and expression is representable, every
 //! array subscript and loop bound is affine (in loop indices and integer scalars of
-//! the enclosing function), every array's size is known, and the data environment is
-//! one Tessera implements. The first violation, in source order, becomes the remark.
+//! the enclosing function), every math call is of an exact function (or of any with
+//! `math=relaxed`, [`MathMode`]), every array's size is known, and the data
+//! environment is one Tessera implements. The first violation, in source order, becomes the remark.
 //! The rules are the input class of `../shared/design/method.md`; the dependence and
 //! tiling checks of the optimizer come on top of these.
 
