@@ -49,7 +49,7 @@ int main(void) {
 #pragma omp target teams distribute parallel for map(to: a[0:n]) map(tofrom: b[0:n], k[0:n]) // expect: emu tiled
   for (int i = 1; i < n - 1; i++) {
     b[i] = smoothstep(-0.5f, 0.5f, a[i]) + sq(a[i + 1] - a[i - 1]);
-    k[i] = clampi((int)(a[i] * 100.0f), -50, 50) + clampi(i, 3, n - 3);
+    k[i] = clampi((int)(a[i] * 100.0f), -50, 50) + clampi(i, 3, n - 3) + (int)__builtin_fabsf(4.0f * a[i]);
   }
 
 #pragma omp target teams distribute parallel for collapse(2) map(from: w[0:m]) // expect: emu tiled

@@ -43,7 +43,7 @@ const EXPECTED: &[(&str, Result<&str, &str>)] = &[
     ("loop_forms.11.ir.json", Err("non-canonical-loop")),
     ("loop_forms.12.ir.json", Err("non-canonical-loop")),
     ("loop_forms.13.ir.json", Err("non-canonical-loop")),
-    ("math_helpers.0.ir.json", Ok("tessera_math_helpers_6a5178e6_l49_r0_86def1e8")),
+    ("math_helpers.0.ir.json", Ok("tessera_math_helpers_6a5178e6_l49_r0_d2259f5c")),
     ("math_helpers.1.ir.json", Ok("tessera_math_helpers_6a5178e6_l55_r1_5b78f7ee")),
     ("math_helpers.2.ir.json", Err("call")),
     ("math_helpers.3.ir.json", Err("call")),

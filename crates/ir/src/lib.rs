@@ -503,7 +503,8 @@ pub enum Expr {
         args: Vec<Expr>,
         /// `f32` or `f64`.
         ty: ScalarType,
-        /// Location of the call.
+        /// Location of the call; for a call inside an inlined function's body (also a
+        /// C++ `std::` overload's), the call of the region that was inlined.
         loc: Loc,
     },
     /// Something the IR cannot represent (a call, a pointer expression, …). The
