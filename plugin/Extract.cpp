@@ -15,6 +15,14 @@
 // The extractor records what it sees and never decides: constructs the IR
 // cannot express become `unsupported` nodes with source text and location.
 //
+// Calls (RegionExtractor::call) are resolved by the declaration clang chose,
+// never by spelling alone: C math library functions clang knows as builtins
+// (`sqrtf`, `__builtin_fabs`, and C++'s `std::` overloads, whose bodies call
+// those builtins) become `call` nodes; the OpenMP queries of the team and thread
+// become the constants of the kernel's single team and thread; a function whose
+// body is visible and of the inlinable class (see inlineCall) is inlined with its
+// parameters substituted. Anything else is `unsupported` `call: <why>`.
+//
 // Data directives (`target data`, `target enter data`, `target exit data`,
 // `target update`) go through the same machinery (extractDataDirective): their
 // list items are resolved to variables and sections exactly like the map
@@ -26,13 +34,16 @@
 #include "Extract.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/DeclOpenMP.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/OpenMPClause.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/StmtOpenMP.h"
+#include "clang/Basic/Builtins.h"
 #include "clang/Basic/OpenMPKinds.h"
+#include "clang/Basic/TargetInfo.h"
 #include "clang/Basic/SourceManager.h"
 #include <cctype>
 #include "clang/Lex/Lexer.h"
@@ -40,6 +51,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -129,6 +141,11 @@ const Expr *skipTransparent(const Expr *E) {
       E = CE->getSubExpr();
     if (const auto *ST = dyn_cast<SubstNonTypeTemplateParmExpr>(E))
       E = ST->getReplacement();
+    // A temporary bound to a `const T &` parameter holds the value.
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MT->getSubExpr();
+    if (const auto *DA = dyn_cast<CXXDefaultArgExpr>(E))
+      E = DA->getExpr();
     if (E == Prev)
       return E;
   }
@@ -154,6 +171,40 @@ const VarDecl *namedVar(const Expr *E) {
     return dyn_cast<VarDecl>(DRE->getDecl());
   return nullptr;
 }
+
+namespace {
+/// The C math functions of the IR (`tessera_ir::MathFn`, their `double` names)
+/// with their arity.
+struct MathEntry {
+  const char *Name;
+  unsigned Arity;
+};
+const MathEntry MathFunctions[] = {
+    {"sqrt", 1},  {"fabs", 1},  {"fmin", 2},  {"fmax", 2},  {"floor", 1},
+    {"ceil", 1},  {"trunc", 1}, {"round", 1}, {"copysign", 2}, {"fma", 3},
+    {"exp", 1},   {"exp2", 1},  {"expm1", 1}, {"log", 1},   {"log2", 1},
+    {"log10", 1}, {"log1p", 1}, {"pow", 2},   {"sin", 1},   {"cos", 1},
+    {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"atan2", 2},
+    {"sinh", 1},  {"cosh", 1},  {"tanh", 1},  {"cbrt", 1},  {"hypot", 2}};
+
+const MathEntry *mathEntry(llvm::StringRef Name) {
+  for (const MathEntry &M : MathFunctions)
+    if (Name == M.Name)
+      return &M;
+  return nullptr;
+}
+
+/// The OpenMP queries a kernel answers with its single team and thread.
+std::optional<int64_t> ompQuery(llvm::StringRef Name) {
+  return llvm::StringSwitch<std::optional<int64_t>>(Name)
+      .Case("omp_get_team_num", 0)
+      .Case("omp_get_num_teams", 1)
+      .Case("omp_get_thread_num", 0)
+      .Case("omp_get_num_threads", 1)
+      .Case("omp_is_initial_device", 0)
+      .Default(std::nullopt);
+}
+} // namespace
 
 /// Builds the IR of one region; see extractRegion().
 class RegionExtractor {
@@ -288,6 +339,27 @@ private:
   json::Value access(const ArraySubscriptExpr *E, const VarDecl *&Array,
                      json::Array &Index);
   json::Value read(const ArraySubscriptExpr *E);
+  bool hostMayFuse(const BinaryOperator *BO, const Expr *Mul) const;
+
+  // Calls -------------------------------------------------------------------
+  json::Value call(const CallExpr *CE);
+  json::Value mathCall(const CallExpr *CE, const FunctionDecl *FD,
+                       llvm::StringRef Base, bool Convert);
+  json::Value inlineCall(const CallExpr *CE, const FunctionDecl *FD);
+  std::string inlineBody(const FunctionDecl *FD,
+                         llvm::ArrayRef<const Stmt *> List,
+                         json::Value &Result);
+  /// While a call is inlined: the IR value of each parameter and local of the
+  /// functions being inlined (substituted for their uses).
+  llvm::DenseMap<const VarDecl *, json::Value> Subst;
+  /// The definitions of the functions being inlined, outermost first
+  /// (recursion is refused).
+  llvm::SmallVector<const FunctionDecl *, 4> Inlining;
+  /// Whether \p VD belongs to a function being inlined (parameter or local).
+  bool inlinedLocal(const VarDecl *VD) const;
+  /// The outermost call being inlined: math calls inside inlined bodies (which
+  /// may be a system header's, e.g. `std::pow`) are located there.
+  SourceLocation InlineSite;
 
   // Statements --------------------------------------------------------------
   void stmts(const Stmt *S, json::Array &Out);
@@ -1309,6 +1381,21 @@ json::Value RegionExtractor::expr(const Expr *E) {
       return unsupported("reference to '" + DRE->getDecl()->getNameAsString() +
                              "'",
                          E);
+    if (!Inlining.empty()) {
+      // Inside the body of a function being inlined: its parameters and locals
+      // have their values; a constant global is its value; nothing else is read.
+      auto It = Subst.find(VD);
+      if (It != Subst.end())
+        return It->second;
+      if (inlinedLocal(VD))
+        return unsupported("unassigned local", E);
+      if (VD->getType().isConstQualified()) {
+        json::Value F = folded(E);
+        if (F.kind() != json::Value::Null)
+          return F;
+      }
+      return unsupported("global", E);
+    }
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
     if (!Inner.count(VD) && !LoopIndices.count(VD))
       regionVar(VD);
@@ -1367,6 +1454,9 @@ json::Value RegionExtractor::expr(const Expr *E) {
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
     if (!Ty)
       return unsupportedType(E->getType(), E);
+    if (BO->isAdditiveOp() &&
+        (hostMayFuse(BO, BO->getLHS()) || hostMayFuse(BO, BO->getRHS())))
+      return unsupported("fp-contraction", E);
     return json::Object{{"kind", "binary"},
                         {"op", Op},
                         {"lhs", expr(BO->getLHS())},
@@ -1385,8 +1475,19 @@ json::Value RegionExtractor::expr(const Expr *E) {
                         {"ty", *Ty}};
   }
 
-  if (isa<CallExpr>(E))
-    return unsupported("call", E);
+  if (const auto *CE = dyn_cast<CallExpr>(E))
+    return call(CE);
+  // A call of a function with `declare variant`s (omp.h declares
+  // omp_is_initial_device so): the OpenMP queries by the call as written, other
+  // functions by the variant the host compilation calls.
+  if (const auto *PO = dyn_cast<PseudoObjectExpr>(E)) {
+    if (const auto *CE = dyn_cast<CallExpr>(PO->getSyntacticForm()))
+      if (const FunctionDecl *FD = CE->getDirectCallee();
+          FD && FD->getIdentifier() && ompQuery(FD->getName()))
+        return call(CE);
+    if (const Expr *R = PO->getResultExpr())
+      return expr(R);
+  }
 
   if (const auto *UE = dyn_cast<UnaryExprOrTypeTraitExpr>(E)) {
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
@@ -1433,6 +1534,8 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
   }
   if (Inner.count(VD))
     return unsupported("local array", E);
+  if (!Inlining.empty()) // only scalars reach an inlined body
+    return unsupported("array access", E);
   std::optional<unsigned> I = regionVar(VD);
   if (!I)
     return unsupported(typeText(VD->getType()), E);
@@ -1458,6 +1561,356 @@ json::Value RegionExtractor::read(const ArraySubscriptExpr *E) {
                       {"index", std::move(Index)},
                       {"ty", *Ty},
                       {"loc", loc(E->getBeginLoc())}};
+}
+
+/// Whether the host compilation may fuse the floating addition or subtraction
+/// \p BO with its operand \p Operand into one multiply-add (so that the host's
+/// result is rounded once where the IR's `a * b + c` rounds twice): the target
+/// has FMA instructions and clang allows contraction there — across statements
+/// (`-ffp-contract=fast`: any addition), or within the expression (`on`, clang
+/// 19's default) when the operand is a multiplication, possibly negated (what
+/// clang's CodeGen turns into `llvm.fmuladd`). Without FMA instructions
+/// `llvm.fmuladd` is a multiplication and an addition, each rounded.
+bool RegionExtractor::hostMayFuse(const BinaryOperator *BO,
+                                  const Expr *Operand) const {
+  if (!BO->getType()->isRealFloatingType())
+    return false;
+  const TargetInfo &TI = Ctx.getTargetInfo();
+  bool FMA = TI.getTriple().isX86() ? TI.hasFeature("fma") || TI.hasFeature("fma4")
+                                    : true; // other targets: assume they have it
+  if (!FMA)
+    return false;
+  FPOptions FPO = BO->getFPFeaturesInEffect(LO);
+  if (FPO.allowFPContractAcrossStatement())
+    return true;
+  if (!FPO.allowFPContractWithinStatement())
+    return false;
+  const Expr *O = skipTransparent(Operand);
+  if (const auto *U = dyn_cast<UnaryOperator>(O);
+      U && U->getOpcode() == UO_Minus)
+    O = skipTransparent(U->getSubExpr());
+  const auto *M = dyn_cast<BinaryOperator>(O);
+  return M && M->getOpcode() == BO_Mul && M->getType()->isRealFloatingType();
+}
+
+
+bool RegionExtractor::inlinedLocal(const VarDecl *VD) const {
+  for (const DeclContext *DC = VD->getDeclContext(); DC; DC = DC->getParent())
+    for (const FunctionDecl *FD : Inlining)
+      if (DC == FD)
+        return true;
+  return false;
+}
+
+/// A call in the region (see the file comment): a math function, an OpenMP
+/// query, an inlined function, or `unsupported` `call: <why>`.
+json::Value RegionExtractor::call(const CallExpr *CE) {
+  const FunctionDecl *FD = CE->getDirectCallee();
+  if (!FD)
+    return unsupported("call: the callee is not a named function", CE);
+  std::string Name = FD->getDeclName().getAsString();
+  if (isa<CXXMemberCallExpr>(CE) || isa<CXXOperatorCallExpr>(CE) ||
+      isa<CXXMethodDecl>(FD))
+    return unsupported("call: '" + Name +
+                           "' is a member function or operator; Tessera "
+                           "inlines only plain functions",
+                       CE);
+
+  // The OpenMP queries of the team and thread (declared by omp.h, no body):
+  // a kernel is one team of one thread, a conforming choice. Only the kernel
+  // sees these values; the host fallback runs the original calls.
+  if (FD->getIdentifier() && FD->isExternC() && !FD->isDefined() &&
+      CE->getNumArgs() == 0)
+    if (std::optional<int64_t> V = ompQuery(FD->getName()))
+      if (std::optional<llvm::StringRef> Ty = scalar(CE->getType()))
+        return intLit(*V, *Ty);
+
+  // C library functions clang knows (`sqrtf`, `fabs`, …, `__builtin_sqrtf`):
+  // the declaration resolved to the builtin, not a user function of that name.
+  if (unsigned ID = FD->getBuiltinID()) {
+    llvm::StringRef B = Ctx.BuiltinInfo.getName(ID);
+    B.consume_front("__builtin_");
+    return mathCall(CE, FD, B, /*Convert=*/false);
+  }
+
+  // Everything else: inline the body if clang sees it (C++'s `std::sqrt(float)`
+  // and friends are such functions, whose bodies call the builtins).
+  if (FD->getDefinition() && FD->getDefinition()->hasBody())
+    return inlineCall(CE, FD);
+
+  // A `std::` math overload whose body is not instantiated yet: libstdc++'s
+  // overloads compute the C function of their result type on arguments
+  // converted to it.
+  if (FD->isInStdNamespace() && FD->getIdentifier()) {
+    llvm::StringRef N = FD->getName();
+    std::optional<llvm::StringRef> Ty = scalar(CE->getType());
+    if (N == "abs" && Ty && (*Ty == "f32" || *Ty == "f64"))
+      N = "fabs";
+    if (mathEntry(N) && Ty && (*Ty == "f32" || *Ty == "f64"))
+      return mathCall(CE, FD, N, /*Convert=*/true);
+  }
+  return unsupported("call: the body of '" + Name +
+                         "' is not visible here (Tessera inlines functions "
+                         "defined before the region, e.g. 'static inline' or "
+                         "'declare target' ones)",
+                     CE);
+}
+
+/// A call of the math function \p Base (its C name, `sqrtf`, or with \p Convert
+/// the `double` name of a C++ overload whose arguments are converted to the
+/// result type).
+json::Value RegionExtractor::mathCall(const CallExpr *CE, const FunctionDecl *FD,
+                                      llvm::StringRef Base, bool Convert) {
+  std::optional<llvm::StringRef> Ty = scalar(CE->getType());
+  const MathEntry *M = mathEntry(Base);
+  llvm::StringRef Want = "f64";
+  if (!M && !Convert && Base.ends_with("f")) {
+    M = mathEntry(Base.drop_back());
+    Want = "f32";
+  }
+  if (!M)
+    return unsupported("call: '" + FD->getNameAsString() +
+                           "' is a library function Tessera has no kernel "
+                           "version of",
+                       CE);
+  if (!Ty || (Convert ? (*Ty != "f32" && *Ty != "f64") : *Ty != Want))
+    return unsupportedType(CE->getType(), CE);
+  if (CE->getNumArgs() != M->Arity)
+    return unsupported("call: '" + FD->getNameAsString() +
+                           "' with an unexpected number of arguments",
+                       CE);
+  json::Array Args;
+  for (const Expr *A : CE->arguments()) {
+    json::Value V = expr(A);
+    // Builtins: clang converted each argument to the parameter's type, the
+    // call's. C++ overloads: converted to the result type as they do.
+    Args.push_back(Convert ? castTo(std::move(V), *Ty) : std::move(V));
+  }
+  return json::Object{{"kind", "call"},
+                      {"func", M->Name},
+                      {"args", std::move(Args)},
+                      {"ty", *Ty},
+                      {"loc", loc(Inlining.empty() ? CE->getBeginLoc()
+                                                   : InlineSite)}};
+}
+
+namespace {
+/// The first `unsupported` node of an IR value, if any.
+const json::Object *firstUnsupported(const json::Value &V) {
+  if (const json::Object *O = V.getAsObject()) {
+    if (std::optional<llvm::StringRef> K = O->getString("kind");
+        K && *K == "unsupported")
+      return O;
+    for (const auto &KV : *O)
+      if (const json::Object *U = firstUnsupported(KV.second))
+        return U;
+  } else if (const json::Array *A = V.getAsArray()) {
+    for (const json::Value &E : *A)
+      if (const json::Object *U = firstUnsupported(E))
+        return U;
+  }
+  return nullptr;
+}
+} // namespace
+
+/// Inlines a call of \p FD, whose body clang sees. The inlinable class: a
+/// function that is not variadic, not recursive, not weak, with parameters of
+/// scalar type (by value or `const &`), a scalar result, and a body of
+///   - declarations of scalar locals (with or without an initialiser),
+///   - assignments (also compound ones) to its parameters and locals,
+///   - `if (c) return e;` (then the rest is the `else`), and
+///   - a final `return e;`,
+/// whose expressions are those of a region (on its parameters, locals, constant
+/// globals and further calls). Such a function is pure: its value is an
+/// expression of its arguments, which replaces the call. Anything else (loops,
+/// reads of memory or globals, writes outside its locals) is `unsupported`
+/// `call: <why>` at the call.
+json::Value RegionExtractor::inlineCall(const CallExpr *CE,
+                                        const FunctionDecl *FD) {
+  const FunctionDecl *Def = FD->getDefinition();
+  std::string Name = "'" + FD->getNameAsString() + "'";
+  auto Refuse = [&](const std::string &Why) {
+    return unsupported("call: " + Why, CE);
+  };
+  if (Def->isVariadic())
+    return Refuse(Name + " is variadic");
+  if (Def->hasAttr<WeakAttr>())
+    return Refuse(Name + " is weak: another definition may replace it");
+  for (const FunctionDecl *F : Inlining)
+    if (F->getCanonicalDecl() == Def->getCanonicalDecl())
+      return Refuse(Name + " is recursive");
+  if (Inlining.size() >= 16)
+    return Refuse("calls nest deeper than 16 functions");
+  if (!scalar(Def->getReturnType().getNonReferenceType()))
+    return Refuse(Name + " returns " + typeText(Def->getReturnType()));
+  if (CE->getNumArgs() != Def->getNumParams())
+    return Refuse(Name + " is called with a different number of arguments "
+                         "than it has parameters");
+  for (const ParmVarDecl *P : Def->parameters()) {
+    QualType T = P->getType();
+    if (T->isReferenceType()) {
+      if (!T->getPointeeType().isConstQualified())
+        return Refuse(Name + " takes '" + P->getNameAsString() +
+                      "' by non-const reference");
+      T = T->getPointeeType();
+    }
+    if (!scalar(T))
+      return Refuse(Name + " takes '" + P->getNameAsString() + "' of " +
+                    typeText(P->getType()) +
+                    "; Tessera inlines functions of scalar parameters only");
+  }
+  // Arguments in the caller's context, then the body with them bound.
+  json::Array Args;
+  for (unsigned K = 0; K < CE->getNumArgs(); ++K) {
+    const Expr *A = CE->getArg(K);
+    json::Value V = expr(A);
+    // A `const T &` parameter binds the argument as it is (no conversion is
+    // applied to a reference of the same type); by value, clang converted it.
+    if (std::optional<llvm::StringRef> PT =
+            scalar(Def->getParamDecl(K)->getType().getNonReferenceType()))
+      V = castTo(std::move(V), *PT);
+    Args.push_back(std::move(V));
+  }
+  auto Saved = Subst;
+  for (unsigned K = 0; K < Def->getNumParams(); ++K)
+    Subst.insert_or_assign(Def->getParamDecl(K), Args[K]);
+  if (Inlining.empty())
+    InlineSite = CE->getBeginLoc();
+  Inlining.push_back(Def);
+  json::Value Result = nullptr;
+  llvm::SmallVector<const Stmt *, 16> List;
+  if (const auto *CS = dyn_cast<CompoundStmt>(Def->getBody()))
+    List.append(CS->body_begin(), CS->body_end());
+  else
+    List.push_back(Def->getBody());
+  std::string Why = inlineBody(Def, List, Result);
+  Inlining.pop_back();
+  Subst = std::move(Saved);
+  if (!Why.empty())
+    return Refuse(Why);
+  if (const json::Object *U = firstUnsupported(Result)) {
+    llvm::StringRef What = U->getString("what").value_or("expression");
+    // A multiply-add the host fuses keeps its own reason and location.
+    if (What == "fp-contraction")
+      return json::Value(json::Object(*U));
+    std::string Text = "'" + U->getString("text").value_or("").str() + "'";
+    if (What == "global")
+      return Refuse("the body of " + Name + " reads the global " + Text +
+                    " (Tessera inlines only pure functions)");
+    if (What == "unassigned local")
+      return Refuse("the body of " + Name + " reads " + Text +
+                    " before assigning it");
+    if (What.starts_with("call: "))
+      return Refuse("the body of " + Name + " calls " + Text + ": " +
+                    What.drop_front(6).str());
+    return Refuse("the body of " + Name + " has " + What.str() + " " + Text);
+  }
+  return Result;
+}
+
+/// The value of the statements \p List of the body of \p FD (see inlineCall)
+/// into \p Result; the reason it is not inlinable otherwise.
+std::string RegionExtractor::inlineBody(const FunctionDecl *FD,
+                                        llvm::ArrayRef<const Stmt *> List,
+                                        json::Value &Result) {
+  std::string Name = "'" + FD->getNameAsString() + "'";
+  std::optional<llvm::StringRef> RetTy =
+      scalar(FD->getReturnType().getNonReferenceType());
+  for (size_t K = 0; K < List.size(); ++K) {
+    const Stmt *S = List[K];
+    if (isa<NullStmt>(S))
+      continue;
+    if (const auto *R = dyn_cast<ReturnStmt>(S)) {
+      if (!R->getRetValue())
+        return Name + " returns no value";
+      Result = castTo(expr(R->getRetValue()), *RetTy);
+      return "";
+    }
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls()) {
+        const auto *VD = dyn_cast<VarDecl>(D);
+        if (!VD)
+          continue;
+        std::optional<llvm::StringRef> Ty = scalar(VD->getType());
+        if (!VD->hasLocalStorage() || !Ty)
+          return Name + " declares '" + VD->getNameAsString() + "' of " +
+                 typeText(VD->getType()) + (VD->hasLocalStorage() ? "" : " (static)");
+        if (const Expr *I = VD->getInit())
+          Subst.insert_or_assign(VD, castTo(expr(I), *Ty));
+      }
+      continue;
+    }
+    if (const auto *If = dyn_cast<IfStmt>(S)) {
+      // `if (c) return e;` — the rest of the body is the else branch.
+      const Stmt *Then = If->getThen();
+      if (const auto *TC = dyn_cast<CompoundStmt>(Then); TC && TC->size() == 1)
+        Then = TC->body_front();
+      const auto *R = dyn_cast<ReturnStmt>(Then);
+      if (If->getInit() || If->getConditionVariable() || If->getElse() || !R ||
+          !R->getRetValue())
+        return "the body of " + Name +
+               " has an 'if' other than 'if (c) return e;'";
+      json::Value Cond = expr(If->getCond());
+      json::Value Then_ = castTo(expr(R->getRetValue()), *RetTy);
+      // The rest of the body, with the locals as they are here.
+      auto Saved = Subst;
+      json::Value Else = nullptr;
+      std::string Why = inlineBody(FD, List.drop_front(K + 1), Else);
+      Subst = std::move(Saved);
+      if (!Why.empty())
+        return Why;
+      Result = json::Object{{"kind", "select"},
+                            {"cond", std::move(Cond)},
+                            {"then", std::move(Then_)},
+                            {"else", std::move(Else)},
+                            {"ty", *RetTy}};
+      return "";
+    }
+    if (const auto *E = dyn_cast<Expr>(S)) {
+      E = skipTransparent(E);
+      const auto *BO = dyn_cast<BinaryOperator>(E);
+      const VarDecl *Target = nullptr;
+      if (BO && BO->isAssignmentOp())
+        Target = namedVar(BO->getLHS());
+      if (!Target || !inlinedLocal(Target) || !isa<DeclRefExpr>(skipTransparent(BO->getLHS())))
+        return "the body of " + Name + " has '" + text(S) +
+               "', which is not an assignment to its own parameter or local";
+      std::optional<llvm::StringRef> Ty = scalar(Target->getType());
+      if (!Ty)
+        return "the body of " + Name + " assigns '" +
+               Target->getNameAsString() + "' of " + typeText(Target->getType());
+      if (const auto *CA = dyn_cast<CompoundAssignOperator>(BO)) {
+        const char *Op = binOpName(
+            BinaryOperator::getOpForCompoundAssignment(CA->getOpcode()));
+        std::optional<llvm::StringRef> LhsTy = scalar(CA->getComputationLHSType());
+        std::optional<llvm::StringRef> ResTy =
+            scalar(CA->getComputationResultType());
+        if (!Op || !LhsTy || !ResTy)
+          return "the body of " + Name + " has the compound assignment '" +
+                 text(S) + "'";
+        json::Value V =
+            (CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign) && hostMayFuse(CA, CA->getRHS())
+                ? unsupported("fp-contraction", S)
+                : castTo(json::Object{{"kind", "binary"},
+                                      {"op", Op},
+                                      {"lhs", castTo(expr(CA->getLHS()), *LhsTy)},
+                                      {"rhs", expr(CA->getRHS())},
+                                      {"ty", *ResTy}},
+                         *Ty);
+        Subst.insert_or_assign(Target, std::move(V));
+      } else {
+        Subst.insert_or_assign(Target, castTo(expr(BO->getRHS()), *Ty));
+      }
+      continue;
+    }
+    llvm::StringRef What = isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S)
+                               ? "a loop"
+                               : S->getStmtClassName();
+    return "the body of " + Name + " has " + What.str() +
+           " (Tessera inlines a 'return' after local declarations, "
+           "assignments to locals and 'if (c) return e;')";
+  }
+  return Name + " does not end with a 'return'";
 }
 
 //===----------------------------------------------------------------------===//
@@ -1836,6 +2289,9 @@ json::Value RegionExtractor::exprStmt(const Expr *E) {
         scalar(CA->getComputationResultType());
     if (!Op || !TargetTy || !LhsTy || !ResTy)
       return unsupported("compound assignment", S);
+    // `a += b * c` contracts like `a = a + b * c`.
+    if ((CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign) && hostMayFuse(CA, CA->getRHS()))
+      return unsupported("fp-contraction", S);
     bool Ok;
     json::Value Target = lvalue(CA->getLHS(), S, Ok);
     if (!Ok)
@@ -1869,7 +2325,9 @@ json::Value RegionExtractor::exprStmt(const Expr *E) {
       UO && UO->isIncrementDecrementOp())
     return unsupported("increment", S);
   if (isa<CallExpr>(E))
-    return unsupported("call", S);
+    return unsupported("call: its value is unused, so it could only act "
+                       "through side effects, which Tessera does not inline",
+                       S);
   return unsupported("expression statement", S);
 }
 

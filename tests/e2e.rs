@@ -42,6 +42,10 @@ programs! {
     reduction_floating_min_max_and_products => "reduction_minmax.c",
     reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
     reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
+    math_image_filters_and_norms => "math_image.c",
+    math_inlined_helpers => "math_helpers.c",
+    math_cxx_template_stencil => "math_stencil.cpp",
+    math_fp_contraction => "math_contraction.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -144,6 +148,10 @@ variants! {
         reduction_floating_min_max_and_products => "reduction_minmax.c",
         reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
         reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
+        math_image_filters_and_norms => "math_image.c",
+        math_inlined_helpers => "math_helpers.c",
+        math_cxx_template_stencil => "math_stencil.cpp",
+        math_fp_contraction => "math_contraction.c",
     ]
 }
 
@@ -231,4 +239,119 @@ fn floating_reductions_in_the_loops_order() {
     for k in ["sum", "dot"] {
         assert_ne!(field(&fast, k), field(&want, k), "{k}: partial sums round like the loop's order\n{fast}{want}");
     }
+}
+
+/// `-fplugin-arg-tessera-math=relaxed`: the `expf` region of `math_image.c`, which
+/// stays on the host by default, runs on the emulated device, whose `hls::exp` is the
+/// host's C library (so the output is still the CPU's; a Vitis kernel would compute
+/// Vitis' approximation instead). No region is left on the host and no remark printed.
+#[test]
+fn relaxed_math_offloads_library_dependent_functions() {
+    let root = tessera_tests::repo_root();
+    let src = root.join("tests/programs/math_image.c");
+    let work = tempfile::tempdir().expect("temp dir");
+    let (ref_bin, bin, report) = (work.path().join("ref"), work.path().join("relaxed"), work.path().join("report.jsonl"));
+    let ok = |c: &mut std::process::Command| {
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    ok(&mut tessera_tests::reference_build_command(&src, &ref_bin));
+    let reference = ok(&mut std::process::Command::new(&ref_bin)).stdout;
+    let build = ok(&mut tessera_tests::tessera_build_command(&src, &bin, &["-fplugin-arg-tessera-math=relaxed".to_string()]));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(!stderr.contains("not offloaded"), "{stderr}");
+    let out = ok(&mut tessera_tests::emu_run_command(&bin, &report));
+    assert!(out.stdout == reference, "relaxed build: output differs from the CPU's");
+    let expf_line = std::fs::read_to_string(&src).unwrap().lines().position(|l| l.contains("e[j] = expf(")).unwrap();
+    let lines = std::fs::read_to_string(&report).unwrap();
+    let region = format!("math_image.c:{}\"", expf_line - 1); // the pragma, two lines above the statement
+    let runs: Vec<&str> = lines.lines().filter(|l| l.contains(&region)).collect();
+    assert!(!runs.is_empty(), "no report line for {region}:\n{lines}");
+    assert!(runs.iter().all(|l| l.contains("\"device\":\"emu\"")), "{runs:?}");
+    assert!(lines.lines().all(|l| !l.contains("\"device\":\"host\"")), "{lines}");
+}
+
+/// `math_contraction.c` built with `-mfma` (host and Tessera alike): clang then fuses
+/// the `a * b + c` of two regions into one rounding, which the kernels would not, so
+/// those two stay on the host with the remark `host-fp-contraction` at the
+/// expression; the `fma()` region and the one under `#pragma STDC FP_CONTRACT OFF` are
+/// still offloaded. On a CPU with FMA the output is the `-mfma` reference's (which
+/// differs from the plain reference's: the test can tell fused from unfused).
+#[test]
+fn host_fp_contraction_keeps_fused_regions_on_the_host() {
+    let root = tessera_tests::repo_root();
+    let src = root.join("tests/programs/math_contraction.c");
+    let source = std::fs::read_to_string(&src).unwrap();
+    let line_of = |needle: &str| source.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let work = tempfile::tempdir().expect("temp dir");
+    let (ref_bin, bin, report) = (work.path().join("ref"), work.path().join("fma"), work.path().join("report.jsonl"));
+    let ok = |c: &mut std::process::Command| {
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    let build = ok(&mut tessera_tests::tessera_build_command(&src, &bin, &["-mfma".to_string()]));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    let remarks: Vec<&str> = stderr.lines().filter(|l| l.contains("remark: target region not offloaded")).collect();
+    let fused = [(line_of("y[i] = a * x[i] + y[i]; // fused"), 12, "a * x[i] + y[i]"), (line_of("r[i] -= 0.5"), 5, "r[i] -= 0.5 * x[i - 1] * x[i + 1]")];
+    assert_eq!(remarks.len(), fused.len(), "{stderr}");
+    for ((line, col, text), remark) in fused.iter().zip(&remarks) {
+        assert!(
+            remark.contains(&format!("math_contraction.c:{line}:{col}: remark: target region not offloaded: [host-fp-contraction] the host compilation fuses '{text}' into one multiply-add")),
+            "{remark}"
+        );
+    }
+    let cpu_has_fma = std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| c.split_whitespace().any(|w| w == "fma"));
+    if !cpu_has_fma {
+        eprintln!("this CPU has no FMA instructions: the -mfma binaries are not run");
+        return;
+    }
+    ok(tessera_tests::reference_build_command(&src, &ref_bin).arg("-mfma"));
+    let reference = ok(&mut std::process::Command::new(&ref_bin)).stdout;
+    let out = ok(&mut tessera_tests::emu_run_command(&bin, &report));
+    assert!(out.stdout == reference, "-mfma build: output differs from the -mfma CPU run");
+    let lines = std::fs::read_to_string(&report).unwrap();
+    let emu = lines.lines().filter(|l| l.contains("\"device\":\"emu\"")).count();
+    assert_eq!(emu, 2, "the fma() and FP_CONTRACT OFF regions run on the device:\n{lines}");
+}
+
+/// The OpenMP queries in a region: the kernel is one team of one thread on a device
+/// that is not the initial one, so `omp_get_team_num()`, `omp_get_num_teams()`,
+/// `omp_get_thread_num()`, `omp_get_num_threads()` and `omp_is_initial_device()` are
+/// the constants 0, 1, 0, 1, 0 in the region's IR (and subscripts stay affine); the
+/// host fallback (`OMP_TARGET_OFFLOAD=DISABLED`) runs the original calls, where
+/// `omp_is_initial_device()` is 1.
+#[test]
+fn omp_queries_are_the_kernels_single_team_and_thread() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let src = work.path().join("queries.c");
+    std::fs::write(
+        &src,
+        "#include <omp.h>\n#include <stdio.h>\nint main(void) {\n  int a[16];\n\
+         #pragma omp target map(from: a[0:16])\n  for (int i = 0; i < 8; i++) {\n\
+         a[i + omp_get_team_num() + omp_get_thread_num()] = omp_is_initial_device() + 10 * omp_get_num_teams();\n\
+         a[8 + i] = 100 * omp_get_num_threads() + i;\n  }\n\
+         for (int i = 0; i < 16; i++) printf(\" %d\", a[i]);\n  printf(\"\\n\");\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let (bin, dump, report) = (work.path().join("q"), work.path().join("ir"), work.path().join("report.jsonl"));
+    std::fs::create_dir(&dump).unwrap();
+    let build = tessera_tests::tessera_build_command(&src, &bin, &[format!("-fplugin-arg-tessera-dump-ir={}", dump.display())])
+        .output()
+        .expect("tessera cc runs");
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(build.status.success() && !stderr.contains("not offloaded"), "{stderr}");
+    let ir_file = std::fs::read_dir(&dump).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".ir.json")).unwrap();
+    let ir: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ir_file).unwrap()).unwrap();
+    let text = ir["body"].to_string();
+    assert!(!text.contains("unsupported") && !text.contains("omp_") && !text.contains("\"call\""), "{text}");
+    // The subscript a[i + omp_get_team_num() + omp_get_thread_num()]: (i + 0) + 0.
+    let target = &ir["body"][0]["body"][0]["target"]["index"][0];
+    assert_eq!((target["rhs"]["kind"].as_str(), target["rhs"]["value"].as_i64()), (Some("int"), Some(0)), "{target}");
+    let device = tessera_tests::emu_run_command(&bin, &report).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&device.stdout), format!("{}\n", " 10".repeat(8) + " 100 101 102 103 104 105 106 107"));
+    assert!(std::fs::read_to_string(&report).unwrap().contains("\"device\":\"emu\""));
+    let host = tessera_tests::emu_run_command(&bin, &report).env("OMP_TARGET_OFFLOAD", "DISABLED").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&host.stdout), format!("{}\n", " 11".repeat(8) + " 100 101 102 103 104 105 106 107"));
 }

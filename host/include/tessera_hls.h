@@ -31,6 +31,12 @@
 
 #ifdef TESSERA_HLS_VITIS
 
+// Kernels round `a * b + c` twice, as the source says (a fused multiply-add only where
+// it calls fma): the emulated device compiles with -ffp-contract=off, and for Vitis'
+// clang-based front end this pragma, in effect from here to the end of the kernel's
+// translation unit, forbids contraction (not checked against a Vitis installation).
+#pragma STDC FP_CONTRACT OFF
+
 #include <hls_burst_maxi.h>
 
 namespace tessera {

@@ -60,6 +60,7 @@ pub const SHIM_HEADERS: &[(&str, &str)] = &[
     ("tessera_hls.h", include_str!("../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../host/include/tessera_ship.h")),
+    ("tessera_math.h", include_str!("../../host/include/tessera_math.h")),
 ];
 
 /// A kernel whose sources mention this header gets the vendor headers (`ap_int.h`).
@@ -656,9 +657,10 @@ mod tests {
     #[test]
     fn shim_headers_are_embedded() {
         let names: Vec<&str> = SHIM_HEADERS.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h", "tessera_ship.h"]);
+        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h", "tessera_ship.h", "tessera_math.h"]);
         assert!(SHIM_HEADERS[1].1.contains("class burst_maxi"));
         assert!(SHIM_HEADERS[3].1.contains("tessera_ship_out_posted"));
+        assert!(SHIM_HEADERS[4].1.contains("TESSERA_MATH_1(sqrt)"));
     }
 
     #[test]

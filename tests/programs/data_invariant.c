@@ -22,7 +22,8 @@
 
 struct cfg { int n; };
 
-static float twice(float x) { return 2.0f * x; }
+/* Defined at the end: its body is not visible at the regions, which stay on the host. */
+static float twice(float x);
 
 static void vla_extent(int n, int m, double (*A)[m]) {
 #pragma omp target data map(tofrom: A[0:n][0:m]) // expect: emu
@@ -131,11 +132,11 @@ int main(void) {
 #pragma omp target data map(to: a[0:n]) map(tofrom: b[0:n]) // expect: emu
   {
 #pragma omp target teams distribute parallel for map(to: a[0:n]) // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark: [call] call 'twice(a[i])' is not supported (it may have side effects)
+    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark: [call] call 'twice(a[i])' is not supported: the body of 'twice' is not visible here (Tessera inlines functions defined before the region, e.g. 'static inline' or 'declare target' ones)
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = a[i] + 1.0f;
 #pragma omp target teams distribute parallel for // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark: [call] call 'twice(b[i])' is not supported (it may have side effects)
+    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark: [call] call 'twice(b[i])' is not supported: the body of 'twice' is not visible here (Tessera inlines functions defined before the region, e.g. 'static inline' or 'declare target' ones)
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = b[i] + a[i];
   }
@@ -172,3 +173,5 @@ int main(void) {
   free(A);
   return 0;
 }
+
+static float twice(float x) { return 2.0f * x; }

@@ -158,6 +158,8 @@ fn expr_depth(e: &Expr) -> u32 {
         Expr::Unary { op, arg, .. } => u32::from(*op == UnOp::Neg) + expr_depth(arg),
         Expr::Cast { arg, .. } => expr_depth(arg),
         Expr::Select { cond, then, otherwise, .. } => 1 + expr_depth(cond).max(expr_depth(then)).max(expr_depth(otherwise)),
+        // One operation, like an addition (see the model's documentation of `D`).
+        Expr::Call { args, .. } => 1 + args.iter().map(expr_depth).max().unwrap_or(0),
         _ => 0,
     }
 }
@@ -311,6 +313,14 @@ mod tests {
         assert!(f.in_place);
         assert_eq!((f.accesses_per_iteration, f.distinct_accesses_per_iteration, f.depth_ops), (4, 4, 3));
         assert_eq!(f.compulsory, Some((((n - 1) * n + n * n) * 4, (n - 1) * n * 4)));
+    }
+
+    /// A math call is one operation after its deepest argument:
+    /// sqrtf((x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0)) is sub, mul, add, sqrt.
+    #[test]
+    fn math_calls_are_one_operation() {
+        let r = fixture("programs/math_image.0.ir.json");
+        assert_eq!(facts(&r).unwrap().depth_ops, 4);
     }
 
     #[test]

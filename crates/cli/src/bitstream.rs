@@ -19,7 +19,7 @@
 //! commands that do the same.
 //!
 //! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`,
-//! `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
+//! `tessera_math.h`, `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
 //!
 //! Without `--dry-run` the command needs `v++` on `PATH` and `$XILINX_VITIS` (both set
@@ -40,10 +40,11 @@ use tessera_flow::{
 use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
 
 /// The headers generated kernels include, written to `<out>/include/`.
-const HEADERS: [(&str, &str); 4] = [
+const HEADERS: [(&str, &str); 5] = [
     ("tessera_hls.h", include_str!("../../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../../host/include/tessera_ship.h")),
+    ("tessera_math.h", include_str!("../../../host/include/tessera_math.h")),
     ("tessera_emu_abi.h", include_str!("../../../host/include/tessera_emu_abi.h")),
 ];
 

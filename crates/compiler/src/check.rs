@@ -2,7 +2,8 @@
 //!
 //! A region is offloaded when every statement and expression is representable, every
 //! array subscript and loop bound is affine (in loop indices and integer scalars of
-//! the enclosing function that the region does not change), every array's size is
+//! the enclosing function that the region does not change), every math call is of an
+//! exact function (or of any with `math=relaxed`, [`MathMode`]), every array's size is
 //! known, every scalar it writes or reduces into has somewhere to go (mapped
 //! `tofrom`/`from`: back to the host; no map clause: the region's own copy), and the
 //! data environment is one Tessera implements. Reductions come first, then the body
@@ -11,16 +12,24 @@
 //! tiling checks of the optimizer come on top of these.
 
 use crate::affine::affine_form;
+use crate::options::MathMode;
 use crate::reject::{RejectReason, Rejection};
 use std::collections::HashSet;
-use tessera_ir::{print, Expr, LValue, Loc, MapKind, Region, Stmt, Var, VarKind};
+use tessera_ir::{print, Expr, LValue, Loc, MapKind, MathFn, Region, ScalarType, Stmt, Var, VarKind};
 
 fn reject(reason: RejectReason, loc: &Loc) -> Rejection {
     Rejection { reason, loc: loc.clone() }
 }
 
-/// Checks the region against the input class.
+/// Checks the region against the input class, with the default math mode (only exact
+/// math functions).
 pub fn check_region(region: &Region) -> Result<(), Rejection> {
+    check_region_with(region, MathMode::Exact)
+}
+
+/// Checks the region against the input class; `math` says which math functions a
+/// kernel may call.
+pub fn check_region_with(region: &Region, math: MathMode) -> Result<(), Rejection> {
     if let Some(c) = region.unsupported_clauses.first() {
         return Err(reject(RejectReason::UnsupportedClause { clause: c.name.clone() }, &c.loc));
     }
@@ -33,7 +42,7 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
         .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer() && !v.written && region.reduction(&v.name).is_none())
         .map(|v| v.name.as_str())
         .collect();
-    let mut cx = Checker { region, params, indices: Vec::new() };
+    let mut cx = Checker { region, params, indices: Vec::new(), math };
     cx.stmts(&region.body)?;
     let returned: Vec<&str> = region.vars.iter().filter(|v| v.writes_back()).map(|v| v.name.as_str()).collect();
     for v in &region.vars {
@@ -182,11 +191,36 @@ pub fn resolved_dims_from(v: &Var, section: &[tessera_ir::Section], from: usize)
 /// canonical form: `non-canonical loop: <why>`.
 const NON_CANONICAL: &str = "non-canonical loop";
 
+/// The category of the plugin's unsupported call: `call: <why>` (plain `call` in IR
+/// written before the plugin said why).
+const CALL: &str = "call";
+
+/// The category of a floating multiply-add the host compilation may fuse (see
+/// `tessera_ir::Expr::Unsupported`).
+const FP_CONTRACTION: &str = "fp-contraction";
+
+/// The reason for an unsupported node of category `what`.
+fn unsupported_reason(what: &str, text: &str) -> RejectReason {
+    if let Some(why) = what.strip_prefix(CALL).filter(|w| w.is_empty() || w.starts_with(':')) {
+        let why = why.trim_start_matches(':').trim();
+        let why = if why.is_empty() { "Tessera cannot see what it does" } else { why };
+        RejectReason::Call { text: text.to_string(), why: why.to_string() }
+    } else if what == FP_CONTRACTION {
+        RejectReason::HostContraction { text: text.to_string() }
+    } else if let Some(why) = what.strip_prefix(NON_CANONICAL) {
+        RejectReason::NonCanonicalLoop { text: text.to_string(), why: why.trim_start_matches(": ").to_string() }
+    } else {
+        RejectReason::UnsupportedExpression { what: what.to_string(), text: text.to_string() }
+    }
+}
+
 struct Checker<'a> {
     region: &'a Region,
     params: HashSet<&'a str>,
     /// Enclosing loop indices, outermost first.
     indices: Vec<&'a str>,
+    /// Which math functions a kernel may call.
+    math: MathMode,
 }
 
 impl<'a> Checker<'a> {
@@ -239,12 +273,9 @@ impl<'a> Checker<'a> {
                 self.stmts(otherwise)
             }
             Stmt::Unsupported { what, text, loc } => {
-                let reason = if what == "call" {
-                    RejectReason::Call { text: text.clone() }
-                } else if let Some(why) = what.strip_prefix(NON_CANONICAL) {
-                    RejectReason::NonCanonicalLoop { text: text.clone(), why: why.trim_start_matches(": ").to_string() }
-                } else {
-                    RejectReason::UnsupportedStatement { what: what.clone(), text: text.clone() }
+                let reason = match unsupported_reason(what, text) {
+                    RejectReason::UnsupportedExpression { what, text } => RejectReason::UnsupportedStatement { what, text },
+                    r => r,
                 };
                 Err(reject(reason, loc))
             }
@@ -259,17 +290,27 @@ impl<'a> Checker<'a> {
                 return;
             }
             result = match n {
-                Expr::Unsupported { what, text, loc } if what == "call" => {
-                    Err(reject(RejectReason::Call { text: text.clone() }, loc))
-                }
-                Expr::Unsupported { what, text, loc } => {
-                    Err(reject(RejectReason::UnsupportedExpression { what: what.clone(), text: text.clone() }, loc))
-                }
+                Expr::Unsupported { what, text, loc } => Err(reject(unsupported_reason(what, text), loc)),
                 Expr::Read { array, index, loc, .. } => self.access(array, index, loc),
+                Expr::Call { func, args, ty, loc } => self.call(*func, args, *ty, loc, n),
                 _ => Ok(()),
             };
         });
         result
+    }
+
+    /// Checks a math call (its arguments are visited on their own): well formed, and a
+    /// function the math mode admits.
+    fn call(&self, func: MathFn, args: &[Expr], ty: ScalarType, loc: &Loc, whole: &Expr) -> Result<(), Rejection> {
+        // The plugin writes every call in this form; anything else is a malformed IR file.
+        if !ty.is_float() || args.len() != func.arity() || args.iter().any(|a| a.ty().is_some_and(|t| t != ty)) {
+            let what = format!("call of '{}' with arguments not of its type", func.c_name(ty));
+            return Err(reject(RejectReason::UnsupportedExpression { what, text: print::expr(whole) }, loc));
+        }
+        if !func.is_exact() && self.math == MathMode::Exact {
+            return Err(reject(RejectReason::InexactMath { func: func.c_name(ty) }, loc));
+        }
+        Ok(())
     }
 
     /// Checks one array access `array[index…]`.
@@ -493,5 +534,84 @@ mod tests {
         assert!(plan.contains("i_neg in [1 - n, 0) step 1"), "{plan}");
         assert!(plan.contains("flow W0 a[-i_neg] -> R1 a[1 - i_neg], distance (1)"), "{plan}");
         assert!(out.fallback.is_some_and(|w| w.contains("a[-i_neg]")));
+    }
+
+    /// `a[i] = f(b[i] + a[i + shift])` over the region above.
+    fn with_call(func: MathFn) -> Region {
+        let mut r = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let Stmt::For { body, .. } = &mut r.body[0] else { unreachable!() };
+        let Stmt::Assign { value, .. } = &mut body[0] else { unreachable!() };
+        let mut args = vec![value.clone()];
+        args.resize(func.arity(), Expr::Float { bits: 2.0f64.to_bits(), ty: F32 });
+        *value = Expr::Call { func, args, ty: F32, loc: Loc { file: "l.c".into(), line: 5, col: 12 } };
+        r
+    }
+
+    /// Exact math functions are offloaded in every mode, as the `hls::` overloads of
+    /// `tessera_math.h`; library-dependent ones stay on the host at the call unless
+    /// `math=relaxed`.
+    #[test]
+    fn math_calls() {
+        for f in MathFn::ALL.into_iter().filter(|f| f.is_exact()) {
+            assert_eq!(check_region(&with_call(f)), Ok(()), "{}", f.name());
+        }
+        let sqrt = with_call(MathFn::Sqrt);
+        for mode in ["baseline", "paper", "tessera"] {
+            let out = compile_region(&sqrt, &Options::from_plugin_args(&[format!("mode={mode}")]).unwrap());
+            assert_eq!((out.manifest.mode.as_str(), out.fallback.as_deref()), (mode, None));
+            let k = &out.manifest.kernel_source;
+            assert!(k.contains("#include \"tessera_math.h\"\n"), "{k}");
+            assert!(k.contains("hls::sqrt("), "{k}");
+        }
+        let exp = with_call(MathFn::Exp);
+        let e = check_region(&exp).unwrap_err();
+        assert_eq!((e.reason.code(), e.loc.line, e.loc.col), ("inexact-math", 5, 12));
+        assert_eq!(
+            e.message(),
+            "'expf' is not correctly rounded in every math library; the kernel's results could differ from the host's \
+             — use -fplugin-arg-tessera-math=relaxed to accept that"
+        );
+        let relaxed = Options::from_plugin_args(&["math=relaxed"]).unwrap();
+        assert_eq!(check_region_with(&exp, relaxed.math), Ok(()));
+        let out = compile_region(&exp, &relaxed);
+        assert!(out.rejection.is_none() && out.manifest.kernel_source.contains("hls::exp("), "{}", out.manifest.kernel_source);
+        assert_eq!(compile_region(&exp, &Options::default()).manifest.kernel, None);
+        // A call whose arguments are not of its type is malformed IR.
+        let mut bad = with_call(MathFn::Fmin);
+        let Stmt::For { body, .. } = &mut bad.body[0] else { unreachable!() };
+        let Stmt::Assign { value: Expr::Call { args, .. }, .. } = &mut body[0] else { unreachable!() };
+        args[1] = Expr::Float { bits: 2.0f64.to_bits(), ty: F64 };
+        assert_eq!(check_region(&bad).unwrap_err().reason.code(), "unsupported-expression");
+        // A call in a subscript is not affine.
+        let mut sub = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let Stmt::For { body, .. } = &mut sub.body[0] else { unreachable!() };
+        let Stmt::Assign { target: LValue::Element { index, .. }, .. } = &mut body[0] else { unreachable!() };
+        let f = Expr::Call { func: MathFn::Floor, args: vec![Expr::Cast { arg: Box::new(index[0].clone()), ty: F64 }], ty: F64, loc: Loc::default() };
+        index[0] = Expr::Cast { arg: Box::new(f), ty: I32 };
+        assert_eq!(check_region(&sub).unwrap_err().reason.code(), "non-affine-subscript");
+    }
+
+    /// The plugin's unsupported calls say why; a multiply-add the host fuses is its own reason.
+    #[test]
+    fn unsupported_calls_and_contraction() {
+        let mut r = region(Expr::int(0), Expr::var("n", I32), 1, 0);
+        let loc = Loc { file: "l.c".into(), line: 5, col: 9 };
+        let node = |what: &str, text: &str| Expr::Unsupported { what: what.into(), text: text.into(), loc: loc.clone() };
+        for (what, text, code, message) in [
+            ("call: 'g' writes 'count', which is not its own", "g(a[i])", "call", "call 'g(a[i])' is not supported: 'g' writes 'count', which is not its own"),
+            ("call", "h(x)", "call", "call 'h(x)' is not supported: Tessera cannot see what it does"),
+            ("fp-contraction", "a[i] * b[i] + c", "host-fp-contraction", "the host compilation fuses 'a[i] * b[i] + c' into one multiply-add"),
+            ("caller", "caller()", "unsupported-expression", "caller 'caller()' is not supported"),
+        ] {
+            let Stmt::For { body, .. } = &mut r.body[0] else { unreachable!() };
+            let Stmt::Assign { value, .. } = &mut body[0] else { unreachable!() };
+            *value = node(what, text);
+            let e = check_region(&r).unwrap_err();
+            assert_eq!((e.reason.code(), &e.loc), (code, &loc));
+            assert!(e.message().starts_with(message), "{}", e.message());
+        }
+        // A call statement likewise.
+        r.body = vec![Stmt::Unsupported { what: "call: its result is unused".into(), text: "g(1)".into(), loc: loc.clone() }];
+        assert_eq!(check_region(&r).unwrap_err().message(), "call 'g(1)' is not supported: its result is unused");
     }
 }

@@ -164,7 +164,7 @@ fn non_integer(dir: &DataDirective, e: &Expr) -> Option<String> {
             Expr::Unary { ty, .. } | Expr::Binary { ty, .. } | Expr::Cast { ty, .. } | Expr::Select { ty, .. } => {
                 ty.is_integer()
             }
-            Expr::Float { .. } | Expr::Read { .. } | Expr::Unsupported { .. } => false,
+            Expr::Float { .. } | Expr::Read { .. } | Expr::Call { .. } | Expr::Unsupported { .. } => false,
         };
         if !ok {
             bad = Some(match n {

@@ -31,7 +31,7 @@ pub mod footprint;
 pub mod options;
 pub mod reject;
 
-pub use options::{Mode, Options};
+pub use options::{MathMode, Mode, Options};
 pub use reject::{Rejection, RejectReason};
 
 use tessera_ir::manifest::{ArrayArg, Arg, Manifest, MANIFEST_VERSION};
@@ -126,7 +126,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut files = vec![(format!("{name}.ir.json"), region.to_json())];
     let normalized = attach_zero_length_sections(region);
     let region = &normalized;
-    let (rejection, args) = match check::check_region(region).and_then(|()| manifest_args(region)) {
+    let (rejection, args) = match check::check_region_with(region, opts.math).and_then(|()| manifest_args(region)) {
         Ok(args) => (None, args),
         // A region kept on the host still lists its arguments when it can: if it runs
         // inside a data region, the runtime copies the device data it uses back to

@@ -27,6 +27,23 @@ impl Mode {
     }
 }
 
+/// Which math functions a kernel may call (`math=exact|relaxed`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MathMode {
+    /// The default: only the functions whose IEEE 754 result is exact
+    /// (`tessera_ir::MathFn::is_exact`: `sqrt`, `fabs`, `fmin`, `fmax`, `floor`, `ceil`,
+    /// `trunc`, `round`, `copysign`, `fma` and their `f` forms), so every kernel computes
+    /// the host's bits. A region calling another one stays on the host with the reason
+    /// `inexact-math`.
+    #[default]
+    Exact,
+    /// Also the library-dependent ones (`exp`, `log`, `pow`, `sin`, …). The emulated
+    /// device computes them with the host's C library (same results); a Vitis kernel
+    /// computes them with Vitis HLS' math library, whose results may differ from the
+    /// host's by the few units in the last place its documentation gives per function.
+    Relaxed,
+}
+
 /// Options of one compilation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -45,11 +62,13 @@ pub struct Options {
     /// `-ffast-math` gives a compiler (`tessera_hls::baseline::generate_with`).
     /// Off: the kernel's result is the host's with one thread, bit for bit.
     pub reassociate: bool,
+    /// Math functions kernels may call (`math=exact|relaxed`).
+    pub math: MathMode,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false }
+        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact }
     }
 }
 
@@ -101,10 +120,23 @@ impl Options {
                 "reassociate" => {
                     return Err(format!("-fplugin-arg-tessera-{a}: 'reassociate' takes no value"));
                 }
+                "math" => {
+                    o.math = match value {
+                        "exact" => MathMode::Exact,
+                        "relaxed" => MathMode::Relaxed,
+                        _ => {
+                            return Err(format!(
+                                "-fplugin-arg-tessera-math={value}: expected 'exact' (the default: only math \
+                                 functions whose result is the same in every library) or 'relaxed' (also exp, log, \
+                                 pow, sin, …, whose results may differ from the host's in the last bits)"
+                            ))
+                        }
+                    }
+                }
                 k if PLUGIN_KEYS.contains(&k) => {}
                 _ => {
                     return Err(format!(
-                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, {})",
+                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, math, {})",
                         PLUGIN_KEYS.join(", ")
                     ))
                 }
@@ -132,6 +164,11 @@ mod tests {
         assert!(Options::from_plugin_args(&["reassociate"]).unwrap().reassociate);
         let e = Options::from_plugin_args(&["reassociate=1"]).unwrap_err();
         assert_eq!(e, "-fplugin-arg-tessera-reassociate=1: 'reassociate' takes no value");
+        assert_eq!(Options::default().math, MathMode::Exact);
+        assert_eq!(Options::from_plugin_args(&["math=relaxed"]).unwrap().math, MathMode::Relaxed);
+        assert_eq!(Options::from_plugin_args(&["math=relaxed", "math=exact"]).unwrap().math, MathMode::Exact);
+        let e = Options::from_plugin_args(&["math=fast"]).unwrap_err();
+        assert!(e.starts_with("-fplugin-arg-tessera-math=fast: expected 'exact'"), "{e}");
     }
 
     /// `tile=N` is one size for every loop of every region (the optimizer expands it

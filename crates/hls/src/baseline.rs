@@ -291,6 +291,9 @@ pub fn generate_with(region: &Region, name: &str, reassociate: bool) -> Kernel {
     writeln!(s, "// tessera::maxi<T> is `T *` for Vitis; in emulation it counts DDR traffic.").unwrap();
     writeln!(s).unwrap();
     writeln!(s, "#include \"tessera_hls.h\"").unwrap();
+    if crate::cpp::uses_math(region) {
+        writeln!(s, "#include \"{}\"", crate::cpp::MATH_HEADER).unwrap();
+    }
     writeln!(s).unwrap();
     let params: Vec<String> = region.vars.iter().zip(&pnames).map(|(v, p)| param(v, p)).collect();
     writeln!(s, "extern \"C\" void {name}({}) {{", params.join(", ")).unwrap();

@@ -5,7 +5,35 @@
 //! subscripts over the flat `m_axi` pointers, so the kernel computes bit for bit what
 //! the host code computes.
 
-use tessera_ir::{BinOp, Expr, ScalarType, UnOp};
+use tessera_ir::{BinOp, Expr, MathFn, Region, ScalarType, UnOp};
+
+/// The header a kernel that calls math functions includes (`host/include/`): Vitis
+/// HLS' `hls_math.h` under Vitis, in emulation the `hls::` overloads as the host's C
+/// library functions.
+pub const MATH_HEADER: &str = "tessera_math.h";
+
+/// Whether the region calls a math function ([`Expr::Call`]); its kernel then
+/// includes [`MATH_HEADER`].
+pub fn uses_math(region: &Region) -> bool {
+    let mut found = false;
+    region.visit_stmts(&mut |s| {
+        s.visit_exprs(&mut |e| found |= matches!(e, Expr::Call { .. }));
+    });
+    found
+}
+
+/// The kernel spelling of a math call's function: the `hls::` overload of Vitis HLS'
+/// math library (`hls::sqrt(float)` is `sqrtf`), the same name for both types — except
+/// `fmin` and `fmax`, whose result for `±0.0` operands C leaves to the library:
+/// `tessera::fmin` / `tessera::fmax` of [`MATH_HEADER`] return what the host binary
+/// (clang 19) returns, the first argument unless the second is smaller / larger or the
+/// first is a NaN.
+pub fn math_function(f: MathFn) -> String {
+    match f {
+        MathFn::Fmin | MathFn::Fmax => format!("tessera::{}", f.name()),
+        _ => format!("hls::{}", f.name()),
+    }
+}
 
 /// Names that are keywords in C++ but may be identifiers in C; renamed with a `_`.
 const CXX_KEYWORDS: &[&str] = &[
@@ -215,6 +243,20 @@ fn write(s: &mut String, e: &Expr, outer: u8, leaves: &dyn Leaves) {
             s.push_str(" : ");
             write(s, otherwise, 1, leaves);
         }
+        Expr::Call { func, args, ty, .. } => {
+            s.push_str(&math_function(*func));
+            s.push('(');
+            for (k, a) in args.iter().enumerate() {
+                if k > 0 {
+                    s.push_str(", ");
+                }
+                // Arguments are of the call's type (the checker makes sure), so the
+                // overload is the one of that type; a literal keeps its suffix.
+                debug_assert_eq!(a.ty(), Some(*ty), "argument of {} of another type", func.name());
+                write(s, a, 0, leaves);
+            }
+            s.push(')');
+        }
         Expr::Unsupported { text, .. } => {
             // The checker rejects regions with unsupported nodes before code generation.
             unreachable!("unsupported expression '{text}' reached the code generator")
@@ -255,6 +297,19 @@ mod tests {
         assert_eq!(int_literal(i64::MIN, I64), "(-9223372036854775807L - 1)");
         assert_eq!(int_literal(7, U64), "7UL");
         assert_eq!(int_literal(3, I16), "(short)3");
+    }
+
+    /// Math calls are the `hls::` overloads of their type; reads inside arguments are
+    /// leaves like any other.
+    #[test]
+    fn math_calls() {
+        let shapes = Fixed(vec![Expr::var("n", I32), Expr::var("m", I32)]);
+        let read = Expr::Read { array: "a".into(), index: vec![Expr::var("i", I32), Expr::var("j", I32)], ty: F32, loc: Default::default() };
+        let sq = Expr::Call { func: MathFn::Sqrt, args: vec![bin(BinOp::Mul, read.clone(), read.clone(), F32)], ty: F32, loc: Default::default() };
+        let e = Expr::Call { func: MathFn::Fmin, args: vec![sq, Expr::Float { bits: 1.0f64.to_bits(), ty: F32 }], ty: F32, loc: Default::default() };
+        assert_eq!(expr(&e, &shapes), "tessera::fmin(hls::sqrt(a[(long)i * m + j] * a[(long)i * m + j]), 1.0f)");
+        let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(Expr::Call { func: MathFn::Floor, args: vec![cast(read, F64)], ty: F64, loc: Default::default() }), ty: F64 };
+        assert_eq!(expr(&neg, &shapes), "-hls::floor((double)a[(long)i * m + j])");
     }
 
     #[test]

@@ -979,6 +979,9 @@ impl<'a> Gen<'a> {
         writeln!(c.s).unwrap();
         writeln!(c.s, "#include \"tessera_wide.h\"").unwrap();
         writeln!(c.s, "#include \"tessera_ship.h\"").unwrap();
+        if crate::cpp::uses_math(self.region) {
+            writeln!(c.s, "#include \"{}\"", crate::cpp::MATH_HEADER).unwrap();
+        }
 
         // The body first: it decides which helpers and declarations are used.
         let mut body = Code { s: String::new(), depth: 1 };

@@ -13,6 +13,14 @@
 //! - Every expression node carries its C type after clang's implicit conversions, and
 //!   every implicit conversion is an explicit [`Expr::Cast`]. Re-emitting the tree as
 //!   C++ with those casts therefore computes bit for bit what the host computes.
+//! - Calls are of three kinds only, all resolved by the plugin from the declaration
+//!   clang chose: C math library functions (and their `std::` / `__builtin_` forms)
+//!   are [`Expr::Call`] nodes of the closed set [`MathFn`]; calls of functions whose
+//!   body clang sees and that are pure (scalar parameters, locals and a `return`) are
+//!   inlined, their parameters substituted; the OpenMP queries `omp_get_team_num()`,
+//!   `omp_get_num_teams()`, `omp_get_thread_num()`, `omp_get_num_threads()` and
+//!   `omp_is_initial_device()` are the constants of the kernel's single team and
+//!   thread (0, 1, 0, 1, 0). Every other call is [`Expr::Unsupported`] `call: <why>`.
 //! - Compound assignments (`a[i] += x`) are lowered by the plugin into plain
 //!   assignments with the computation types clang reports, so the IR has one kind of
 //!   assignment.
@@ -575,9 +583,32 @@ pub enum Expr {
         /// Type.
         ty: ScalarType,
     },
-    /// Something the IR cannot represent (a call, a pointer expression, …).
+    /// A call of a C math library function, `func(args…)` in the type `ty` (`f32`:
+    /// the `f`-suffixed C function, e.g. `sqrtf`). Every argument is already
+    /// converted to `ty` (the plugin records the conversions clang applied, and those
+    /// of C++'s `std::` overloads for integer arguments). A call is a pure expression:
+    /// it reads what its arguments read and nothing else.
+    Call {
+        /// The function.
+        func: MathFn,
+        /// Arguments, [`MathFn::arity`] of them, each of type `ty`.
+        args: Vec<Expr>,
+        /// `f32` or `f64`.
+        ty: ScalarType,
+        /// Location of the call; for a call inside an inlined function's body (also a
+        /// C++ `std::` overload's), the call of the region that was inlined.
+        loc: Loc,
+    },
+    /// Something the IR cannot represent (a call, a pointer expression, …). The
+    /// category `fp-contraction` marks a floating `a * b + c` (or `-`) that the host
+    /// compilation may fuse into one multiply-add: clang allows contraction there
+    /// (`-ffp-contract=on`, C's and C++'s default in clang 19, or `fast`, or a
+    /// `#pragma … contract`) and the target has FMA instructions. On a target without
+    /// them (x86-64's baseline) clang's `llvm.fmuladd` is a multiplication and an
+    /// addition, each rounded, exactly what a kernel computes, and the plugin records
+    /// the plain operations.
     Unsupported {
-        /// Short category, e.g. `call`, `pointer arithmetic`, `increment`.
+        /// Short category, e.g. `call: <why>`, `pointer arithmetic`, `increment`.
         what: String,
         /// Source text of the construct.
         text: String,
@@ -597,7 +628,8 @@ impl Expr {
             | Expr::Unary { ty, .. }
             | Expr::Binary { ty, .. }
             | Expr::Cast { ty, .. }
-            | Expr::Select { ty, .. } => Some(*ty),
+            | Expr::Select { ty, .. }
+            | Expr::Call { ty, .. } => Some(*ty),
             Expr::Unsupported { .. } => None,
         }
     }
@@ -607,6 +639,7 @@ impl Expr {
         f(self);
         match self {
             Expr::Read { index, .. } => index.iter().for_each(|e| e.visit(f)),
+            Expr::Call { args, .. } => args.iter().for_each(|e| e.visit(f)),
             Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.visit(f),
             Expr::Binary { lhs, rhs, .. } => {
                 lhs.visit(f);
@@ -629,6 +662,187 @@ impl Expr {
     /// A variable reference (convenience).
     pub fn var(name: &str, ty: ScalarType) -> Expr {
         Expr::Var { name: name.to_string(), ty }
+    }
+}
+
+/// The C math library functions the IR represents ([`Expr::Call`]), each in its
+/// `double` and `float` form (`sqrt` / `sqrtf`).
+///
+/// The *exact* ones ([`MathFn::is_exact`]) have one correct result for every
+/// argument: IEEE 754 requires `sqrt` and `fma` correctly rounded, and the others
+/// (`fabs`, `fmin`, `fmax`, `floor`, `ceil`, `trunc`, `round`, `copysign`) return a
+/// value representable in the type without any rounding. Every conforming library
+/// computes the same bits, so a kernel computes what the host computes. The others
+/// are approximated differently by each library (glibc, Vitis HLS' `hls_math.h`, …):
+/// a kernel runs them only with `-fplugin-arg-tessera-math=relaxed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MathFn {
+    /// `sqrt(x)`, correctly rounded.
+    Sqrt,
+    /// `fabs(x)` (also C++ `std::abs` of a floating value).
+    Fabs,
+    /// `fmin(x, y)`: the smaller; the other one when one is a NaN.
+    Fmin,
+    /// `fmax(x, y)`: the larger; the other one when one is a NaN.
+    Fmax,
+    /// `floor(x)`.
+    Floor,
+    /// `ceil(x)`.
+    Ceil,
+    /// `trunc(x)`.
+    Trunc,
+    /// `round(x)`: halfway cases away from zero.
+    Round,
+    /// `copysign(x, y)`.
+    Copysign,
+    /// `fma(x, y, z)`: `x * y + z` rounded once.
+    Fma,
+    /// `exp(x)` (library-dependent).
+    Exp,
+    /// `exp2(x)` (library-dependent).
+    Exp2,
+    /// `expm1(x)` (library-dependent).
+    Expm1,
+    /// `log(x)` (library-dependent).
+    Log,
+    /// `log2(x)` (library-dependent).
+    Log2,
+    /// `log10(x)` (library-dependent).
+    Log10,
+    /// `log1p(x)` (library-dependent).
+    Log1p,
+    /// `pow(x, y)` (library-dependent).
+    Pow,
+    /// `sin(x)` (library-dependent).
+    Sin,
+    /// `cos(x)` (library-dependent).
+    Cos,
+    /// `tan(x)` (library-dependent).
+    Tan,
+    /// `asin(x)` (library-dependent).
+    Asin,
+    /// `acos(x)` (library-dependent).
+    Acos,
+    /// `atan(x)` (library-dependent).
+    Atan,
+    /// `atan2(y, x)` (library-dependent).
+    Atan2,
+    /// `sinh(x)` (library-dependent).
+    Sinh,
+    /// `cosh(x)` (library-dependent).
+    Cosh,
+    /// `tanh(x)` (library-dependent).
+    Tanh,
+    /// `cbrt(x)` (library-dependent).
+    Cbrt,
+    /// `hypot(x, y)` (library-dependent).
+    Hypot,
+}
+
+impl MathFn {
+    /// Every function, exact ones first.
+    pub const ALL: [MathFn; 30] = [
+        MathFn::Sqrt,
+        MathFn::Fabs,
+        MathFn::Fmin,
+        MathFn::Fmax,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Trunc,
+        MathFn::Round,
+        MathFn::Copysign,
+        MathFn::Fma,
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Expm1,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Log10,
+        MathFn::Log1p,
+        MathFn::Pow,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Asin,
+        MathFn::Acos,
+        MathFn::Atan,
+        MathFn::Atan2,
+        MathFn::Sinh,
+        MathFn::Cosh,
+        MathFn::Tanh,
+        MathFn::Cbrt,
+        MathFn::Hypot,
+    ];
+
+    /// The C name of the `double` form (`sqrt`); also the IR's JSON spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Fabs => "fabs",
+            MathFn::Fmin => "fmin",
+            MathFn::Fmax => "fmax",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Trunc => "trunc",
+            MathFn::Round => "round",
+            MathFn::Copysign => "copysign",
+            MathFn::Fma => "fma",
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Expm1 => "expm1",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Log10 => "log10",
+            MathFn::Log1p => "log1p",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Asin => "asin",
+            MathFn::Acos => "acos",
+            MathFn::Atan => "atan",
+            MathFn::Atan2 => "atan2",
+            MathFn::Sinh => "sinh",
+            MathFn::Cosh => "cosh",
+            MathFn::Tanh => "tanh",
+            MathFn::Cbrt => "cbrt",
+            MathFn::Hypot => "hypot",
+        }
+    }
+
+    /// The C name of the form for `ty`: `sqrtf` for `f32`, `sqrt` otherwise.
+    pub fn c_name(self, ty: ScalarType) -> String {
+        match ty {
+            ScalarType::F32 => format!("{}f", self.name()),
+            _ => self.name().to_string(),
+        }
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Fma => 3,
+            MathFn::Fmin | MathFn::Fmax | MathFn::Copysign | MathFn::Pow | MathFn::Atan2 | MathFn::Hypot => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether IEEE 754 fixes the result bit for bit (see the type's documentation).
+    pub fn is_exact(self) -> bool {
+        matches!(
+            self,
+            MathFn::Sqrt
+                | MathFn::Fabs
+                | MathFn::Fmin
+                | MathFn::Fmax
+                | MathFn::Floor
+                | MathFn::Ceil
+                | MathFn::Trunc
+                | MathFn::Round
+                | MathFn::Copysign
+                | MathFn::Fma
+        )
     }
 }
 
@@ -857,5 +1071,40 @@ impl Region {
     /// Calls `f` on every statement of the body, pre-order.
     pub fn visit_stmts<'a>(&'a self, f: &mut dyn FnMut(&'a Stmt)) {
         self.body.iter().for_each(|s| s.visit(f));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A math call is tagged `call` with the function's C name, and reads back equal;
+    /// `visit` reaches the reads inside its arguments.
+    #[test]
+    fn calls_round_trip_and_are_visited() {
+        let read = |a: &str| Expr::Read { array: a.into(), index: vec![Expr::var("i", ScalarType::I32)], ty: ScalarType::F32, loc: Loc::default() };
+        let call = Expr::Call { func: MathFn::Fma, args: vec![read("a"), read("b"), Expr::Float { bits: 1.0f64.to_bits(), ty: ScalarType::F32 }], ty: ScalarType::F32, loc: Loc::default() };
+        let json = serde_json::to_value(&call).unwrap();
+        assert_eq!(json["kind"], "call");
+        assert_eq!(json["func"], "fma");
+        assert_eq!(json["ty"], "f32");
+        assert_eq!(serde_json::from_value::<Expr>(json).unwrap(), call);
+        let mut arrays = Vec::new();
+        call.visit(&mut |e| {
+            if let Expr::Read { array, .. } = e {
+                arrays.push(array.as_str());
+            }
+        });
+        assert_eq!(arrays, ["a", "b"]);
+        assert_eq!(call.ty(), Some(ScalarType::F32));
+        assert_eq!(print::expr(&call), "fmaf(a[i], b[i], 1.0f)");
+        // Every function's JSON spelling is its C name, and arities are C's.
+        for f in MathFn::ALL {
+            assert_eq!(serde_json::to_value(f).unwrap(), f.name());
+            assert_eq!(f.c_name(ScalarType::F64), f.name());
+        }
+        assert_eq!(MathFn::ALL.iter().filter(|f| f.is_exact()).count(), 10);
+        assert_eq!((MathFn::Atan2.arity(), MathFn::Sqrt.arity(), MathFn::Copysign.arity()), (2, 1, 2));
+        assert!(serde_json::from_str::<MathFn>("\"sqrtf\"").is_err(), "the float form is the type, not the name");
     }
 }

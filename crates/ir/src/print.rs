@@ -97,6 +97,17 @@ fn write_expr(s: &mut String, e: &Expr, outer: u8) {
             s.push_str(" : ");
             write_expr(s, otherwise, 1);
         }
+        Expr::Call { func, args, ty, .. } => {
+            s.push_str(&func.c_name(*ty));
+            s.push('(');
+            for (k, a) in args.iter().enumerate() {
+                if k > 0 {
+                    s.push_str(", ");
+                }
+                write_expr(s, a, 0);
+            }
+            s.push(')');
+        }
         Expr::Unsupported { text, .. } => s.push_str(text),
     }
     if paren {

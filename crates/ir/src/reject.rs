@@ -65,9 +65,28 @@ pub enum Reason {
         /// What makes it non-canonical.
         why: String,
     },
-    /// A call Tessera cannot run in a kernel (it may have side effects).
+    /// A call Tessera cannot run in a kernel: not a math function of the IR
+    /// (`crate::MathFn`), not an OpenMP query it answers, and not a function it can
+    /// inline (a visible body, pure, a `return` after local declarations and
+    /// assignments); the plugin says which.
     Call {
         /// Source text of the call.
+        text: String,
+        /// Why it is not inlined (from the plugin).
+        why: String,
+    },
+    /// A call of a math function whose result differs between math libraries
+    /// (`expf`, `log`, `pow`, …) without `-fplugin-arg-tessera-math=relaxed`.
+    InexactMath {
+        /// The C name, e.g. `expf`.
+        func: String,
+    },
+    /// A floating `a * b + c` that the host compilation contracts into one fused
+    /// multiply-add (FP contraction allowed, e.g. C's default `-ffp-contract=on`, for a
+    /// target with FMA instructions): the kernel rounds twice, as the source says, and
+    /// would differ from the host.
+    HostContraction {
+        /// The expression.
         text: String,
     },
     /// An expression the IR cannot represent (pointer arithmetic, an unsupported
@@ -236,6 +255,8 @@ impl Reason {
             Reason::UnsupportedStatement { .. } => "unsupported-statement",
             Reason::NonCanonicalLoop { .. } => "non-canonical-loop",
             Reason::Call { .. } => "call",
+            Reason::InexactMath { .. } => "inexact-math",
+            Reason::HostContraction { .. } => "host-fp-contraction",
             Reason::UnsupportedExpression { .. } => "unsupported-expression",
             Reason::NonAffineSubscript { .. } => "non-affine-subscript",
             Reason::NonAffineBound { .. } => "non-affine-bound",
@@ -270,6 +291,8 @@ impl Reason {
             | Reason::UnsupportedStatement { .. }
             | Reason::NonCanonicalLoop { .. }
             | Reason::Call { .. }
+            | Reason::InexactMath { .. }
+            | Reason::HostContraction { .. }
             | Reason::UnsupportedExpression { .. }
             | Reason::NonAffineSubscript { .. }
             | Reason::NonAffineBound { .. }
@@ -312,7 +335,13 @@ impl Reason {
             Reason::NonCanonicalLoop { text, why } => {
                 format!("loop '{text}' is not in the canonical form Tessera offloads: {why}")
             }
-            Reason::Call { text } => format!("call '{text}' is not supported (it may have side effects)"),
+            Reason::Call { text, why } => format!("call '{text}' is not supported: {why}"),
+            Reason::InexactMath { func } => {
+                format!("'{func}' is not correctly rounded in every math library; the kernel's results could differ from the host's")
+            }
+            Reason::HostContraction { text } => format!(
+                "the host compilation fuses '{text}' into one multiply-add (floating-point contraction is on and the target has FMA instructions), which the kernel does not"
+            ),
             Reason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
             Reason::NonAffineSubscript { array, subscript } => {
                 format!("subscript '{subscript}' of '{array}' is not affine")
@@ -360,7 +389,10 @@ impl Reason {
             Reason::NonCanonicalLoop { .. } => {
                 "write it as 'for (int i = lb; i < ub; i += c)' with a constant step c".to_string()
             }
-            Reason::Call { .. } => "only exact math functions and functions whose body Tessera sees (static inline, declare target) and can inline run in a kernel".to_string(),
+            Reason::InexactMath { .. } => "use -fplugin-arg-tessera-math=relaxed to accept that".to_string(),
+            Reason::HostContraction { .. } => {
+                "compile with -ffp-contract=off, or write fma() where a fused operation is meant".to_string()
+            }
             Reason::NonAffineSubscript { subscript, .. } if subscript.contains('[') => {
                 "the index is read from memory; Tessera offloads regular access patterns only".to_string()
             }
@@ -455,7 +487,9 @@ mod tests {
             Reason::UnsupportedClause { clause: s() },
             Reason::UnsupportedStatement { what: s(), text: s() },
             Reason::NonCanonicalLoop { text: s(), why: s() },
-            Reason::Call { text: s() },
+            Reason::Call { text: s(), why: s() },
+            Reason::InexactMath { func: s() },
+            Reason::HostContraction { text: s() },
             Reason::UnsupportedExpression { what: s(), text: s() },
             Reason::NonAffineSubscript { array: s(), subscript: s() },
             Reason::NonAffineBound { var: s(), bound: s() },

@@ -11,7 +11,12 @@
 //!
 //! With `f` the clock, `cyc(t) = ⌈t · f⌉` (t in ns, f in GHz), `β` beats per cycle,
 //! `D` the operation depth of the statement (floating-point operations on its longest
-//! path) and `t_op` the latency of one operation:
+//! path) and `t_op` the latency of one operation. A call of a math function
+//! (`tessera_ir::Expr::Call`: `sqrt`, `fmin`, `floor`, …) counts as one operation of
+//! `t_op` after its deepest argument: the model has no per-function latencies and
+//! charges no DSPs, so a kernel calling `sqrt`, `fma` or (`math=relaxed`) `exp`, whose
+//! Vitis cores take several times `t_op`, is modelled optimistically; the benchmark
+//! stencils call none.
 //!
 //! ```text
 //! Baseline   (plain HLS kernel: every access a serialized single-beat round trip)

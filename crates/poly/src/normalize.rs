@@ -267,6 +267,9 @@ fn subst(x: &Expr, var: &str, by: &Expr) -> Expr {
         Expr::Select { cond, then, otherwise, ty } => {
             Expr::Select { cond: e(cond), then: e(then), otherwise: e(otherwise), ty: *ty }
         }
+        Expr::Call { func, args, ty, loc } => {
+            Expr::Call { func: *func, args: args.iter().map(|a| subst(a, var, by)).collect(), ty: *ty, loc: loc.clone() }
+        }
         Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => x.clone(),
     }
 }

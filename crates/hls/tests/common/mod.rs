@@ -109,6 +109,23 @@ template <typename T> class burst_maxi {
 }  // namespace hls
 "#;
 
+/// Vitis' `hls_math.h`, reduced to declarations of the float and double overloads a
+/// kernel calls (UG1399, *HLS Math Library*: every function in `hls::` for `half`,
+/// `float` and `double`), for compiling a math kernel as Vitis sees it.
+pub const VITIS_HLS_MATH_STUB: &str = r#"#pragma once
+namespace hls {
+#define STUB1(f) float f(float); double f(double);
+#define STUB2(f) float f(float, float); double f(double, double);
+STUB1(sqrt) STUB1(fabs) STUB2(fmin) STUB2(fmax) STUB1(floor) STUB1(ceil) STUB1(trunc) STUB1(round)
+STUB2(copysign) float fma(float, float, float); double fma(double, double, double);
+STUB1(exp) STUB1(exp2) STUB1(expm1) STUB1(log) STUB1(log2) STUB1(log10) STUB1(log1p) STUB2(pow)
+STUB1(sin) STUB1(cos) STUB1(tan) STUB1(asin) STUB1(acos) STUB1(atan) STUB2(atan2) STUB1(sinh)
+STUB1(cosh) STUB1(tanh) STUB1(cbrt) STUB2(hypot)
+#undef STUB1
+#undef STUB2
+}  // namespace hls
+"#;
+
 /// Compiles a kernel as the emulated device does (`-Wall -Wextra -Werror`, every
 /// compiler) and as Vitis sees it (`TESSERA_VITIS`, against the stub of Vitis' burst
 /// class; object only). Panics with the compiler's messages.
@@ -119,6 +136,7 @@ pub fn compile_check(k: &Kernel, dir: &Path) {
     let stub = dir.join("vitis");
     std::fs::create_dir_all(&stub).unwrap();
     std::fs::write(stub.join("hls_burst_maxi.h"), VITIS_BURST_MAXI_STUB).unwrap();
+    std::fs::write(stub.join("hls_math.h"), VITIS_HLS_MATH_STUB).unwrap();
     let run = |cmd: &mut Command| {
         let o = cmd.output().unwrap();
         assert!(o.status.success(), "{}: {cmd:?}\n{}", k.name, String::from_utf8_lossy(&o.stderr));
