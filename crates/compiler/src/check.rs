@@ -483,8 +483,8 @@ mod tests {
         let e = check_region(&r).unwrap_err();
         assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
         assert_eq!(
-            e.message(),
-            "Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])' (reduce into a scalar per element)"
+            e.remark(),
+            "[unsupported-reduction] Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])'; reduce into a scalar per element"
         );
         let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
         r.reductions[0].var = "b".into();
@@ -567,9 +567,9 @@ mod tests {
         let e = check_region(&exp).unwrap_err();
         assert_eq!((e.reason.code(), e.loc.line, e.loc.col), ("inexact-math", 5, 12));
         assert_eq!(
-            e.message(),
-            "'expf' is not correctly rounded in every math library; the kernel's results could differ from the host's \
-             — use -fplugin-arg-tessera-math=relaxed to accept that"
+            e.remark(),
+            "[inexact-math] 'expf' is not correctly rounded in every math library; the kernel's results could differ from the host's; \
+             use -fplugin-arg-tessera-math=relaxed to accept that"
         );
         let relaxed = Options::from_plugin_args(&["math=relaxed"]).unwrap();
         assert_eq!(check_region_with(&exp, relaxed.math), Ok(()));

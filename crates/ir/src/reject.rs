@@ -85,6 +85,7 @@ pub enum Reason {
     /// multiply-add (FP contraction allowed, e.g. C's default `-ffp-contract=on`, for a
     /// target with FMA instructions): the kernel rounds twice, as the source says, and
     /// would differ from the host.
+    #[serde(rename = "host-fp-contraction")]
     HostContraction {
         /// The expression.
         text: String,
@@ -212,6 +213,7 @@ pub enum Reason {
     },
     /// A region with a `reduction`: the tiled kernels do not implement reductions
     /// (the baseline kernel does, in the loop's order).
+    #[serde(rename = "reduction")]
     ReductionNotTiled {
         /// `reduction(op: var)`.
         text: String,
