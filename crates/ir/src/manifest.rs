@@ -51,6 +51,48 @@ pub struct Manifest {
     /// has this hash. Empty when the region is not offloaded.
     #[serde(default)]
     pub hash: String,
+    /// The kernel computes a delinearised view of flat arrays (`a[i*n + j]` as
+    /// `a[i][j]`), valid only under launch conditions; when one fails the runtime
+    /// runs the guard's fallback kernel instead, the baseline kernel of the region as
+    /// written (`tessera_compiler::delinearize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Guard>,
+}
+
+/// Launch conditions of a kernel and the kernel that runs when one fails.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// All must be nonzero, evaluated over the scalar arguments.
+    pub conditions: Vec<GuardCondition>,
+    /// The kernel for the other case: name, mode (`baseline`), sources, bitstream.
+    pub fallback: FallbackKernel,
+}
+
+/// One launch condition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GuardCondition {
+    /// An integer expression over the scalar arguments.
+    pub expr: Expr,
+    /// What it says, for the report: `0 <= j < n for 'a[i * n + j]'`.
+    pub text: String,
+}
+
+/// A second kernel of the same region, with the same arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FallbackKernel {
+    /// Top function name.
+    pub kernel: String,
+    /// Its mode.
+    pub mode: String,
+    /// Its Vitis HLS C++.
+    pub kernel_source: String,
+    /// Its emulation entry.
+    pub emu_entry_source: String,
+    /// Its bitstream's file name.
+    pub xclbin: String,
+    /// The [`Manifest::content_hash`] of [`Manifest::fallback`] (what its bitstream
+    /// record must carry).
+    pub hash: String,
 }
 
 /// One argument of the region call.
@@ -144,6 +186,8 @@ impl Manifest {
             kernel_source: &'a str,
             emu_entry_source: &'a str,
             xclbin: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            guard: &'a Option<Guard>,
         }
         let id = Identity {
             version: self.version,
@@ -153,8 +197,34 @@ impl Manifest {
             kernel_source: &self.kernel_source,
             emu_entry_source: &self.emu_entry_source,
             xclbin: &self.xclbin,
+            guard: &self.guard,
         };
         sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
+    }
+
+    /// The manifest of the guard's fallback kernel: the same region and arguments,
+    /// its kernel, without a guard. `None` without a guard.
+    pub fn fallback(&self) -> Option<Manifest> {
+        let g = self.guard.as_ref()?;
+        let f = &g.fallback;
+        Some(Manifest {
+            kernel: Some(f.kernel.clone()),
+            mode: f.mode.clone(),
+            kernel_source: f.kernel_source.clone(),
+            emu_entry_source: f.emu_entry_source.clone(),
+            xclbin: f.xclbin.clone(),
+            hash: f.hash.clone(),
+            guard: None,
+            ..self.clone()
+        })
+    }
+
+    /// The first launch condition that does not hold for the scalar values `env`
+    /// (one that cannot be evaluated — an unbound name, a division by zero — does
+    /// not hold), or `None` when all hold or there is no guard.
+    pub fn failed_condition(&self, env: &dyn Fn(&str) -> Option<i128>) -> Option<&GuardCondition> {
+        let g = self.guard.as_ref()?;
+        g.conditions.iter().find(|c| crate::eval::eval_int(&c.expr, env).map_or(true, |v| v == 0))
     }
 
     /// The manifest with `hash` set to its [`content_hash`](Self::content_hash).
@@ -237,7 +307,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false,
+            hash: String::new(), if_clause: false, guard: None,
         }
         .with_hash()
     }
