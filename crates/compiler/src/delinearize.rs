@@ -726,3 +726,213 @@ fn rewrite(body: &mut [Stmt], stack: &mut Vec<LoopCtx>, f: &mut dyn FnMut(&str, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_ir::eval::eval_int;
+    use tessera_ir::{Loc, MapKind, Section, Var, IR_VERSION};
+    use ScalarType::*;
+
+    fn v(n: &str) -> Expr {
+        Expr::var(n, I32)
+    }
+    fn c(x: i64) -> Expr {
+        Expr::int(x)
+    }
+    fn add(a: Expr, b: Expr) -> Expr {
+        bin(BinOp::Add, a, b, I32)
+    }
+    fn sub(a: Expr, b: Expr) -> Expr {
+        bin(BinOp::Sub, a, b, I32)
+    }
+    fn mul(a: Expr, b: Expr) -> Expr {
+        bin(BinOp::Mul, a, b, I32)
+    }
+    fn read(a: &str, i: Expr) -> Expr {
+        Expr::Read { array: a.into(), index: vec![i], ty: F32, loc: Loc::default() }
+    }
+
+    /// `for (v0 = 0; v0 < b0; v0++) … b[sub] = a[sub]` over flat `float *a, *b`, with
+    /// the integer scalars `scalars`.
+    fn region(loops: &[(&str, Expr)], write: Expr, reads: Vec<Expr>, scalars: &[&str]) -> Region {
+        let value = reads.into_iter().map(|r| read("a", r)).reduce(|x, y| bin(BinOp::Add, x, y, F32)).unwrap();
+        let mut body = vec![Stmt::Assign {
+            target: LValue::Element { array: "b".into(), index: vec![write], ty: F32, loc: Loc::default() },
+            value,
+            loc: Loc::default(),
+        }];
+        for (var, upper) in loops.iter().rev() {
+            body = vec![Stmt::For {
+                var: var.to_string(),
+                ty: I32,
+                lower: c(0),
+                upper: upper.clone(),
+                step: 1,
+                ne: false,
+                body,
+                loc: Loc::default(),
+            }];
+        }
+        let flat = |name: &str, written: bool| Var {
+            name: name.into(),
+            kind: VarKind::Pointer,
+            elem: F32,
+            dims: vec![None],
+            map: Some(MapKind::Tofrom),
+            section: vec![Section { lower: c(0), length: c(1 << 20) }],
+            written,
+            loc: Loc::default(),
+        };
+        let mut vars = vec![flat("a", false), flat("b", true)];
+        for s in scalars {
+            vars.push(Var { name: s.to_string(), kind: VarKind::Scalar, elem: I32, dims: vec![], map: None, section: vec![], written: false, loc: Loc::default() });
+        }
+        Region {
+            version: IR_VERSION,
+            location: Loc::default(),
+            source: None,
+            function: "f".into(),
+            index: 0,
+            directive: "target".into(),
+            collapse: 1,
+            unsupported_clauses: vec![],
+            tile: None,
+            if_clause: false,
+            vars,
+            body,
+        }
+    }
+
+    /// The subscripts of every access of `array`, as text.
+    fn subs(d: &Delinearized, array: &str) -> Vec<String> {
+        let view = d.views.iter().find(|v| v.array == array).unwrap();
+        view.subscripts.iter().map(|s| s.iter().map(|l| format!("[{}]", lin_text(l))).collect()).collect()
+    }
+
+    fn extents(d: &Delinearized, array: &str) -> Vec<String> {
+        d.views.iter().find(|v| v.array == array).unwrap().extents.iter().map(print::expr).collect()
+    }
+
+    #[test]
+    fn row_major_with_a_runtime_row_length() {
+        // b[i*n + j] = a[i*n + j], i < m, j < n: a[?][n], valid for every m, n.
+        let ij = add(mul(v("i"), v("n")), v("j"));
+        let r = region(&[("i", v("m")), ("j", v("n"))], ij.clone(), vec![ij], &["m", "n"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[i][j]"]);
+        assert_eq!(extents(&d, "b"), ["n"]);
+        assert!(d.conditions.is_empty(), "{:?}", d.conditions);
+        // The rewritten region: two-dimensional accesses, the outer extent unknown.
+        let a = d.region.var("a").unwrap();
+        assert_eq!((a.dims.len(), a.dims[0].is_none(), a.section.is_empty()), (2, true, true));
+        let mut texts = Vec::new();
+        for s in &d.region.body {
+            s.visit_exprs(&mut |e| if let Expr::Read { .. } = e { texts.push(print::expr(e)) });
+        }
+        assert_eq!(texts.len(), 1);
+        assert!(texts[0].starts_with("a[") && texts[0].matches('[').count() == 2, "{}", texts[0]);
+        assert!(crate::check::check_region_view(&r, &d.region).is_ok());
+    }
+
+    #[test]
+    fn column_major_and_three_dimensions() {
+        // a[i + j*n]: the index with the row length is the outer one.
+        let e = add(v("i"), mul(v("j"), v("n")));
+        let r = region(&[("i", v("n")), ("j", v("m"))], e.clone(), vec![e], &["m", "n"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[j][i]"]);
+        assert!(d.conditions.is_empty());
+        // a[(i*ny + j)*nz + k]: a[?][ny][nz].
+        let e = add(mul(add(mul(v("i"), v("ny")), v("j")), v("nz")), v("k"));
+        let r = region(&[("i", v("nx")), ("j", v("ny")), ("k", v("nz"))], e.clone(), vec![e], &["nx", "ny", "nz"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[i][j][k]"]);
+        assert_eq!(extents(&d, "a"), ["ny", "nz"]);
+        assert!(d.conditions.is_empty());
+    }
+
+    #[test]
+    fn constant_row_lengths() {
+        // a[i*100 + j - 101]: [i - 1][j - 1] of a[?][100].
+        let w = add(mul(v("i"), c(100)), v("j"));
+        let rd = sub(add(mul(v("i"), c(100)), v("j")), c(101));
+        let r = region(&[("i", c(50)), ("j", c(100))], w, vec![rd], &[]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[i - 1][j - 1]"]);
+        assert_eq!(extents(&d, "a"), ["100"]);
+        // j - 1 < 0 at j = 0: a launch condition, which fails for these constants.
+        assert_eq!(d.conditions.len(), 1);
+        assert_eq!(d.conditions[0].text, "0 <= j - 1 < 100 for 'a[i * 100 + j - 101]'");
+        assert_eq!(eval_int(&d.conditions[0].expr, &|_| None), Ok(0));
+        // a[2*i] in a one-dimensional loop stays one-dimensional.
+        let r = region(&[("i", c(50))], v("i"), vec![mul(c(2), v("i"))], &[]);
+        assert!(delinearize(&r).unwrap().is_none());
+    }
+
+    #[test]
+    fn stencil_offsets_go_to_their_dimension() {
+        // a[(i + 1)*n + j - 1], 0 <= i < m, 1 <= j < n (from j < n with a shifted read).
+        let rd = sub(add(mul(add(v("i"), c(1)), v("n")), v("j")), c(1));
+        let mut r = region(&[("i", v("m")), ("j", v("n"))], add(mul(v("i"), v("n")), v("j")), vec![rd], &["m", "n"]);
+        if let Stmt::For { body, .. } = &mut r.body[0] {
+            if let Stmt::For { lower, .. } = &mut body[0] {
+                *lower = c(1);
+            }
+        }
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[i + 1][j - 1]"]);
+        assert!(d.conditions.is_empty(), "1 <= j < n gives 0 <= j - 1 < n: {:?}", d.conditions);
+    }
+
+    #[test]
+    fn launch_conditions_are_evaluated_over_the_scalars() {
+        // j < len with rows of n: valid only when len <= n (or nothing runs).
+        let ij = add(mul(v("i"), v("n")), v("j"));
+        let r = region(&[("i", v("m")), ("j", v("len"))], ij.clone(), vec![ij], &["m", "n", "len"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(d.conditions.len(), 2, "{:?}", d.conditions);
+        assert_eq!(d.conditions[0].text, "0 <= j < n for 'a[i * n + j]'");
+        let env = |m: i128, n: i128, len: i128| {
+            move |name: &str| match name {
+                "m" => Some(m),
+                "n" => Some(n),
+                "len" => Some(len),
+                _ => None,
+            }
+        };
+        let holds = |m, n, len| d.conditions.iter().all(|c| eval_int(&c.expr, &env(m, n, len)) == Ok(1));
+        assert!(holds(5, 10, 10));
+        assert!(holds(5, 10, 3));
+        assert!(!holds(5, 10, 11));
+        assert!(holds(0, 10, 11), "no iteration, nothing to check");
+        assert!(holds(5, 10, 0));
+    }
+
+    #[test]
+    fn subscripts_without_a_view() {
+        // Row lengths n and m that do not divide each other.
+        let e = add(mul(v("i"), v("n")), mul(v("j"), v("m")));
+        let r = region(&[("i", v("m")), ("j", v("n"))], e.clone(), vec![e], &["m", "n"]);
+        let why = delinearize(&r).unwrap_err();
+        assert!(why.contains("do not divide each other"), "{why}");
+        // A product of loop indices.
+        let e = mul(v("i"), v("j"));
+        let r = region(&[("i", v("m")), ("j", v("n"))], add(mul(v("i"), v("n")), v("j")), vec![e], &["m", "n"]);
+        assert!(delinearize(&r).unwrap_err().contains("multiplies loop indices"));
+        // `unsigned int` arithmetic wraps at 2^32 before the address is computed: no view.
+        let u = |x: Expr| Expr::Cast { arg: Box::new(x), ty: U32 };
+        let e = bin(BinOp::Add, bin(BinOp::Mul, u(v("i")), u(v("n")), U32), u(v("j")), U32);
+        let r = region(&[("i", v("m")), ("j", v("n"))], e.clone(), vec![e], &["m", "n"]);
+        assert!(delinearize(&r).unwrap().is_none());
+    }
+
+    #[test]
+    fn nearest_quotients() {
+        assert_eq!(nearest_quotient(-101, 100), -1);
+        assert_eq!(nearest_quotient(-150, 100), -1);
+        assert_eq!(nearest_quotient(150, 100), 1);
+        assert_eq!(nearest_quotient(149, 100), 1);
+        assert_eq!(nearest_quotient(49, 100), 0);
+    }
+}

@@ -99,6 +99,10 @@ pub fn kernel_prefix(path: &str) -> String {
 /// into the kernel directory. The plugin removes only files with these suffixes.
 pub const KERNEL_FILE_SUFFIXES: [&str; 4] = [".ir.json", ".cpp", ".manifest.json", ".plan.txt"];
 
+/// What the name of a delinearised region's fallback kernel adds to the kernel name
+/// (`<kernel>_linear`: the baseline kernel of the region as written).
+pub const LINEAR_SUFFIX: &str = "_linear";
+
 /// Whether `file` (a file name) is one that [`compile_region`] writes for a region of
 /// source file `path`: [`kernel_prefix`]`(path)`, then `l<line>_r<index>_<8 hex
 /// digits>`, then one of [`KERNEL_FILE_SUFFIXES`]. The plugin removes such files of
@@ -109,6 +113,8 @@ pub fn is_kernel_file_of(path: &str, file: &str) -> bool {
     let Some(rest) = file.strip_prefix(&kernel_prefix(path)) else { return false };
     let Some(suffix) = KERNEL_FILE_SUFFIXES.iter().find(|s| rest.ends_with(*s)) else { return false };
     let id = &rest[..rest.len() - suffix.len()];
+    // The fallback kernel of a delinearised region: `<kernel>_linear.cpp`.
+    let id = id.strip_suffix(LINEAR_SUFFIX).filter(|_| *suffix == ".cpp").unwrap_or(id);
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let hex = |s: &str| s.len() == 8 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     match id.strip_prefix('l').map(|r| r.splitn(3, '_').collect::<Vec<_>>()).as_deref() {
@@ -208,7 +214,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                 kernel = tessera_hls::baseline::generate_with(region, &name, opts.reassociate);
                 plan.push_str("kernel: baseline of the region as written (linear subscripts)\n");
             } else if !d.conditions.is_empty() {
-                let base_name = format!("{name}_linear");
+                let base_name = format!("{name}{LINEAR_SUFFIX}");
                 let base = tessera_hls::baseline::generate_with(region, &base_name, opts.reassociate);
                 let fb = Manifest {
                     kernel: Some(base_name.clone()),
@@ -234,6 +240,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                     },
                 });
                 plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
+                files.push((format!("{base_name}.cpp"), manifest.guard.as_ref().expect("just set").fallback.kernel_source.clone()));
             }
         }
         manifest.mode = mode.name().to_string();
