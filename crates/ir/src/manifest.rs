@@ -312,6 +312,44 @@ mod tests {
         .with_hash()
     }
 
+    /// A guarded manifest: its fallback is the same region with the other kernel, and
+    /// the first condition that fails (or cannot be evaluated) is reported.
+    #[test]
+    fn guards_choose_the_fallback_kernel() {
+        use crate::{BinOp, Expr};
+        let mut m = manifest();
+        assert!(m.fallback().is_none());
+        assert!(m.failed_condition(&|_| Some(1)).is_none());
+        let n = Expr::var("n", ScalarType::I32);
+        let cond = |op, k| Expr::Binary { op, lhs: Box::new(n.clone()), rhs: Box::new(Expr::int(k)), ty: ScalarType::I32 };
+        let unguarded = m.hash.clone();
+        let fb = Manifest { kernel: Some("k_linear".into()), xclbin: "k_linear.xclbin".into(), ..m.clone() };
+        m.guard = Some(Guard {
+            conditions: vec![
+                GuardCondition { expr: cond(BinOp::Lt, 10), text: "n < 10".into() },
+                GuardCondition { expr: cond(BinOp::Div, 0), text: "n / 0".into() },
+            ],
+            fallback: FallbackKernel {
+                kernel: "k_linear".into(),
+                mode: "baseline".into(),
+                kernel_source: m.kernel_source.clone(),
+                emu_entry_source: m.emu_entry_source.clone(),
+                xclbin: "k_linear.xclbin".into(),
+                hash: fb.content_hash(),
+            },
+        });
+        let m = m.with_hash();
+        assert_ne!(m.hash, unguarded, "the guard is part of what the kernel is");
+        let f = m.fallback().unwrap();
+        assert_eq!((f.kernel.as_deref(), f.guard.is_none(), f.hash == f.content_hash()), (Some("k_linear"), true, true));
+        assert_eq!(f.args, m.args);
+        let env = |v: i128| move |name: &str| (name == "n").then_some(v);
+        assert_eq!(m.failed_condition(&env(12)).map(|c| c.text.as_str()), Some("n < 10"));
+        // n < 10 holds; n / 0 cannot be evaluated: it does not hold.
+        assert_eq!(m.failed_condition(&env(3)).map(|c| c.text.as_str()), Some("n / 0"));
+        assert_eq!(m.failed_condition(&|_| None).map(|c| c.text.as_str()), Some("n < 10"));
+    }
+
     #[test]
     fn the_hash_covers_what_the_kernel_computes() {
         let m = manifest();

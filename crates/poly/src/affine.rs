@@ -270,8 +270,8 @@ pub fn from_expr_with(
                     let lc = from_expr(lhs, var).and_then(|a| a.as_constant());
                     let rc = from_expr(rhs, var).and_then(|a| a.as_constant());
                     match (lc, rc) {
-                        (Some(c), _) if !invariant_subexpression(e, var) => from_expr_with(rhs, var, invariant)?.checked_scale(c),
-                        (_, Some(c)) if !invariant_subexpression(e, var) => from_expr_with(lhs, var, invariant)?.checked_scale(c),
+                        (Some(c), _) => from_expr_with(rhs, var, invariant)?.checked_scale(c),
+                        (_, Some(c)) => from_expr_with(lhs, var, invariant)?.checked_scale(c),
                         _ if invariant_subexpression(e, var) => invariant(e).map(Aff::sym),
                         _ => None,
                     }
