@@ -927,6 +927,46 @@ mod tests {
         assert!(delinearize(&r).unwrap().is_none());
     }
 
+    /// The compiled region: the tiled kernel of the view, a guard with the baseline
+    /// kernel of the region as written, and one-dimensional footprints of the flat
+    /// arrays (what the runtime checks against `a[0:…]`).
+    #[test]
+    fn compiled_with_a_guard_and_flat_footprints() {
+        let ij = add(mul(v("i"), v("n")), v("j"));
+        let r = region(&[("i", v("m")), ("j", v("len"))], ij.clone(), vec![ij], &["m", "n", "len"]);
+        let out = crate::compile_region(&r, &crate::Options::default());
+        assert!(out.rejection.is_none(), "{:?}", out.rejection);
+        let m = &out.manifest;
+        assert_eq!(m.mode, "tessera", "{:?}", out.fallback);
+        let g = m.guard.as_ref().expect("a guard");
+        assert_eq!(g.conditions.len(), 2);
+        let fb = m.fallback().unwrap();
+        assert_eq!((fb.mode.as_str(), fb.hash == fb.content_hash()), ("baseline", true));
+        assert!(fb.kernel_source.contains("b[i * n + j] = a[i * n + j];"), "{}", fb.kernel_source);
+        assert!(out.files.iter().any(|(f, _)| f.ends_with("_linear.cpp")));
+        let plan = &out.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
+        assert!(plan.contains("delinearised: 'a' as a[?][n]") && plan.contains("launch condition: 0 <= j < n for 'a[i * n + j]'"), "{plan}");
+        let a = m.args[0].array.as_ref().unwrap();
+        assert_eq!(a.dims.len(), 1);
+        let env = |name: &str| match name {
+            "m" => Some(4),
+            "n" => Some(10),
+            "len" => Some(7),
+            _ => None,
+        };
+        let fp = &a.footprint[0];
+        assert_eq!((fp.lo.len(), eval_int(&fp.lo[0], &env), eval_int(&fp.hi[0], &env)), (1, Ok(0), Ok(36)));
+        // Without a launch condition (j < n), no guard.
+        let ij = add(mul(v("i"), v("n")), v("j"));
+        let r = region(&[("i", v("m")), ("j", v("n"))], ij.clone(), vec![ij], &["m", "n"]);
+        let out = crate::compile_region(&r, &crate::Options::default());
+        assert_eq!((out.manifest.mode.as_str(), out.manifest.guard.is_none()), ("tessera", true));
+        // The baseline mode keeps the subscripts as written, without a guard.
+        let out = crate::compile_region(&r, &crate::Options::from_plugin_args(&["mode=baseline"]).unwrap());
+        assert_eq!((out.manifest.mode.as_str(), out.manifest.guard.is_none()), ("baseline", true));
+        assert!(out.manifest.kernel_source.contains("i * n + j"), "{}", out.manifest.kernel_source);
+    }
+
     #[test]
     fn nearest_quotients() {
         assert_eq!(nearest_quotient(-101, 100), -1);
