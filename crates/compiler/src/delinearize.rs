@@ -799,6 +799,7 @@ mod tests {
             unsupported_clauses: vec![],
             tile: None,
             if_clause: false,
+            reductions: vec![],
             vars,
             body,
         }

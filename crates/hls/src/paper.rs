@@ -251,7 +251,7 @@ impl<'a> Gen<'a> {
         }
         for dp in &scop.derived {
             if !names.0.insert(ident(&dp.name)) {
-                return Err(format!("the derived parameter {} has the name of a variable", dp.name));
+                return Err(Reason::KernelUnsupported { detail: format!("the parameter {} for a loop-invariant expression has the name of a helper of the generated kernel", dp.name) });
             }
         }
 

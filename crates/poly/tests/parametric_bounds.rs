@@ -62,6 +62,7 @@ fn region(u0: Expr, u1: Expr) -> Region {
         unsupported_clauses: vec![],
         tile: None,
         if_clause: false,
+        reductions: vec![],
         vars: vec![arr("a", false), arr("b", true), scalar("n"), scalar("m"), scalar("nx"), scalar("ny")],
         body: vec![for_("i", u0, vec![for_("j", u1, vec![assign])])],
     }
