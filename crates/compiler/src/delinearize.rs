@@ -316,8 +316,8 @@ fn view_of(array: &str, sites: &[&Site], scalars: &BTreeSet<&str>) -> Result<Opt
     // Extents of dimensions 1..: quotients of consecutive strides.
     let extents = (1..rank)
         .map(|d| match (&chain[d - 1], chain.get(d)) {
-            (Stride::Param(a), Some(Stride::Param(b))) => product(&remove(a, b), sites),
-            (Stride::Param(a), None) => product(a, sites),
+            (Stride::Param(a), Some(Stride::Param(b))) => product(&remove(a, b)),
+            (Stride::Param(a), None) => product(a),
             (Stride::Const(a), Some(Stride::Const(b))) => Expr::Int { value: a / b, ty: ScalarType::I64 },
             (Stride::Const(a), None) => Expr::Int { value: *a, ty: ScalarType::I64 },
             _ => unreachable!("one kind of stride per chain"),
@@ -391,9 +391,8 @@ fn mono_text(m: &Mono) -> String {
     m.join("*")
 }
 
-/// `(long)ny * (long)nz` with the scalars' types from any site's region context.
-fn product(m: &Mono, sites: &[&Site]) -> Expr {
-    let _ = sites;
+/// `(long)ny * (long)nz`: an extent of the view, in `long`.
+fn product(m: &Mono) -> Expr {
     let mut it = m.iter().map(|n| Expr::Cast { arg: Box::new(Expr::var(n, ScalarType::I64)), ty: ScalarType::I64 });
     let first = it.next().unwrap_or(Expr::Int { value: 1, ty: ScalarType::I64 });
     it.fold(first, |acc, x| bin(BinOp::Mul, acc, x, ScalarType::I64))
@@ -674,9 +673,12 @@ fn collect(body: &[Stmt], stack: &mut Vec<LoopCtx>, out: &mut Vec<Site>) {
     }
 }
 
+/// What [`rewrite`] calls per access: array, its subscripts, the enclosing loops.
+type AccessFn<'a> = dyn FnMut(&str, &mut Vec<Expr>, &[LoopCtx]) + 'a;
+
 /// Calls `f` on the index of every array access, in [`collect`]'s order.
-fn rewrite(body: &mut [Stmt], stack: &mut Vec<LoopCtx>, f: &mut dyn FnMut(&str, &mut Vec<Expr>, &[LoopCtx])) {
-    fn expr(e: &mut Expr, stack: &[LoopCtx], f: &mut dyn FnMut(&str, &mut Vec<Expr>, &[LoopCtx])) {
+fn rewrite(body: &mut [Stmt], stack: &mut Vec<LoopCtx>, f: &mut AccessFn<'_>) {
+    fn expr(e: &mut Expr, stack: &[LoopCtx], f: &mut AccessFn<'_>) {
         match e {
             Expr::Read { array, index, .. } => {
                 // Pre-order, as `Expr::visit`: the access, then reads in its subscripts.
