@@ -46,6 +46,12 @@ programs! {
     math_inlined_helpers => "math_helpers.c",
     math_cxx_template_stencil => "math_stencil.cpp",
     math_fp_contraction => "math_contraction.c",
+    flat_convolution_2d => "flat_conv2d.c",
+    flat_heat_3d => "flat_heat3d.c",
+    flat_matrix_vector => "flat_matvec.c",
+    flat_jacobi_2d_constant_rows => "flat_jacobi2d.c",
+    flat_launch_condition_fails => "flat_guard.c",
+    quasi_affine_bounds => "flat_bounds.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -152,6 +158,12 @@ variants! {
         math_inlined_helpers => "math_helpers.c",
         math_cxx_template_stencil => "math_stencil.cpp",
         math_fp_contraction => "math_contraction.c",
+        flat_convolution_2d => "flat_conv2d.c",
+        flat_heat_3d => "flat_heat3d.c",
+        flat_matrix_vector => "flat_matvec.c",
+        flat_jacobi_2d_constant_rows => "flat_jacobi2d.c",
+        flat_launch_condition_fails => "flat_guard.c",
+        quasi_affine_bounds => "flat_bounds.c",
     ]
 }
 

@@ -8,7 +8,10 @@
 //! - `// expect: emu` (or `host`) on a `#pragma omp target` line: every execution of
 //!   that region in the runtime report ran on that device, and the region ran at
 //!   least once. `// expect: emu tiled` / `// expect: emu baseline` also say which
-//!   kind of kernel every execution ran (tiled: the `paper` or `tessera` kernel). A host run's reason must be the text of one of the program's
+//!   kind of kernel every execution ran (tiled: the `paper` or `tessera` kernel);
+//!   `// expect: emu linear`: the fallback kernel of a delinearised region (the
+//!   baseline kernel of the region as written, `<kernel>_linear`) because a launch
+//!   condition failed, which the report's reason says. A host run's reason must be the text of one of the program's
 //!   `expect-remark`s, or contain `<text>` when the comment is `// expect: host ~
 //!   <text>` (a reason decided at run time, e.g. an enclosing data region that did
 //!   not map).
@@ -102,8 +105,8 @@ pub fn expectations(source: &str) -> Vec<Expect> {
                 Some((dev, kind)) => {
                     let kind = kind.trim();
                     assert!(
-                        dev == "emu" && matches!(kind, "tiled" | "baseline"),
-                        "line {line}: `// expect: emu tiled` or `// expect: emu baseline`, not '{device}'"
+                        dev == "emu" && matches!(kind, "tiled" | "baseline" | "linear"),
+                        "line {line}: `// expect: emu tiled`, `emu baseline` or `emu linear`, not '{device}'"
                     );
                     (dev.to_string(), Some(kind.to_string()))
                 }
@@ -432,6 +435,13 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                         assert!(
                             remarks.iter().any(|r| reason.starts_with(r)),
                             "{label}:{line}: host reason '{reason}' starts with none of the remarks {remarks:?}"
+                        );
+                    } else if kernel.as_deref() == Some("linear") {
+                        let reason = r["reason"].as_str().unwrap_or_default();
+                        let name = r["kernel"].as_str().unwrap_or_default();
+                        assert!(
+                            reason.starts_with("launch condition failed") && name.ends_with("_linear") && r["mode"] == "baseline",
+                            "{label}:{line}: not the fallback kernel of a failed launch condition: {r}"
                         );
                     } else {
                         assert!(r["reason"].is_null(), "{label}:{line}: {r}");

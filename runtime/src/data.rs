@@ -358,6 +358,26 @@ impl Plan {
     }
 }
 
+/// The text of the first launch condition of `manifest`'s guard that does not hold
+/// for the scalar arguments (`None`: no guard, or all hold).
+///
+/// # Safety
+/// As for [`plan`].
+pub unsafe fn failed_guard(manifest: &Manifest, args: &[*mut c_void]) -> Option<String> {
+    manifest.guard.as_ref()?;
+    let env = |name: &str| -> Option<i128> {
+        let (a, &addr) = manifest.args.iter().zip(args).find(|(a, _)| a.name == name)?;
+        if a.kind != VarKind::Scalar || a.array.is_some() || addr.is_null() {
+            return None;
+        }
+        ScalarSlot::read(a.elem, addr).as_i128()
+    };
+    if args.len() != manifest.args.len() {
+        return manifest.guard.as_ref().and_then(|g| g.conditions.first()).map(|c| c.text.clone());
+    }
+    manifest.failed_condition(&env).map(|c| c.text.clone())
+}
+
 /// Reads the arguments of a region call and evaluates the array shapes.
 ///
 /// # Safety
@@ -827,7 +847,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: String::new(),
-            hash: String::new(), if_clause: false,
+            hash: String::new(), if_clause: false, guard: None,
         }
     }
 

@@ -525,6 +525,26 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
             manifest.args.len()
         )));
     }
+    // A delinearised kernel's launch conditions: when one fails, the region's other
+    // kernel (the baseline of the region as written) runs instead, and the report
+    // names it and the condition.
+    let fallback_manifest;
+    let mut guard_note = None;
+    let manifest = match data::failed_guard(manifest, args) {
+        Some(text) => match manifest.fallback() {
+            Some(m) => {
+                fallback_manifest = m;
+                guard_note = Some(format!("launch condition failed: {text}; the baseline kernel ran"));
+                &fallback_manifest
+            }
+            None => manifest,
+        },
+        None => manifest,
+    };
+    let host = |reason: String| {
+        Record::host(manifest.region.clone(), manifest.kernel.clone(), manifest.mode.clone(), reason)
+    };
+    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
     let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
         Choice::Host(reason) => return fallback(host(reason)),
         Choice::Offload(kind) => kind,
@@ -543,7 +563,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     };
     match result {
         Ok(t) => Launch {
-            record: Record { device: kind, reason: None, kernel_wall_s: Some(t.stats.kernel_wall_s), ..host(String::new()) }
+            record: Record { device: kind, reason: guard_note, kernel_wall_s: Some(t.stats.kernel_wall_s), ..host(String::new()) }
                 .with_traffic(t.stats.arrays)
                 .with_transfers(t.moved),
             host: None,

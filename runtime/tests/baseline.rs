@@ -236,7 +236,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         kernel_source: k.source,
         emu_entry_source: k.emu_entry,
         xclbin: format!("{name}.xclbin"),
-        hash: String::new(), if_clause: false,
+        hash: String::new(), if_clause: false, guard: None,
     }
 }
 

@@ -290,41 +290,46 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
     let mut records: Vec<BitstreamRecord> = Vec::new();
     for file in manifest_files(&a.inputs)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let manifest = Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let main = Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         let mut opts = base.clone();
         opts.kernel_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        match plan_kernel(&manifest, &opts) {
-            Ok(p) => {
-                if !p.source.is_file() {
-                    return Err(format!(
-                        "{}: the kernel source {} is missing (the manifest must stay in the <program>.tessera directory \
-                         `tessera cc` wrote, next to its kernel)",
-                        file.display(),
-                        p.source.display()
-                    ));
+        // A delinearised region has a second kernel (its guard's fallback, the
+        // baseline of the region as written), with a bitstream of its own.
+        let fallback = main.fallback();
+        for manifest in std::iter::once(&main).chain(fallback.as_ref()) {
+            match plan_kernel(manifest, &opts) {
+                Ok(p) => {
+                    if !p.source.is_file() {
+                        return Err(format!(
+                            "{}: the kernel source {} is missing (the manifest must stay in the <program>.tessera directory \
+                             `tessera cc` wrote, next to its kernel)",
+                            file.display(),
+                            p.source.display()
+                        ));
+                    }
+                    check_kernel_files(&file, manifest, &p.source)?;
+                    if let Some(other) = plans.iter().find(|q| q.xclbin == p.xclbin) {
+                        return Err(format!(
+                            "kernels of {} and {} would both be built as {}; build them into different --output directories",
+                            other.region,
+                            p.region,
+                            p.xclbin.display()
+                        ));
+                    }
+                    records.push(BitstreamRecord {
+                        version: BITSTREAM_RECORD_VERSION,
+                        kernel: p.kernel.clone(),
+                        hash: manifest.hash.clone(),
+                        region: p.region.clone(),
+                        manifest: file.display().to_string(),
+                        target: target.to_string(),
+                        platform: base.platform.clone(),
+                    });
+                    plans.push(p);
                 }
-                check_kernel_files(&file, &manifest, &p.source)?;
-                if let Some(other) = plans.iter().find(|q| q.xclbin == p.xclbin) {
-                    return Err(format!(
-                        "kernels of {} and {} would both be built as {}; build them into different --output directories",
-                        other.region,
-                        p.region,
-                        p.xclbin.display()
-                    ));
-                }
-                records.push(BitstreamRecord {
-                    version: BITSTREAM_RECORD_VERSION,
-                    kernel: p.kernel.clone(),
-                    hash: manifest.hash.clone(),
-                    region: p.region.clone(),
-                    manifest: file.display().to_string(),
-                    target: target.to_string(),
-                    platform: base.platform.clone(),
-                });
-                plans.push(p);
+                Err(e @ FlowError::NotOffloaded { .. }) => say(&format!("# skipping {}: {e}", file.display())),
+                Err(e) => return Err(format!("{}: {e}", file.display())),
             }
-            Err(e @ FlowError::NotOffloaded { .. }) => say(&format!("# skipping {}: {e}", file.display())),
-            Err(e) => return Err(format!("{}: {e}", file.display())),
         }
     }
     if plans.is_empty() {

@@ -121,6 +121,41 @@ fn dry_run_prints_the_commands_and_writes_the_config() {
     assert!(!t.join(format!("bitstreams/hw/{k}.xclbin")).exists());
 }
 
+/// A delinearised region with launch conditions has two kernels: the tiled kernel of
+/// its view and the baseline kernel of the region as written (`<kernel>_linear`),
+/// which runs when a condition fails. Both get a bitstream and a build record with
+/// their own hash.
+#[test]
+fn dry_run_builds_the_fallback_kernel_of_a_guarded_region() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let kdir = compile("flat_guard", t, "g");
+    let out = bitstream(t, &["g.tessera", "--platform", PLATFORM, "--dry-run"], "/nonexistent", None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let mut manifests = 0;
+    for e in std::fs::read_dir(&kdir).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let Some(k) = name.strip_suffix(".manifest.json") else { continue };
+        manifests += 1;
+        let m: tessera_ir::manifest::Manifest =
+            serde_json::from_str(&std::fs::read_to_string(kdir.join(&name)).unwrap()).unwrap();
+        let fb = m.fallback().expect("the region has launch conditions");
+        assert_eq!(fb.kernel.as_deref(), Some(format!("{k}_linear").as_str()));
+        assert_eq!(fb.hash, fb.content_hash());
+        for (kernel, hash) in [(k.to_string(), m.hash.clone()), (format!("{k}_linear"), fb.hash.clone())] {
+            assert!(stdout.contains(&format!("-o bitstreams/hw/{kernel}.xclbin ")), "{kernel}: {stdout}");
+            assert!(stdout.contains(&format!("g.tessera/{kernel}.cpp")), "{stdout}");
+            let record = stdout
+                .lines()
+                .find(|l| l.starts_with("printf") && l.ends_with(&format!("> bitstreams/hw/{kernel}.xclbin.json")))
+                .unwrap_or_else(|| panic!("no build record for {kernel}: {stdout}"));
+            assert!(record.contains(&format!("\"hash\":\"{hash}\"")), "{record}");
+        }
+    }
+    assert_eq!(manifests, 2);
+}
+
 #[test]
 fn dry_run_for_emulation_with_banks_and_a_manifest_file() {
     let tmp = tempfile::tempdir().unwrap();

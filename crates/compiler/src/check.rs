@@ -11,7 +11,6 @@
 //! The rules are the input class of `../shared/design/method.md`; the dependence and
 //! tiling checks of the optimizer come on top of these.
 
-use crate::affine::affine_form;
 use crate::options::MathMode;
 use crate::reject::{RejectReason, Rejection};
 use std::collections::HashSet;
@@ -30,10 +29,22 @@ pub fn check_region(region: &Region) -> Result<(), Rejection> {
 /// Checks the region against the input class; `math` says which math functions a
 /// kernel may call.
 pub fn check_region_with(region: &Region, math: MathMode) -> Result<(), Rejection> {
+    check_region_view(region, region, math)
+}
+
+/// Checks a region whose statements the compiler rewrote into `view` (delinearised
+/// subscripts): the statements of `view`, the clauses and variables of `region`
+/// (what the runtime maps is the region as written).
+pub fn check_region_view(region: &Region, view: &Region, math: MathMode) -> Result<(), Rejection> {
     if let Some(c) = region.unsupported_clauses.first() {
         return Err(reject(RejectReason::UnsupportedClause { clause: c.name.clone() }, &c.loc));
     }
     check_reductions(region)?;
+    check_body(view, math)?;
+    check_vars(region)
+}
+
+fn check_body(region: &Region, math: MathMode) -> Result<(), Rejection> {
     // Parameters are the integer scalars the region does not change: a scalar it
     // assigns, or a reduction variable (a private copy inside), varies.
     let params: HashSet<&str> = region
@@ -43,7 +54,10 @@ pub fn check_region_with(region: &Region, math: MathMode) -> Result<(), Rejectio
         .map(|v| v.name.as_str())
         .collect();
     let mut cx = Checker { region, params, indices: Vec::new(), math };
-    cx.stmts(&region.body)?;
+    cx.stmts(&region.body)
+}
+
+fn check_vars(region: &Region) -> Result<(), Rejection> {
     let returned: Vec<&str> = region.vars.iter().filter(|v| v.writes_back()).map(|v| v.name.as_str()).collect();
     for v in &region.vars {
         if v.kind == VarKind::Scalar {
@@ -224,8 +238,19 @@ struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    fn is_dim(&self, name: &str) -> bool {
-        self.indices.contains(&name) || self.params.contains(name)
+    /// Whether `e` is affine in the enclosing loop indices and the integer scalars,
+    /// counting loop-invariant expressions of the scalars (`n/2`, `nx*ny`) as
+    /// parameters, as the optimizer does (`tessera_poly::affine::from_expr_with`).
+    fn is_affine(&self, e: &Expr) -> bool {
+        use tessera_poly::Sym;
+        let lookup = |n: &str| {
+            if let Some(x) = self.indices.iter().position(|i| *i == n) {
+                Some(Sym::Loop(x))
+            } else {
+                self.params.contains(n).then(|| Sym::Param(n.to_string()))
+            }
+        };
+        tessera_poly::affine::from_expr_with(e, &lookup, &mut |x| Some(Sym::Param(print::expr(x)))).is_some()
     }
 
     fn stmts(&mut self, body: &'a [Stmt]) -> Result<(), Rejection> {
@@ -242,7 +267,7 @@ impl<'a> Checker<'a> {
                 }
                 for b in [lower, upper] {
                     self.expr(b)?;
-                    if affine_form(b, &|n| self.is_dim(n)).is_none() {
+                    if !self.is_affine(b) {
                         let reason = RejectReason::NonAffineBound { var: var.clone(), bound: print::expr(b) };
                         return Err(reject(reason, loc));
                     }
@@ -326,7 +351,7 @@ impl<'a> Checker<'a> {
         }
         for i in index {
             self.expr(i)?;
-            if affine_form(i, &|n| self.is_dim(n)).is_none() {
+            if !self.is_affine(i) {
                 let reason = RejectReason::NonAffineSubscript { array: array.to_string(), subscript: print::expr(i) };
                 return Err(reject(reason, loc));
             }

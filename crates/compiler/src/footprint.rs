@@ -43,6 +43,9 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
         return Vec::new();
     }
     let ty = |p: &str| region.var(p).map(|v| v.elem).unwrap_or(ScalarType::I64);
+    // A derived parameter (`n/2`, `nx*ny`) is its expression, which the runtime evaluates.
+    let derived = |p: &str| scop.derived.iter().find(|d| d.name == p).map(|d| d.expr.clone());
+    let ty = Params { ty: &ty, derived: &derived };
     let Some(bounds) = scop
         .loops
         .iter()
@@ -82,6 +85,24 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
         out.push((a.array.clone(), fp));
     }
     out
+}
+
+/// The footprint of an access of a delinearised view (`a[i][j]` of extents
+/// `[?][n]`) as one of the flat array: per bound `Σ_d idx_d · Π_{e>d} extent_e`.
+/// When the view's launch conditions hold (inner subscripts within their extents),
+/// this is the range of the linear subscripts; otherwise still a bound of it for
+/// independent loop indices per dimension, and the runtime checks it before either
+/// kernel runs.
+pub fn linearized(fp: Footprint, extents: &[Expr]) -> Footprint {
+    let flat = |idx: &[Expr]| -> Expr {
+        let mut e = idx[0].clone();
+        for (d, x) in idx.iter().enumerate().skip(1) {
+            let ext = Expr::Cast { arg: Box::new(extents[d - 1].clone()), ty: ScalarType::I64 };
+            e = bin(BinOp::Add, bin(BinOp::Mul, e, ext), x.clone());
+        }
+        e
+    };
+    Footprint { lo: vec![flat(&fp.lo)], hi: vec![flat(&fp.hi)], ..fp }
 }
 
 /// For every footprint whose bounds are all constants, and whose array's section
@@ -143,7 +164,7 @@ pub fn print_section(section: &[Section]) -> String {
 
 /// The smallest (`max = false`) or largest value of `s` over the box of loop
 /// indices `[first, last]`.
-fn corner(s: &Aff, first: &[Expr], last: &[Expr], ty: &dyn Fn(&str) -> ScalarType, max: bool) -> Option<Expr> {
+fn corner(s: &Aff, first: &[Expr], last: &[Expr], ty: &Params<'_>, max: bool) -> Option<Expr> {
     let mut e = lit(s.constant);
     for t in &s.terms {
         let v = match &t.sym {
@@ -160,7 +181,7 @@ fn corner(s: &Aff, first: &[Expr], last: &[Expr], ty: &dyn Fn(&str) -> ScalarTyp
 }
 
 /// An affine expression over scalars as an `i64` IR expression.
-fn aff_expr(a: &Aff, ty: &dyn Fn(&str) -> ScalarType) -> Option<Expr> {
+fn aff_expr(a: &Aff, ty: &Params<'_>) -> Option<Expr> {
     let mut e = lit(a.constant);
     for t in &a.terms {
         let Sym::Param(p) = &t.sym else { return None };
@@ -169,8 +190,17 @@ fn aff_expr(a: &Aff, ty: &dyn Fn(&str) -> ScalarType) -> Option<Expr> {
     Some(e)
 }
 
-fn param(p: &str, ty: &dyn Fn(&str) -> ScalarType) -> Expr {
-    Expr::Cast { arg: Box::new(Expr::var(p, ty(p))), ty: ScalarType::I64 }
+/// How parameters of the SCoP become expressions over the region's scalars.
+struct Params<'a> {
+    /// The type of a scalar.
+    ty: &'a dyn Fn(&str) -> ScalarType,
+    /// The expression of a derived parameter.
+    derived: &'a dyn Fn(&str) -> Option<Expr>,
+}
+
+fn param(p: &str, ty: &Params<'_>) -> Expr {
+    let arg = (ty.derived)(p).unwrap_or_else(|| Expr::var(p, (ty.ty)(p)));
+    Expr::Cast { arg: Box::new(arg), ty: ScalarType::I64 }
 }
 
 fn lit(v: i64) -> Expr {

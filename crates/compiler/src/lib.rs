@@ -27,6 +27,7 @@
 pub mod affine;
 pub mod check;
 pub mod data;
+pub mod delinearize;
 pub mod footprint;
 pub mod options;
 pub mod reject;
@@ -98,6 +99,10 @@ pub fn kernel_prefix(path: &str) -> String {
 /// into the kernel directory. The plugin removes only files with these suffixes.
 pub const KERNEL_FILE_SUFFIXES: [&str; 4] = [".ir.json", ".cpp", ".manifest.json", ".plan.txt"];
 
+/// What the name of a delinearised region's fallback kernel adds to the kernel name
+/// (`<kernel>_linear`: the baseline kernel of the region as written).
+pub const LINEAR_SUFFIX: &str = "_linear";
+
 /// Whether `file` (a file name) is one that [`compile_region`] writes for a region of
 /// source file `path`: [`kernel_prefix`]`(path)`, then `l<line>_r<index>_<8 hex
 /// digits>`, then one of [`KERNEL_FILE_SUFFIXES`]. The plugin removes such files of
@@ -108,6 +113,8 @@ pub fn is_kernel_file_of(path: &str, file: &str) -> bool {
     let Some(rest) = file.strip_prefix(&kernel_prefix(path)) else { return false };
     let Some(suffix) = KERNEL_FILE_SUFFIXES.iter().find(|s| rest.ends_with(*s)) else { return false };
     let id = &rest[..rest.len() - suffix.len()];
+    // The fallback kernel of a delinearised region: `<kernel>_linear.cpp`.
+    let id = id.strip_suffix(LINEAR_SUFFIX).filter(|_| *suffix == ".cpp").unwrap_or(id);
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let hex = |s: &str| s.len() == 8 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     match id.strip_prefix('l').map(|r| r.splitn(3, '_').collect::<Vec<_>>()).as_deref() {
@@ -126,7 +133,25 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut files = vec![(format!("{name}.ir.json"), region.to_json())];
     let normalized = attach_zero_length_sections(region);
     let region = &normalized;
-    let (rejection, args) = match check::check_region_with(region, opts.math).and_then(|()| manifest_args(region)) {
+    // Flat arrays indexed `a[i*n + j]`: the kernel may compute a multi-dimensional
+    // view of them (`delinearize`), under launch conditions.
+    let mut checked = check::check_region_with(region, opts.math);
+    let mut delin = None;
+    match delinearize::delinearize(region) {
+        Ok(Some(d)) => {
+            if check::check_region_view(region, &d.region, opts.math).is_ok() {
+                checked = Ok(());
+                delin = Some(d);
+            }
+        }
+        Ok(None) => {}
+        Err(why) => {
+            if let Err(Rejection { reason: RejectReason::NonAffineSubscript { array, subscript }, loc }) = checked {
+                checked = Err(Rejection { reason: RejectReason::NotDelinearizable { array, subscript, why }, loc });
+            }
+        }
+    }
+    let (rejection, args) = match checked.and_then(|()| manifest_args(region)) {
         Ok(args) => (None, args),
         // A region kept on the host still lists its arguments when it can: if it runs
         // inside a data region, the runtime copies the device data it uses back to
@@ -145,10 +170,22 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         xclbin: String::new(),
         hash: String::new(),
         if_clause: region.if_clause,
+        guard: None,
     };
     // Footprints also for regions kept on the host: a host run inside a data region
-    // copies only what they cover (not the whole mapping) around the host code.
-    for (array, fp) in footprint::footprints(region) {
+    // copies only what they cover (not the whole mapping) around the host code. Of a
+    // delinearised array, the view's box linearised (what the flat section must hold).
+    let fps = match &delin {
+        Some(d) => footprint::footprints(&d.region)
+            .into_iter()
+            .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
+                Some(v) => (array, footprint::linearized(fp, &v.extents)),
+                None => (array, fp),
+            })
+            .collect(),
+        None => footprint::footprints(region),
+    };
+    for (array, fp) in fps {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
             a.footprint.push(fp);
         }
@@ -162,12 +199,49 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut fallback = None;
     let mut internal = None;
     if rejection.is_none() {
-        let (kernel, mode, plan, why) = generate_kernel(region, &name, opts);
+        let (mut kernel, mode, mut plan, why) =
+            generate_kernel(delin.as_ref().map_or(region, |d| &d.region), &name, opts);
         if let Some((text, reason)) = why {
             if reason.kind() == reject::Kind::Bug {
                 internal = Some(text.clone());
             }
             fallback = Some(text);
+        }
+        if let Some(d) = &delin {
+            plan.push_str(&delinearize::describe(d));
+            if mode == Mode::Baseline {
+                // The baseline kernel keeps the subscripts as written: no view, no conditions.
+                kernel = tessera_hls::baseline::generate_with(region, &name, opts.reassociate);
+                plan.push_str("kernel: baseline of the region as written (linear subscripts)\n");
+            } else if !d.conditions.is_empty() {
+                let base_name = format!("{name}{LINEAR_SUFFIX}");
+                let base = tessera_hls::baseline::generate_with(region, &base_name, opts.reassociate);
+                let fb = Manifest {
+                    kernel: Some(base_name.clone()),
+                    mode: Mode::Baseline.name().to_string(),
+                    kernel_source: base.source.clone(),
+                    emu_entry_source: base.emu_entry.clone(),
+                    xclbin: format!("{base_name}.xclbin"),
+                    ..manifest.clone()
+                };
+                manifest.guard = Some(tessera_ir::manifest::Guard {
+                    conditions: d
+                        .conditions
+                        .iter()
+                        .map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() })
+                        .collect(),
+                    fallback: tessera_ir::manifest::FallbackKernel {
+                        kernel: base_name.clone(),
+                        mode: fb.mode.clone(),
+                        hash: fb.content_hash(),
+                        kernel_source: base.source,
+                        emu_entry_source: base.emu_entry,
+                        xclbin: fb.xclbin,
+                    },
+                });
+                plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
+                files.push((format!("{base_name}.cpp"), manifest.guard.as_ref().expect("just set").fallback.kernel_source.clone()));
+            }
         }
         manifest.mode = mode.name().to_string();
         manifest.kernel = Some(name.clone());

@@ -132,6 +132,11 @@ struct ArrayInfo {
     extents: Vec<String>,
     /// Name of the variable holding the array's size in beats.
     words: String,
+    /// When neither the type nor a map clause gives the outermost extent (a pointer
+    /// without a map clause, a delinearised view): the variables holding one past the
+    /// largest element index the region's accesses reach (which bounds the reads as
+    /// the array's size does otherwise), and a temporary.
+    reach: Option<(String, String)>,
     /// Burst segment in beats: min(256, 4096 / beat bytes).
     seg: i64,
     /// Tessera variant, an array the region writes and never reads: its rows are
@@ -244,6 +249,11 @@ impl<'a> Gen<'a> {
             }
             names.0.insert(h.to_string());
         }
+        for dp in &scop.derived {
+            if !names.0.insert(ident(&dp.name)) {
+                return Err(Reason::KernelUnsupported { detail: format!("the parameter {} for a loop-invariant expression has the name of a helper of the generated kernel", dp.name) });
+            }
+        }
 
         // The perfect nest of the IR (the optimizer accepted it, so it is one).
         let mut fors = Vec::new();
@@ -293,6 +303,7 @@ impl<'a> Gen<'a> {
                     beat * 8
                 ) });
             }
+            let mut reach = None;
             let extents = v
                 .dims
                 .iter()
@@ -301,6 +312,11 @@ impl<'a> Gen<'a> {
                     (Some(e), _) => Ok(cpp::expr_with(e, &NoArrays)),
                     (None, Some(s)) if j == 0 => {
                         Ok(format!("{} + {}", cpp::expr_with(&s.lower, &NoArrays), cpp::expr_with(&s.length, &NoArrays)))
+                    }
+                    // The loop bounds bound what the region touches (a box domain).
+                    (None, None) if j == 0 => {
+                        reach = Some((names.fresh(&format!("{}_reach", v.name)), names.fresh(&format!("{}_top", v.name))));
+                        Ok(String::new())
                     }
                     _ => Err(Reason::KernelUnsupported { detail: format!("the extent of dimension {j} of '{}' is unknown", v.name) }),
                 })
@@ -311,6 +327,7 @@ impl<'a> Gen<'a> {
                 elem: v.elem,
                 extents,
                 words: names.fresh(&format!("{}_words", v.name)),
+                reach,
                 seg: (4096 / beat).min(256),
                 posted: false,
                 pending: names.fresh(&format!("{}_pending", v.name)),
@@ -478,7 +495,10 @@ impl<'a> Gen<'a> {
     fn sym_signed(&self, s: &Sym) -> bool {
         match s {
             Sym::Tile(x) | Sym::Intra(x) | Sym::Loop(x) => self.loops[*x].ty.is_signed(),
-            Sym::Param(p) => self.region.var(p).is_none_or(|v| v.elem.is_signed()),
+            Sym::Param(p) => match self.plan.scop.derived.iter().find(|d| d.name == *p) {
+                Some(d) => d.ty.is_signed(),
+                None => self.region.var(p).is_none_or(|v| v.elem.is_signed()),
+            },
         }
     }
 
@@ -991,15 +1011,31 @@ impl<'a> Gen<'a> {
             v.dedup();
             v
         };
+        if !self.plan.scop.derived.is_empty() {
+            body.line("// Loop-invariant expressions the optimizer treats as parameters, as the source computes them.");
+        }
+        for dp in &self.plan.scop.derived {
+            body.line(&format!("const {} {} = {};", dp.ty.c_name(), ident(&dp.name), cpp::expr_with(&dp.expr, &NoArrays)));
+            body.line(&format!("(void){};", ident(&dp.name)));
+        }
         if !loaded.is_empty() {
             body.line("// Array sizes in beats: reads never go beyond an array's last beat.");
         }
         for &a in &loaded {
             let arr = &self.arrays[a];
-            let e0 = &arr.extents[0];
+            let reach_elems;
+            let e0 = match &arr.reach {
+                Some((reach, top)) => {
+                    self.reach(&mut body, arr, reach, top);
+                    reach_elems = reach.clone();
+                    &reach_elems
+                }
+                None => &arr.extents[0],
+            };
             let long_literal = e0.strip_suffix('L').is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
             let mut elems = if long_literal { e0.clone() } else { format!("(long){}", paren(e0)) };
-            for e in &arr.extents[1..] {
+            // `reach` counts elements, the outermost extent rows.
+            for e in arr.extents[1..].iter().filter(|_| arr.reach.is_none()) {
                 let _ = write!(elems, " * {}", paren(e));
             }
             body.line(&format!("const long {} = ({elems} + {}) / {};", arr.words, self.w - 1, self.w));
@@ -1068,6 +1104,45 @@ impl<'a> Gen<'a> {
         writeln!(c.s, "}}").unwrap();
 
         Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name) }
+    }
+
+    /// `long <reach> = …;`: one past the largest row-major element index any access
+    /// of `arr` reaches over the box of the loops (0 when none reaches one). An
+    /// access's index is affine in the loop indices with coefficients over the
+    /// scalars: largest at the first corner plus every positive step to the last.
+    fn reach(&self, body: &mut Code, arr: &ArrayInfo, reach: &str, top: &str) {
+        let scop = &self.plan.scop;
+        body.line(&format!("// '{}': its size is not known here; reads stay below the largest element the loops reach.", arr.name));
+        body.line(&format!("long {reach} = 0;"));
+        for a in scop.accesses.iter().filter(|a| a.array == arr.name) {
+            let first: Vec<Aff> = a
+                .subscripts
+                .iter()
+                .map(|s| s.substitute(&|sym| match sym {
+                    Sym::Loop(x) => Some(self.loops[*x].lower.clone()),
+                    _ => None,
+                }))
+                .collect();
+            body.line("{");
+            body.depth += 1;
+            body.line(&format!("long {top} = {};", self.linear(arr, &first)));
+            for (x, l) in self.loops.iter().enumerate() {
+                let slope: Vec<Aff> = a.subscripts.iter().map(|s| Aff::constant(s.coeff(&Sym::Loop(x)))).collect();
+                if slope.iter().all(|c| c.constant == 0) {
+                    continue;
+                }
+                let span = l.upper.sub(&l.lower).add_constant(-1);
+                body.line(&format!(
+                    "if (({}) * {} > 0) {top} += ({}) * {};",
+                    self.linear(arr, &slope),
+                    self.aff_long(&span, true),
+                    self.linear(arr, &slope),
+                    self.aff_long(&span, true)
+                ));
+            }
+            body.line(&format!("if ({top} + 1 > {reach}) {reach} = {top} + 1;"));
+            body.close();
+        }
     }
 
     /// Outstanding-transaction limits beyond Vitis' default of 16 per direction, for

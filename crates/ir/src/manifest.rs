@@ -51,6 +51,48 @@ pub struct Manifest {
     /// has this hash. Empty when the region is not offloaded.
     #[serde(default)]
     pub hash: String,
+    /// The kernel computes a delinearised view of flat arrays (`a[i*n + j]` as
+    /// `a[i][j]`), valid only under launch conditions; when one fails the runtime
+    /// runs the guard's fallback kernel instead, the baseline kernel of the region as
+    /// written (`tessera_compiler::delinearize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Guard>,
+}
+
+/// Launch conditions of a kernel and the kernel that runs when one fails.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// All must be nonzero, evaluated over the scalar arguments.
+    pub conditions: Vec<GuardCondition>,
+    /// The kernel for the other case: name, mode (`baseline`), sources, bitstream.
+    pub fallback: FallbackKernel,
+}
+
+/// One launch condition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GuardCondition {
+    /// An integer expression over the scalar arguments.
+    pub expr: Expr,
+    /// What it says, for the report: `0 <= j < n for 'a[i * n + j]'`.
+    pub text: String,
+}
+
+/// A second kernel of the same region, with the same arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FallbackKernel {
+    /// Top function name.
+    pub kernel: String,
+    /// Its mode.
+    pub mode: String,
+    /// Its Vitis HLS C++.
+    pub kernel_source: String,
+    /// Its emulation entry.
+    pub emu_entry_source: String,
+    /// Its bitstream's file name.
+    pub xclbin: String,
+    /// The [`Manifest::content_hash`] of [`Manifest::fallback`] (what its bitstream
+    /// record must carry).
+    pub hash: String,
 }
 
 /// One argument of the region call.
@@ -144,6 +186,8 @@ impl Manifest {
             kernel_source: &'a str,
             emu_entry_source: &'a str,
             xclbin: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            guard: &'a Option<Guard>,
         }
         let id = Identity {
             version: self.version,
@@ -153,8 +197,34 @@ impl Manifest {
             kernel_source: &self.kernel_source,
             emu_entry_source: &self.emu_entry_source,
             xclbin: &self.xclbin,
+            guard: &self.guard,
         };
         sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
+    }
+
+    /// The manifest of the guard's fallback kernel: the same region and arguments,
+    /// its kernel, without a guard. `None` without a guard.
+    pub fn fallback(&self) -> Option<Manifest> {
+        let g = self.guard.as_ref()?;
+        let f = &g.fallback;
+        Some(Manifest {
+            kernel: Some(f.kernel.clone()),
+            mode: f.mode.clone(),
+            kernel_source: f.kernel_source.clone(),
+            emu_entry_source: f.emu_entry_source.clone(),
+            xclbin: f.xclbin.clone(),
+            hash: f.hash.clone(),
+            guard: None,
+            ..self.clone()
+        })
+    }
+
+    /// The first launch condition that does not hold for the scalar values `env`
+    /// (one that cannot be evaluated — an unbound name, a division by zero — does
+    /// not hold), or `None` when all hold or there is no guard.
+    pub fn failed_condition(&self, env: &dyn Fn(&str) -> Option<i128>) -> Option<&GuardCondition> {
+        let g = self.guard.as_ref()?;
+        g.conditions.iter().find(|c| crate::eval::eval_int(&c.expr, env).map_or(true, |v| v == 0))
     }
 
     /// The manifest with `hash` set to its [`content_hash`](Self::content_hash).
@@ -237,9 +307,47 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false,
+            hash: String::new(), if_clause: false, guard: None,
         }
         .with_hash()
+    }
+
+    /// A guarded manifest: its fallback is the same region with the other kernel, and
+    /// the first condition that fails (or cannot be evaluated) is reported.
+    #[test]
+    fn guards_choose_the_fallback_kernel() {
+        use crate::{BinOp, Expr};
+        let mut m = manifest();
+        assert!(m.fallback().is_none());
+        assert!(m.failed_condition(&|_| Some(1)).is_none());
+        let n = Expr::var("n", ScalarType::I32);
+        let cond = |op, k| Expr::Binary { op, lhs: Box::new(n.clone()), rhs: Box::new(Expr::int(k)), ty: ScalarType::I32 };
+        let unguarded = m.hash.clone();
+        let fb = Manifest { kernel: Some("k_linear".into()), xclbin: "k_linear.xclbin".into(), ..m.clone() };
+        m.guard = Some(Guard {
+            conditions: vec![
+                GuardCondition { expr: cond(BinOp::Lt, 10), text: "n < 10".into() },
+                GuardCondition { expr: cond(BinOp::Div, 0), text: "n / 0".into() },
+            ],
+            fallback: FallbackKernel {
+                kernel: "k_linear".into(),
+                mode: "baseline".into(),
+                kernel_source: m.kernel_source.clone(),
+                emu_entry_source: m.emu_entry_source.clone(),
+                xclbin: "k_linear.xclbin".into(),
+                hash: fb.content_hash(),
+            },
+        });
+        let m = m.with_hash();
+        assert_ne!(m.hash, unguarded, "the guard is part of what the kernel is");
+        let f = m.fallback().unwrap();
+        assert_eq!((f.kernel.as_deref(), f.guard.is_none(), f.hash == f.content_hash()), (Some("k_linear"), true, true));
+        assert_eq!(f.args, m.args);
+        let env = |v: i128| move |name: &str| (name == "n").then_some(v);
+        assert_eq!(m.failed_condition(&env(12)).map(|c| c.text.as_str()), Some("n < 10"));
+        // n < 10 holds; n / 0 cannot be evaluated: it does not hold.
+        assert_eq!(m.failed_condition(&env(3)).map(|c| c.text.as_str()), Some("n / 0"));
+        assert_eq!(m.failed_condition(&|_| None).map(|c| c.text.as_str()), Some("n < 10"));
     }
 
     #[test]

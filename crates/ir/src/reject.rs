@@ -105,6 +105,16 @@ pub enum Reason {
         /// The subscript.
         subscript: String,
     },
+    /// A linearised subscript (`a[i*n + j*m]`) of a flat array for which no
+    /// multi-dimensional view exists (`tessera_compiler::delinearize`).
+    NotDelinearizable {
+        /// The array.
+        array: String,
+        /// The subscript.
+        subscript: String,
+        /// Why there is no view.
+        why: String,
+    },
     /// A loop bound that is not affine in outer loop indices and integer scalars.
     NonAffineBound {
         /// Loop index.
@@ -261,6 +271,7 @@ impl Reason {
             Reason::HostContraction { .. } => "host-fp-contraction",
             Reason::UnsupportedExpression { .. } => "unsupported-expression",
             Reason::NonAffineSubscript { .. } => "non-affine-subscript",
+            Reason::NotDelinearizable { .. } => "not-delinearizable",
             Reason::NonAffineBound { .. } => "non-affine-bound",
             Reason::UnknownExtent { .. } => "unknown-extent",
             Reason::ScalarWrite { .. } => "scalar-write",
@@ -297,6 +308,7 @@ impl Reason {
             | Reason::HostContraction { .. }
             | Reason::UnsupportedExpression { .. }
             | Reason::NonAffineSubscript { .. }
+            | Reason::NotDelinearizable { .. }
             | Reason::NonAffineBound { .. }
             | Reason::UnknownExtent { .. }
             | Reason::ScalarWrite { .. }
@@ -347,6 +359,9 @@ impl Reason {
             Reason::UnsupportedExpression { what, text } => format!("{what} '{text}' is not supported"),
             Reason::NonAffineSubscript { array, subscript } => {
                 format!("subscript '{subscript}' of '{array}' is not affine")
+            }
+            Reason::NotDelinearizable { array, subscript, why } => {
+                format!("subscript '{subscript}' of '{array}' is not affine, and '{array}' has no multi-dimensional view: {why}")
             }
             Reason::NonAffineBound { var, bound } => format!("bound '{bound}' of loop '{var}' is not affine"),
             Reason::UnknownExtent { array } => format!("the size of '{array}' is unknown"),
@@ -399,6 +414,9 @@ impl Reason {
                 "the index is read from memory; Tessera offloads regular access patterns only".to_string()
             }
             Reason::NonAffineSubscript { .. } => "write subscripts as sums of loop indices times constants or loop-invariant sizes (a[i*n + j]); products of two loop indices and division or remainder by a variable are not supported".to_string(),
+            Reason::NotDelinearizable { array, .. } => format!(
+                "index '{array}' with one row length per dimension in every access ('{array}[i*n + j]', '{array}[(i*ny + j)*nz + k]'), or use a pointer to a VLA"
+            ),
             Reason::NonAffineBound { .. } => {
                 "loop bounds must be sums of outer loop indices times constants and loop-invariant scalars".to_string()
             }
@@ -494,6 +512,7 @@ mod tests {
             Reason::HostContraction { text: s() },
             Reason::UnsupportedExpression { what: s(), text: s() },
             Reason::NonAffineSubscript { array: s(), subscript: s() },
+            Reason::NotDelinearizable { array: s(), subscript: s(), why: s() },
             Reason::NonAffineBound { var: s(), bound: s() },
             Reason::UnknownExtent { array: s() },
             Reason::ScalarWrite { name: s() },

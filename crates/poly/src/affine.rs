@@ -223,24 +223,115 @@ impl Aff {
 /// (loop index or integer parameter) or `None` if the name may not appear. Returns
 /// `None` when `e` is not affine.
 pub fn from_expr(e: &Expr, var: &dyn Fn(&str) -> Option<Sym>) -> Option<Aff> {
+    from_expr_with(e, var, &mut |_| None)
+}
+
+/// As [`from_expr`], with quasi-affine and parametric terms: a division or remainder
+/// of two constants is folded (C's truncation); any other integer sub-expression over
+/// parameters only that is not affine — a product of parameters `nx*ny`, a division
+/// by a nonzero constant `n/2`, `(n + 1) % 4` — is passed to `invariant`, which may
+/// name it as a new parameter ([`invariant_subexpression`] says which qualify). The
+/// new parameter's value is the sub-expression's value in its own C type, computed
+/// as the source computes it.
+pub fn from_expr_with(
+    e: &Expr,
+    var: &dyn Fn(&str) -> Option<Sym>,
+    invariant: &mut dyn FnMut(&Expr) -> Option<Sym>,
+) -> Option<Aff> {
+    let folded = fold_constant_division(e);
+    if folded.is_some() {
+        return folded.map(Aff::constant);
+    }
     match e {
         Expr::Int { value, .. } => Some(Aff::constant(*value)),
         Expr::Var { name, ty } if ty.is_integer() => var(name).map(Aff::sym),
-        Expr::Cast { arg, ty } if ty.is_integer() && arg.ty().is_some_and(|t| t.is_integer()) => from_expr(arg, var),
-        Expr::Unary { op: UnOp::Plus, arg, .. } => from_expr(arg, var),
-        Expr::Unary { op: UnOp::Neg, arg, ty } if ty.is_integer() => from_expr(arg, var)?.checked_scale(-1),
+        Expr::Cast { arg, ty } if ty.is_integer() && arg.ty().is_some_and(|t| t.is_integer()) => {
+            from_expr_with(arg, var, invariant)
+        }
+        Expr::Unary { op: UnOp::Plus, arg, .. } => from_expr_with(arg, var, invariant),
+        Expr::Unary { op: UnOp::Neg, arg, ty } if ty.is_integer() => from_expr_with(arg, var, invariant)?.checked_scale(-1),
         Expr::Binary { op, lhs, rhs, ty } if ty.is_integer() => {
-            let (l, r) = (from_expr(lhs, var)?, from_expr(rhs, var)?);
+            let affine = (|| {
+                let (l, r) = (from_expr(lhs, var)?, from_expr(rhs, var)?);
+                match op {
+                    BinOp::Mul if r.is_constant() => l.checked_scale(r.constant),
+                    BinOp::Mul if l.is_constant() => r.checked_scale(l.constant),
+                    _ => None,
+                }
+            })();
             match op {
-                BinOp::Add => l.checked_add(&r),
-                BinOp::Sub => l.checked_add(&r.checked_scale(-1)?),
-                BinOp::Mul if r.is_constant() => l.checked_scale(r.constant),
-                BinOp::Mul if l.is_constant() => r.checked_scale(l.constant),
+                BinOp::Add | BinOp::Sub => {
+                    let (l, r) = (from_expr_with(lhs, var, invariant)?, from_expr_with(rhs, var, invariant)?);
+                    if *op == BinOp::Add { l.checked_add(&r) } else { l.checked_add(&r.checked_scale(-1)?) }
+                }
+                BinOp::Mul if affine.is_some() => affine,
+                BinOp::Mul => {
+                    // `c * (n/2)`: a constant factor of a quasi-affine term.
+                    let lc = from_expr(lhs, var).and_then(|a| a.as_constant());
+                    let rc = from_expr(rhs, var).and_then(|a| a.as_constant());
+                    match (lc, rc) {
+                        (Some(c), _) => from_expr_with(rhs, var, invariant)?.checked_scale(c),
+                        (_, Some(c)) => from_expr_with(lhs, var, invariant)?.checked_scale(c),
+                        _ if invariant_subexpression(e, var) => invariant(e).map(Aff::sym),
+                        _ => None,
+                    }
+                }
+                _ if invariant_subexpression(e, var) => invariant(e).map(Aff::sym),
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// `a / b` or `a % b` of two integer constants (after looking through casts), as C
+/// computes it (truncation), when both are nonnegative or the type is signed, `b ≠ 0`,
+/// and the result fits the type.
+fn fold_constant_division(e: &Expr) -> Option<i64> {
+    let Expr::Binary { op: op @ (BinOp::Div | BinOp::Rem), lhs, rhs, ty } = e else { return None };
+    let value = |x: &Expr| from_expr(x, &|_| None).and_then(|a| a.as_constant());
+    let (a, b) = (value(lhs)?, value(rhs)?);
+    if b == 0 || (!ty.is_signed() && (a < 0 || b < 0)) {
+        return None;
+    }
+    let v = if *op == BinOp::Div { a.checked_div(b)? } else { a.checked_rem(b)? };
+    let fits = match ty.size() {
+        8 => true,
+        n => {
+            let bits = 8 * n as u32;
+            if ty.is_signed() { v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1)) } else { v < (1i64 << bits) }
+        }
+    };
+    fits.then_some(v)
+}
+
+/// Whether `e` is a loop-invariant integer expression the optimizer may treat as one
+/// parameter: integer arithmetic (`+ - *`, `/` and `%` by a nonzero constant, casts
+/// between integer types, negation) over integer constants and variables `var` maps
+/// to [`Sym::Param`], naming at least one of them. Division by a variable is not (the
+/// kernel computes such parameters before the loops, where the source might never
+/// divide by zero).
+pub fn invariant_subexpression(e: &Expr, var: &dyn Fn(&str) -> Option<Sym>) -> bool {
+    let mut ok = true;
+    let mut named = false;
+    e.visit(&mut |n| {
+        ok &= match n {
+            Expr::Int { ty, .. } => ty.is_integer(),
+            Expr::Var { name, ty } => {
+                let p = ty.is_integer() && matches!(var(name), Some(Sym::Param(_)));
+                named |= p;
+                p
+            }
+            Expr::Cast { arg, ty } => ty.is_integer() && arg.ty().is_some_and(|t| t.is_integer()),
+            Expr::Unary { op: UnOp::Neg | UnOp::Plus, ty, .. } => ty.is_integer(),
+            Expr::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul, ty, .. } => ty.is_integer(),
+            Expr::Binary { op: BinOp::Div | BinOp::Rem, rhs, ty, .. } => {
+                ty.is_integer() && from_expr(rhs, &|_| None).and_then(|a| a.as_constant()).is_some_and(|c| c != 0)
+            }
+            _ => false,
+        };
+    });
+    ok && named
 }
 
 #[cfg(test)]

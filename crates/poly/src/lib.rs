@@ -275,3 +275,23 @@ fn run(
         normalization: normalize::Normalization::default(),
     }))
 }
+
+/// Whether the set written in isl's syntax (`[n] -> { [i, j] : … }`) has no element
+/// for any value of its parameters; `Err` when isl cannot parse or decide it. Used
+/// by the compiler to drop launch conditions that every parameter value satisfies
+/// (`crates/compiler/src/delinearize.rs`).
+pub fn set_is_empty(text: &str) -> Result<bool, String> {
+    let ctx = isl::new_context();
+    let r = isl::set(&ctx, text).and_then(|s| s.is_empty().map_err(isl::ctx_err("emptiness")));
+    drop(ctx);
+    r
+}
+
+#[cfg(test)]
+mod set_tests {
+    #[test]
+    fn emptiness() {
+        assert_eq!(super::set_is_empty("[] -> { [v_i] : 1 <= v_i < 47 and (0 + 1*v_i < 0 or 0 + 1*v_i >= 48) }"), Ok(true));
+        assert_eq!(super::set_is_empty("[v_n] -> { [v_i] : 0 <= v_i < v_n + 2 and (v_i >= v_n) }"), Ok(false));
+    }
+}

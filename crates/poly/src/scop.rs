@@ -102,11 +102,33 @@ pub struct Array {
     pub written: bool,
 }
 
+/// A parameter that stands for a loop-invariant integer expression of the region's
+/// scalars which is not affine in them: a product `nx*ny`, a division by a constant
+/// `n/2` (paper Sec. 2's "runtime constants"). isl treats it as one more symbolic
+/// size; kernels compute it before the loops as `const <ty> <name> = <expr>;`, in the
+/// source's C arithmetic, and the runtime evaluates `expr` where it needs the value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// Its name (an identifier unused by the region).
+    pub name: String,
+    /// The expression, as in the source (types and casts kept).
+    pub expr: Expr,
+    /// Its C type.
+    pub ty: ScalarType,
+}
+
+// `Expr` compares floats by their bits, so equality is an equivalence.
+impl Eq for Derived {}
+
 /// The SCoP of a region's loop nest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scop {
-    /// Integer scalars of the region that bounds or subscripts use: the isl parameters.
+    /// Integer scalars of the region that bounds or subscripts use, then the
+    /// [`Derived`] parameters: the isl parameters.
     pub params: Vec<String>,
+    /// The parameters that stand for loop-invariant expressions, in order of use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived: Vec<Derived>,
     /// Spelling of loop indices and tile origins in dumps.
     pub names: SymNames,
     /// The loops, outermost first.
@@ -237,6 +259,21 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         })
         .collect();
     let mut used_params: Vec<String> = Vec::new();
+    // Loop-invariant, non-affine expressions of the scalars: new parameters.
+    let derived: std::cell::RefCell<Vec<Derived>> = std::cell::RefCell::new(Vec::new());
+    let taken: HashSet<String> = region.vars.iter().map(|v| v.name.clone()).chain(loop_vars.iter().cloned()).collect();
+    let derive = |e: &Expr| -> Option<Sym> {
+        let ty = e.ty()?;
+        let mut d = derived.borrow_mut();
+        if let Some(x) = d.iter().find(|x| x.expr == *e) {
+            return Some(Sym::Param(x.name.clone()));
+        }
+        let mut used: HashSet<String> = taken.clone();
+        used.extend(d.iter().map(|x| x.name.clone()));
+        let name = fresh(&mut used, &derived_name(e));
+        d.push(Derived { name: name.clone(), expr: e.clone(), ty });
+        Some(Sym::Param(name))
+    };
     let note_params = |a: &Aff, used: &mut Vec<String>| {
         for t in &a.terms {
             if let Sym::Param(p) = &t.sym {
@@ -277,7 +314,7 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         };
         let bound = |e: &Expr| -> Result<Aff, PolyReject> {
             check_expr(e)?;
-            let a = affine::from_expr(e, &lookup)
+            let a = affine::from_expr_with(e, &lookup, &mut |x| derive(x))
                 .ok_or_else(|| reject(R::NonAffineBound { var: var.clone(), bound: print::expr(e) }, loc))?;
             if a.mentions(|s| matches!(s, Sym::Loop(_))) {
                 return Err(reject(R::NonRectangular { var: var.clone(), bound: print::expr(e) }, loc));
@@ -353,7 +390,7 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
             }
             let mut subs = Vec::new();
             for e in index {
-                let a = affine::from_expr(e, &lookup).ok_or_else(|| {
+                let a = affine::from_expr_with(e, &lookup, &mut |x| derive(x)).ok_or_else(|| {
                     reject(R::NonAffineSubscript { array: array.to_string(), subscript: print::expr(e) }, loc)
                 })?;
                 note_params(&a, used_params);
@@ -363,7 +400,20 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
                 // Extents from the type (the outermost may be unknown: only inner ones
                 // matter, for row strides).
                 let param = |n: &str| int_scalars.contains(&n).then(|| Sym::Param(n.into()));
-                let extents = var.dims.iter().map(|e| e.as_ref().and_then(|e| affine::from_expr(e, &param))).collect();
+                let extents = var
+                    .dims
+                    .iter()
+                    .map(|e| e.as_ref().and_then(|e| affine::from_expr_with(e, &param, &mut |x| derive(x))))
+                    .collect::<Vec<Option<Aff>>>();
+                // Derived parameters of extents are parameters of the SCoP (plain
+                // scalars only as far as bounds and subscripts name them).
+                for t in extents.iter().flatten().flat_map(|a| &a.terms) {
+                    if let Sym::Param(p) = &t.sym {
+                        if !int_scalars.contains(&p.as_str()) && !used_params.contains(p) {
+                            used_params.push(p.clone());
+                        }
+                    }
+                }
                 arrays.push(Array { name: array.to_string(), elem: var.elem, extents, read: false, written: false });
             }
             let arr = arrays.iter_mut().find(|a| a.name == array).expect("just added");
@@ -423,13 +473,18 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         statements.push(Statement { name: format!("S{sidx}"), text, accesses: ids, loc: sloc.clone() });
     }
     // Parameters in region order (stable), only those used.
-    let params: Vec<String> = int_scalars.iter().filter(|p| used_params.iter().any(|u| u == *p)).map(|p| p.to_string()).collect();
+    let mut params: Vec<String> =
+        int_scalars.iter().filter(|p| used_params.iter().any(|u| u == *p)).map(|p| p.to_string()).collect();
+    // The derived parameters in use (extents of arrays may name more), after them.
+    let derived: Vec<Derived> = derived.into_inner().into_iter().filter(|d| used_params.contains(&d.name)).collect();
+    params.extend(derived.iter().map(|d| d.name.clone()));
     // Tile origin names: `t<var>` unique against everything else.
     let mut used: HashSet<String> = loop_vars.iter().cloned().chain(params.iter().cloned()).collect();
     used.extend(region.vars.iter().map(|v| v.name.clone()));
     let tiles: Vec<String> = loop_vars.iter().map(|v| fresh(&mut used, &format!("t{v}"))).collect();
     let mut scop = Scop {
         params,
+        derived,
         names: SymNames { loops: loop_vars, tiles },
         loops,
         statements,
@@ -454,6 +509,42 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         scop.accesses[a].relation = rel;
     }
     Ok(scop)
+}
+
+/// A readable identifier for a derived parameter: `nx*ny` → `nx_ny`, `n / 2` →
+/// `n_div_2`, `(n + 1) / 2` → `n_1_div_2`.
+fn derived_name(e: &Expr) -> String {
+    let text = print::expr(e);
+    let mut out = String::new();
+    let mut sep = false;
+    for c in text.chars() {
+        let word = match c {
+            c if c.is_ascii_alphanumeric() || c == '_' => {
+                if sep && !out.is_empty() {
+                    out.push('_');
+                }
+                sep = false;
+                out.push(c);
+                continue;
+            }
+            '/' => "div",
+            '%' => "mod",
+            '-' => "sub",
+            _ => {
+                sep = true;
+                continue;
+            }
+        };
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(word);
+        sep = true;
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "p_");
+    }
+    out
 }
 
 /// `S0[i, j, k]`.
