@@ -52,6 +52,10 @@ programs! {
     flat_jacobi_2d_constant_rows => "flat_jacobi2d.c",
     flat_launch_condition_fails => "flat_guard.c",
     quasi_affine_bounds => "flat_bounds.c",
+    polybench_kernels_on_flat_arrays => "polybench_flat.c",
+    uint8_image_filters => "blur_u8.c",
+    cxx_vector_template_stencil => "vector_stencil.cpp",
+    gpu_style_region_through_the_runtime => "gpu_style.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -164,6 +168,10 @@ variants! {
         flat_jacobi_2d_constant_rows => "flat_jacobi2d.c",
         flat_launch_condition_fails => "flat_guard.c",
         quasi_affine_bounds => "flat_bounds.c",
+        polybench_kernels_on_flat_arrays => "polybench_flat.c",
+        uint8_image_filters => "blur_u8.c",
+        cxx_vector_template_stencil => "vector_stencil.cpp",
+        gpu_style_region_through_the_runtime => "gpu_style.c",
     ]
 }
 
