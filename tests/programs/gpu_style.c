@@ -24,18 +24,22 @@ int main(void) {
 #pragma omp target teams num_teams(TEAMS) thread_limit(THREADS) // expect: host
     {
       float local[THREADS]; // expect-remark: [unsupported-statement] local array 'float local[THREADS];' is not supported
-      int t = omp_get_team_num();
+      /* Whatever numbers of teams and threads the implementation forms. */
+      for (int t = omp_get_team_num(); t < TEAMS; t += omp_get_num_teams()) {
 #pragma omp parallel num_threads(THREADS)
-      {
-        int k = omp_get_thread_num();
-        float s = 0.0f;
-        for (int i = 0; i < 16; i++) s += a[(t * THREADS + k) * 16 + i];
-        local[k] = s;
+        {
+          int k0 = omp_get_thread_num(), nk = omp_get_num_threads();
+          for (int k = k0; k < THREADS; k += nk) {
+            float s = 0.0f;
+            for (int i = 0; i < 16; i++) s += a[(t * THREADS + k) * 16 + i];
+            local[k] = s;
+          }
 #pragma omp barrier
-        if (k == 0) {
-          float sum = 0.0f;
-          for (int j = 0; j < THREADS; j++) sum += local[j];
-          part[t] = sum;
+          if (k0 == 0) {
+            float sum = 0.0f;
+            for (int j = 0; j < THREADS; j++) sum += local[j];
+            part[t] = sum;
+          }
         }
       }
     }

@@ -364,7 +364,7 @@ impl<'a> Checker<'a> {
 mod tests {
     use super::*;
     use crate::{compile_region, Options};
-    use tessera_ir::{BinOp, ScalarType::*, IR_VERSION};
+    use tessera_ir::{BinOp, ScalarType::*};
 
     fn var(name: &str, kind: VarKind, written: bool) -> Var {
         let (elem, dims) = if kind == VarKind::Scalar { (I32, vec![]) } else { (F32, vec![Some(Expr::var("n", I32))]) };
@@ -396,19 +396,7 @@ mod tests {
             }],
             loc: Loc { file: "l.c".into(), line: 4, col: 3 },
         }];
-        Region {
-            version: IR_VERSION,
-            location: Loc { file: "l.c".into(), line: 3, col: 1 },
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            vars: vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)],
-            body, if_clause: false, reductions: vec![],
-        }
+        Region::new(Loc { file: "l.c".into(), line: 3, col: 1 }, vec![var("a", VarKind::Pointer, true), var("b", VarKind::Pointer, false), var("n", VarKind::Scalar, false)], body)
     }
 
     /// `for (int i = 0; i < n; i++) s = s + b[i];` with `s` a float scalar of the

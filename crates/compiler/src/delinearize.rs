@@ -734,7 +734,7 @@ fn rewrite(body: &mut [Stmt], stack: &mut Vec<LoopCtx>, f: &mut AccessFn<'_>) {
 mod tests {
     use super::*;
     use tessera_ir::eval::eval_int;
-    use tessera_ir::{Loc, MapKind, Section, Var, IR_VERSION};
+    use tessera_ir::{Loc, MapKind, Section, Var};
     use ScalarType::*;
 
     fn v(n: &str) -> Expr {
@@ -791,21 +791,7 @@ mod tests {
         for s in scalars {
             vars.push(Var { name: s.to_string(), kind: VarKind::Scalar, elem: I32, dims: vec![], map: None, section: vec![], written: false, loc: Loc::default() });
         }
-        Region {
-            version: IR_VERSION,
-            location: Loc::default(),
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            if_clause: false,
-            reductions: vec![],
-            vars,
-            body,
-        }
+        Region::new(Loc::default(), vars, body)
     }
 
     /// The subscripts of every access of `array`, as text.

@@ -462,7 +462,7 @@ fn stmt(s: &mut String, st: &Stmt, depth: usize, shapes: &RegionShapes) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_ir::{BinOp, Loc, MapKind, ScalarType, Var, IR_VERSION};
+    use tessera_ir::{BinOp, Loc, MapKind, ScalarType, Var};
 
     fn var(name: &str, kind: VarKind, elem: ScalarType, written: bool) -> Var {
         let dims = if kind == VarKind::Scalar { vec![] } else { vec![Some(Expr::var("n", ScalarType::I32))] };
@@ -471,19 +471,7 @@ mod tests {
     }
 
     fn region(vars: Vec<Var>, body: Vec<Stmt>) -> Region {
-        Region {
-            version: IR_VERSION,
-            location: Loc { file: "t.c".into(), line: 3, col: 1 },
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            vars,
-            body, if_clause: false, reductions: vec![],
-        }
+        Region::new(Loc { file: "t.c".into(), line: 3, col: 1 }, vars, body)
     }
 
     #[test]

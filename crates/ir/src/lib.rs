@@ -1044,6 +1044,27 @@ impl std::fmt::Display for IrError {
 impl std::error::Error for IrError {}
 
 impl Region {
+    /// A plain `target` region at `location` with these variables and body, and
+    /// every other field at its default (function `f`, index 0, no clauses): what
+    /// tests and tools that build regions by hand start from.
+    pub fn new(location: Loc, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
+        Region {
+            version: IR_VERSION,
+            location,
+            source: None,
+            function: "f".into(),
+            index: 0,
+            directive: "target".into(),
+            collapse: 1,
+            unsupported_clauses: Vec::new(),
+            tile: None,
+            if_clause: false,
+            reductions: Vec::new(),
+            vars,
+            body,
+        }
+    }
+
     /// Parses a region from the plugin's JSON.
     pub fn from_json(text: &str) -> Result<Region, IrError> {
         let r: Region = serde_json::from_str(text).map_err(IrError::Json)?;

@@ -277,7 +277,7 @@ fn subst(x: &Expr, var: &str, by: &Expr) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_ir::{print, BinOp, Loc, Var, VarKind, IR_VERSION};
+    use tessera_ir::{print, BinOp, Loc, Var, VarKind};
     use ScalarType::*;
 
     fn int_var(name: &str) -> Var {
@@ -295,19 +295,7 @@ mod tests {
 
     fn region(body: Vec<Stmt>) -> Region {
         let a = Var { kind: VarKind::Pointer, elem: F32, dims: vec![None], written: true, ..int_var("a") };
-        Region {
-            version: IR_VERSION,
-            location: Loc::default(),
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            vars: vec![a, int_var("n")],
-            body, if_clause: false, reductions: vec![],
-        }
+        Region::new(Loc::default(), vec![a, int_var("n")], body)
     }
 
     fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {

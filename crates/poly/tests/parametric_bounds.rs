@@ -2,7 +2,7 @@
 //! become parameters of the SCoP (or constants), with the expressions the kernel
 //! computes them from.
 
-use tessera_ir::{BinOp, Expr, LValue, Loc, MapKind, Region, ScalarType::*, Stmt, Var, VarKind, IR_VERSION};
+use tessera_ir::{BinOp, Expr, LValue, Loc, MapKind, Region, ScalarType::*, Stmt, Var, VarKind};
 use tessera_poly::{optimize, scop, PolyOptions, PolyRejectReason};
 
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
@@ -51,21 +51,7 @@ fn region(u0: Expr, u1: Expr) -> Region {
         written: false,
         loc: Loc::default(),
     };
-    Region {
-        version: IR_VERSION,
-        location: Loc::default(),
-        source: None,
-        function: "f".into(),
-        index: 0,
-        directive: "target".into(),
-        collapse: 2,
-        unsupported_clauses: vec![],
-        tile: None,
-        if_clause: false,
-        reductions: vec![],
-        vars: vec![arr("a", false), arr("b", true), scalar("n"), scalar("m"), scalar("nx"), scalar("ny")],
-        body: vec![for_("i", u0, vec![for_("j", u1, vec![assign])])],
-    }
+    Region { collapse: 2, ..Region::new(Loc::default(), vec![arr("a", false), arr("b", true), scalar("n"), scalar("m"), scalar("nx"), scalar("ny")], vec![for_("i", u0, vec![for_("j", u1, vec![assign])])]) }
 }
 
 #[test]
