@@ -27,15 +27,17 @@ struct RegionRuns {
     host_reason: Option<String>,
 }
 
-/// A reason's group: `[code]` when it has one, else the text before the first `'`.
+/// A reason's group: its `[code]` (leading, or after `not tiled: ` / `… cannot be
+/// generated: `), else — a reason decided at run time — its text up to the first `:`.
 fn group(reason: &str) -> String {
-    if let Some(rest) = reason.strip_prefix('[') {
-        if let Some((code, _)) = rest.split_once(']') {
-            return format!("[{code}]");
-        }
+    let code = std::iter::once(reason)
+        .chain(reason.match_indices(": [").map(|(k, _)| &reason[k + 2..]))
+        .find_map(|r| r.strip_prefix('[')?.split_once(']').map(|(code, _)| code));
+    match code {
+        Some(code) => format!("[{code}]"),
+        // Up to the first `:` or location (` at <file>:<line>`).
+        None => format!("(run time) {}", reason.split(':').next().unwrap_or(reason).split(" at ").next().unwrap_or(reason).trim()),
     }
-    let head = reason.split('\'').next().unwrap_or(reason).trim();
-    if head.is_empty() { reason.to_string() } else { head.to_string() }
 }
 
 #[test]
@@ -99,7 +101,7 @@ fn corpus_figures() {
                     t += 1;
                 } else {
                     b += 1;
-                    let why = why_baseline.get(line).map(String::as_str).unwrap_or("baseline mode requested");
+                    let why = why_baseline.get(line).map(String::as_str).unwrap_or("[baseline mode requested]");
                     *baseline_reasons.entry(group(why)).or_default() += 1;
                 }
             } else {
