@@ -297,6 +297,8 @@ private:
   bool carriesPointer(QualType T, unsigned Depth = 0) const;
   json::Value bound(const Expr *E);
   std::optional<std::string> hoist(const Expr *E);
+  void addHoisted(const Expr *E, const std::string &Name, llvm::StringRef Ty,
+                  bool Inside);
   std::optional<json::Value> invariantMember(const MemberExpr *ME,
                                             bool &Aliased);
   /// Canonical types of the memory the region body may write (see
@@ -616,15 +618,23 @@ std::optional<std::string> RegionExtractor::hoist(const Expr *E) {
   do
     Name = "__tessera_h" + std::to_string(NextHoisted++);
   while (UsedNames.contains(Name));
+  addHoisted(E, Name, *Ty, /*Inside=*/false);
+  return Name;
+}
+
+/// Appends the scalar argument \p Name (unique, now used) whose value is \p E,
+/// evaluated at the directive (ExtractedRegion::Hoisted, HoistedInside).
+void RegionExtractor::addHoisted(const Expr *E, const std::string &Name,
+                                 llvm::StringRef Ty, bool Inside) {
   UsedNames.insert(Name);
   VarEntry H;
   H.Decl = nullptr;
   H.Hoisted = E;
+  H.Inside = Inside;
   H.Name = Name;
   H.S.Kind = "scalar";
-  H.S.Elem = *Ty;
+  H.S.Elem = Ty;
   Vars.push_back(std::move(H));
-  return Name;
 }
 
 /// A scalar member access of the region body that cannot change while the
@@ -697,15 +707,7 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
     Name = Base;
     for (unsigned K = 1; UsedNames.contains(Name); ++K)
       Name = Base + "_" + std::to_string(K);
-    UsedNames.insert(Name);
-    VarEntry H;
-    H.Decl = nullptr;
-    H.Hoisted = ME;
-    H.Inside = true;
-    H.Name = Name;
-    H.S.Kind = "scalar";
-    H.S.Elem = *Ty;
-    Vars.push_back(std::move(H));
+    addHoisted(ME, Name, *Ty, /*Inside=*/true);
     HoistedMembers[Key] = Name;
   }
   return json::Value(
