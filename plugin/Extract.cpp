@@ -218,6 +218,8 @@ public:
                                    llvm::StringRef Function, unsigned Index);
   /// The scalar holding a data directive's `if` condition (IR name), if any.
   std::string Condition;
+  /// The scalar holding a data directive's `device` number (IR name), if any.
+  std::string Device;
   /// A variable the region uses whose type carries pointers Tessera cannot follow
   /// (quoted, with its type); empty when there is none.
   std::string UnknownFootprint;
@@ -244,6 +246,8 @@ private:
   const OMPExecutableDirective *Top = nullptr;
   /// The condition of the target construct's `if` clause, if any.
   const Expr *IfCondition = nullptr;
+  /// The target construct's `device` clause number, or null.
+  const Expr *DeviceNum = nullptr;
   /// `defaultmap` clauses: the implicit map type of each variable category
   /// (`scalar`, `aggregate`, `pointer`), set by applyDefaultmap.
   llvm::StringMap<std::string> Defaultmap;
@@ -859,6 +863,19 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_reduction:
       reductionClause(cast<OMPReductionClause>(C), D);
       break;
+    // `device(n)`: evaluated at the directive and passed to the runtime, which
+    // runs the region on OpenMP's host device when n is not Tessera's device.
+    case llvm::omp::OMPC_device: {
+      const auto *DC = cast<OMPDeviceClause>(C);
+      const Expr *Num = uncaptured(DC->getDevice());
+      if (DC->getModifier() == OMPC_DEVICE_ancestor)
+        unsupportedClause(C, "device(ancestor: ...)");
+      else if (Num->HasSideEffects(Ctx) || !Num->getType()->isIntegerType())
+        unsupportedClause(C, "device with side effects");
+      else
+        DeviceNum = Num;
+      break;
+    }
     case llvm::omp::OMPC_collapse:
       if (OwnsLoop)
         if (std::optional<int64_t> N =
@@ -890,6 +907,23 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_defaultmap:
       defaultmapClause(cast<OMPDefaultmapClause>(C));
       break;
+    // `is_device_ptr(d)`: d holds a device address (from `omp_target_alloc`,
+    // which the Tessera runtime implements). A pointer without a map clause is
+    // exactly that for the runtime: its data is looked up in the device data
+    // environment, which holds every block omp_target_alloc made (a region
+    // whose pointer is found nowhere runs on the host, where the address is
+    // a host one). List items that are not pointer variables are not
+    // supported.
+    case llvm::omp::OMPC_is_device_ptr:
+      for (const Expr *Item : cast<OMPIsDevicePtrClause>(C)->varlists()) {
+        const auto *DRE = dyn_cast<DeclRefExpr>(Item->IgnoreParenImpCasts());
+        if (!DRE || !isa<VarDecl>(DRE->getDecl()) ||
+            !DRE->getDecl()->getType().getNonReferenceType()->isPointerType()) {
+          unsupportedClause(C, "is_device_ptr of a list item that is not a pointer variable");
+          break;
+        }
+      }
+      break;
     // Scheduling, parallelism and vectorisation hints: no effect on results.
     case llvm::omp::OMPC_schedule:
     case llvm::omp::OMPC_dist_schedule:
@@ -907,7 +941,7 @@ void RegionExtractor::clauses(const OMPExecutableDirective &D, bool OwnsLoop) {
     case llvm::omp::OMPC_bind:
       break;
     // Everything else changes semantics or synchronisation (device,
-    // lastprivate, in_reduction, is_device_ptr, has_device_addr, allocate,
+    // lastprivate, in_reduction, has_device_addr, allocate,
     // uses_allocators, ordered, …).
     default:
       unsupportedClause(C);
@@ -2371,10 +2405,12 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"collapse", Collapse},
       {"unsupported_clauses", std::move(UnsupportedClauses)},
       {"if_clause", IfCondition != nullptr},
+      {"device_clause", DeviceNum != nullptr},
       {"reductions", std::move(Reductions)},
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;
+  R.DeviceNum = DeviceNum;
   R.UnknownFootprint = UnknownFootprint;
   // Kernel names hash the directive's file as an absolute path (Region::source).
   PresumedLoc P = SM.getPresumedLoc(D.getBeginLoc());
@@ -2450,7 +2486,20 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
       else
         unsupportedClause(C);
       break;
-    // device, use_device_ptr / use_device_addr (host code would see device addresses), …
+    // `device(n)`: n is evaluated at the directive; the runtime executes the
+    // directive on OpenMP's host device (moving nothing) when n is not
+    // Tessera's device.
+    case llvm::omp::OMPC_device: {
+      const auto *DC = cast<OMPDeviceClause>(C);
+      if (DC->getModifier() == OMPC_DEVICE_ancestor)
+        unsupportedClause(C, "device(ancestor: ...)");
+      else if (std::optional<std::string> Name = hoist(DC->getDevice()))
+        Device = *Name;
+      else
+        unsupportedClause(C);
+      break;
+    }
+    // use_device_ptr / use_device_addr (host code would see device addresses), …
     default:
       unsupportedClause(C);
       break;
@@ -2468,7 +2517,8 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
       {"vars", std::move(VarsJ)},
       {"items", std::move(Items)},
       {"condition", Condition.empty() ? json::Value(nullptr)
-                                      : json::Value(Condition)}};
+                                      : json::Value(Condition)},
+      {"device", Device.empty() ? json::Value(nullptr) : json::Value(Device)}};
   return R;
 }
 

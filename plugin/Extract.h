@@ -52,6 +52,10 @@ struct ExtractedRegion {
   /// directive's context, free of side effects), or null: the rewrite evaluates
   /// it into an `int` temporary and passes its address after the variables.
   const clang::Expr *IfCondition = nullptr;
+  /// The device number of the target construct's `device` clause (in the
+  /// directive's context, free of side effects), or null: passed like the `if`
+  /// value, last.
+  const clang::Expr *DeviceNum = nullptr;
   /// Non-empty when the region (a part of it Tessera cannot represent) uses a
   /// variable whose type carries pointers (a struct with a pointer member, a
   /// pointer to pointers): what it reaches through them is unknown, so the region

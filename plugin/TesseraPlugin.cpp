@@ -627,9 +627,12 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D, unsigned Index) {
   // runs too).
   std::vector<const VarDecl *> Args;
   llvm::SmallVector<Stmt *, 4> Temps = temporaries(R, Context, RefFlags, Args, L);
-  if (R.IfCondition) {
-    // The last argument: `int __tessera_vN = (int)(<condition>)`.
-    Expr *Cond = const_cast<Expr *>(R.IfCondition);
+  for (const Expr *Value : {R.IfCondition, R.DeviceNum}) {
+    if (!Value)
+      continue;
+    // After the variables: `int __tessera_vN = (int)(<condition>)`, then the
+    // device number likewise.
+    Expr *Cond = const_cast<Expr *>(Value);
     if (Cond->isGLValue())
       Cond = ImplicitCastExpr::Create(Ctx, Cond->getType().getUnqualifiedType(),
                                       CK_LValueToRValue, Cond, nullptr,

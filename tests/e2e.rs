@@ -56,6 +56,8 @@ programs! {
     uint8_image_filters => "blur_u8.c",
     cxx_vector_template_stencil => "vector_stencil.cpp",
     gpu_style_region_through_the_runtime => "gpu_style.c",
+    device_memory_routines_and_is_device_ptr => "device_memory.c",
+    device_clause_names_a_device_or_the_host => "device_clause.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -172,6 +174,8 @@ variants! {
         uint8_image_filters => "blur_u8.c",
         cxx_vector_template_stencil => "vector_stencil.cpp",
         gpu_style_region_through_the_runtime => "gpu_style.c",
+        device_memory_routines_and_is_device_ptr => "device_memory.c",
+        device_clause_names_a_device_or_the_host => "device_clause.c",
     ]
 }
 
@@ -183,6 +187,8 @@ fn offload_policies_on_data_regions() {
     tessera_tests::offload_policies("data_time_loop.c", None);
     tessera_tests::offload_policies("data_enter_exit.c", None);
     tessera_tests::offload_policies("data_fallback.c", Some("call 'twice(a[i])' is not supported"));
+    // A `device` clause naming the host device is the program's request, not a fallback.
+    tessera_tests::offload_policies("device_clause.c", None);
 }
 
 /// A region offloaded with the baseline kernel although the (default) tiled mode was

@@ -39,7 +39,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 use tessera_ir::data::{DataDesc, DataOp};
 use tessera_ir::manifest::Manifest;
-use tessera_ir::VarKind;
+use tessera_ir::{MapKind, VarKind};
 
 /// Where data directives execute under `config`; see [`choose_data_for`]. Probes the
 /// XRT device (opened once per process) only when the choice depends on it.
@@ -115,6 +115,22 @@ pub struct DataEnvironment {
     next_scope: Mutex<u64>,
     /// The first `target enter data` that did not map.
     declined: OnceLock<String>,
+    /// The blocks `omp_target_alloc` returned and not yet freed: address → where
+    /// the block lives ([`DeviceKind::Host`] for the host device's).
+    blocks: Mutex<std::collections::HashMap<usize, DeviceKind>>,
+}
+
+/// Where a device number of OpenMP's device memory routines points under a config
+/// with `devices` devices (0 or 1): `0..devices` is Tessera's device, `devices`
+/// (`omp_get_initial_device()`) the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceNum {
+    /// The host device.
+    Host,
+    /// The device data directives map on.
+    Device(DeviceKind),
+    /// No such device.
+    Invalid,
 }
 
 /// The outcome of one data directive execution.
@@ -273,6 +289,146 @@ impl DataEnvironment {
         record.with_transfers(moved)
     }
 
+    /// Why a data directive executes on OpenMP's host device by its own request — a
+    /// false `if`, or a `device` clause that does not name Tessera's device —, or
+    /// `None`.
+    ///
+    /// # Safety
+    /// `args[i]` must be the address the rewritten call passed for `desc.args[i]`.
+    unsafe fn host_device(&self, config: &Config, desc: &DataDesc, args: &[*mut c_void]) -> Option<String> {
+        if condition(desc, args) == Some(false) {
+            return Some(IF_FALSE.into());
+        }
+        let num = scalar_arg(desc, args, desc.device?)?;
+        device_clause_reason(num, self.device_num(config, i32::try_from(num).unwrap_or(-1)))
+    }
+
+    /// How many non-host devices OpenMP programs see (`omp_get_num_devices()`, which
+    /// libomp asks the runtime for): 1 when data directives map on a device, else 0.
+    pub fn num_devices(&self, config: &Config) -> i32 {
+        i32::from(self.data_device(config).is_some())
+    }
+
+    /// What device number `num` of a device memory routine stands for.
+    pub fn device_num(&self, config: &Config, num: i32) -> DeviceNum {
+        let kind = self.data_device(config);
+        let n = i32::from(kind.is_some());
+        match kind {
+            _ if num == n => DeviceNum::Host,
+            Some(kind) if (0..n).contains(&num) => DeviceNum::Device(kind),
+            _ => DeviceNum::Invalid,
+        }
+    }
+
+    /// `omp_target_alloc(size, num)`: `size` bytes of memory of device `num`, or null
+    /// (size 0, an invalid device, no memory). A device block is an entry of the
+    /// device's present table with dynamic count 1, keyed by a host block of the same
+    /// size that the returned address points to: a region that names the address
+    /// (`is_device_ptr`, or any pointer without a map clause) finds the device
+    /// buffer, a host fallback copies around the host run as for any present data,
+    /// and [`target_memcpy`](Self::target_memcpy) reaches it. The host block's bytes
+    /// are never the data (OpenMP: a device address must not be dereferenced on the
+    /// host).
+    pub fn target_alloc(&self, config: &Config, size: usize, num: i32) -> *mut c_void {
+        let kind = match self.device_num(config, num) {
+            _ if size == 0 => return std::ptr::null_mut(),
+            DeviceNum::Invalid => return std::ptr::null_mut(),
+            DeviceNum::Host => DeviceKind::Host,
+            DeviceNum::Device(kind) => kind,
+        };
+        // SAFETY: plain allocation; zeroed, so host runs save defined bytes.
+        let host = unsafe { libc::calloc(size, 1) };
+        if host.is_null() {
+            return host;
+        }
+        if kind != DeviceKind::Host {
+            let block = block_plan(host, size, MapKind::Alloc);
+            let mut moved = Transfers::default();
+            // SAFETY: the block is valid for `size` bytes.
+            let entered =
+                on_env!(self, kind, |env, alloc| unsafe { env.enter(&[&block], RefKind::Dynamic, alloc, &mut moved).is_ok() });
+            if !entered {
+                // SAFETY: allocated above, never handed out.
+                unsafe { libc::free(host) };
+                return std::ptr::null_mut();
+            }
+        }
+        self.blocks.lock().unwrap_or_else(|e| e.into_inner()).insert(host as usize, kind);
+        host
+    }
+
+    /// `omp_target_free(ptr, num)`: frees a block [`target_alloc`](Self::target_alloc)
+    /// returned (its device memory with it). Other addresses are left alone (OpenMP
+    /// leaves freeing them undefined).
+    ///
+    /// # Safety
+    /// `ptr` must not be used after the call when it is one of those blocks.
+    pub unsafe fn target_free(&self, ptr: *mut c_void) {
+        let Some(kind) = self.blocks.lock().unwrap_or_else(|e| e.into_inner()).remove(&(ptr as usize)) else {
+            return;
+        };
+        if kind != DeviceKind::Host {
+            let block = block_plan(ptr, 1, MapKind::Delete);
+            let mut moved = Transfers::default();
+            // SAFETY: `delete` copies nothing back; the block is valid.
+            // Nothing is copied, so nothing can fail that the program could be told.
+            on_env!(self, kind, |env, _alloc| unsafe {
+                let _ = env.exit(&[&block], None, RefKind::Dynamic, &mut moved);
+            });
+        }
+        // SAFETY: allocated by target_alloc, removed from the blocks above.
+        unsafe { libc::free(ptr) };
+    }
+
+    /// `omp_target_memcpy`: copies `len` bytes from `src` on device `src_num` to `dst`
+    /// on device `dst_num`. An address on Tessera's device is one that lies in its
+    /// device data environment — a block of [`target_alloc`](Self::target_alloc) or
+    /// mapped host data — and the copy reaches its device bytes.
+    ///
+    /// # Safety
+    /// Host addresses must be valid for `len` bytes (readable `src`, writable `dst`).
+    pub unsafe fn target_memcpy(
+        &self,
+        config: &Config,
+        (dst, dst_num): (*mut u8, i32),
+        (src, src_num): (*const u8, i32),
+        len: usize,
+    ) -> Result<(), String> {
+        let (d, s) = (self.device_num(config, dst_num), self.device_num(config, src_num));
+        if d == DeviceNum::Invalid || s == DeviceNum::Invalid {
+            return Err(format!("device {} does not exist", if d == DeviceNum::Invalid { dst_num } else { src_num }));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let mut staged = Vec::new();
+        let bytes: &[u8] = match s {
+            DeviceNum::Device(kind) => {
+                staged.resize(len, 0u8);
+                on_env!(self, kind, |env, _alloc| env.read_device(src as usize, &mut staged))?;
+                &staged
+            }
+            _ => std::slice::from_raw_parts(src, len),
+        };
+        match d {
+            DeviceNum::Device(kind) => on_env!(self, kind, |env, _alloc| env.write_device(dst as usize, bytes)),
+            _ => {
+                std::ptr::copy(bytes.as_ptr(), dst, len);
+                Ok(())
+            }
+        }
+    }
+
+    /// `omp_target_is_present(ptr, num)`: host addresses are always present on the
+    /// host device; on Tessera's device, when they lie in its data environment.
+    pub fn target_is_present(&self, config: &Config, ptr: *const c_void, num: i32) -> bool {
+        match self.device_num(config, num) {
+            DeviceNum::Host => true,
+            DeviceNum::Device(kind) => on_env!(self, kind, |env, _alloc| env.contains(ptr as usize)),
+            DeviceNum::Invalid => false,
+        }
+    }
+
     /// Executes a `target enter data`, `target exit data` or `target update`.
     ///
     /// # Safety
@@ -291,8 +447,8 @@ impl DataEnvironment {
             // Nothing is ever mapped: the directive is the host device's, as every region.
             return host("OMP_TARGET_OFFLOAD=DISABLED".into(), None);
         }
-        if condition(desc, args) == Some(false) {
-            return DataRun { handled: true, ..host(IF_FALSE.into(), None) };
+        if let Some(why) = self.host_device(config, desc, args) {
+            return DataRun { handled: true, ..host(why, None) };
         }
         let items = match desc.rejected.clone().map_or_else(|| plan_items(desc, args), Err) {
             Ok(items) => items,
@@ -370,10 +526,10 @@ impl DataEnvironment {
         if config.offload == OffloadPolicy::Disabled {
             return declined("OMP_TARGET_OFFLOAD=DISABLED".into());
         }
-        if condition(desc, args) == Some(false) {
+        if let Some(why) = self.host_device(config, desc, args) {
             // Maps nothing; the regions inside map for themselves, as they would
             // without the construct.
-            let record = Record::data(desc.region.clone(), op, DeviceKind::Host, Some(IF_FALSE.into()), Transfers::default());
+            let record = Record::data(desc.region.clone(), op, DeviceKind::Host, Some(why), Transfers::default());
             return (
                 DataRun { record, handled: true, fatal: None },
                 Box::new(Scope { region: desc.region.clone(), mapped: None, declined: None }),
@@ -490,13 +646,33 @@ const IF_FALSE: &str = "its 'if' clause is false: it executes on OpenMP's host d
 /// # Safety
 /// As for [`DataEnvironment::data`].
 unsafe fn condition(desc: &DataDesc, args: &[*mut c_void]) -> Option<bool> {
-    let i = desc.condition?;
+    scalar_arg(desc, args, desc.condition?).map(|v| v != 0)
+}
+
+/// The integer value of scalar argument `i` of a data directive.
+unsafe fn scalar_arg(desc: &DataDesc, args: &[*mut c_void], i: usize) -> Option<i128> {
     let (a, &addr) = (desc.args.get(i)?, args.get(i)?);
     if addr.is_null() || a.kind != VarKind::Scalar {
         return None;
     }
-    crate::data::ScalarSlot::read(a.elem, addr).as_i128().map(|v| v != 0)
+    crate::data::ScalarSlot::read(a.elem, addr).as_i128()
 }
+
+/// Why a directive or region with a `device(num)` clause executes on OpenMP's host
+/// device: `num` is `omp_get_initial_device()` (or no device exists) — the program's
+/// request —, or names no device at all (not conforming; like libomptarget, the host
+/// device then runs it, which `OMP_TARGET_OFFLOAD=MANDATORY` makes an error).
+fn device_clause_reason(num: i128, names: DeviceNum) -> Option<String> {
+    match names {
+        DeviceNum::Device(_) => None,
+        DeviceNum::Host => Some(format!("{DEVICE_HOST} ({num})")),
+        DeviceNum::Invalid => Some(format!("its 'device' clause names no device ({num})")),
+    }
+}
+
+/// The start of the reason of a directive or region sent to OpenMP's host device by
+/// its `device` clause, which is the program's request, not a fallback.
+pub const DEVICE_HOST: &str = "its 'device' clause names the host device";
 
 /// Decides and runs one region execution in the data environments `envs`, without
 /// any output. A host fallback whose data is present on a device comes back with the
@@ -507,6 +683,21 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     };
     // `if(c)`: the call passes c's address after the arguments. False: the region runs
     // on OpenMP's host device, on host memory, as written — no copies, no fallback.
+    // `device(num)`: its value comes last. A number that is not Tessera's device
+    // sends the region to OpenMP's host device, like a false `if`.
+    let args = match (manifest.device_clause, args.split_last()) {
+        (true, Some((&num, rest))) if !num.is_null() => {
+            let num = *(num as *const std::ffi::c_int);
+            // With offloading disabled every number is the host's; that is the reason.
+            if config.offload != OffloadPolicy::Disabled {
+                if let Some(why) = device_clause_reason(num.into(), envs.device_num(config, num)) {
+                    return Launch { record: host(why), host: None };
+                }
+            }
+            rest
+        }
+        _ => args,
+    };
     let args = match (manifest.if_clause, args.split_last()) {
         (true, Some((&cond, rest))) if rest.len() == manifest.args.len() && !cond.is_null() => {
             if *(cond as *const std::ffi::c_int) == 0 {
@@ -569,6 +760,16 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
             host: None,
         },
         Err(reason) => fallback(host(reason)),
+    }
+}
+
+/// The list item standing for a block of `omp_target_alloc`: `size` bytes at `host`.
+fn block_plan(host: *mut c_void, size: usize, map: MapKind) -> ArrayPlan {
+    ArrayPlan {
+        name: "omp_target_alloc block".into(),
+        map,
+        shape: data::BoxShape { elem_size: 1, dims: vec![size], lower: vec![0], len: vec![size] },
+        host: host as *mut u8,
     }
 }
 
@@ -693,6 +894,49 @@ mod tests {
     use crate::config::DeviceRequest;
     use std::cell::Cell;
     use std::path::Path;
+
+    /// OpenMP's device memory routines on the emulated device: device 0 is Tessera's,
+    /// device 1 the host; a block is a present-table entry until freed; copies reach
+    /// its device bytes, not the host block the address points to, and stay inside it.
+    #[test]
+    fn device_memory_routines() {
+        let config = Config::emu(Path::new("/nonexistent"));
+        let envs = DataEnvironment::new();
+        assert_eq!(envs.num_devices(&config), 1);
+        assert_eq!(envs.device_num(&config, 0), DeviceNum::Device(DeviceKind::Emu));
+        assert_eq!(envs.device_num(&config, 1), DeviceNum::Host);
+        assert_eq!(envs.device_num(&config, 2), DeviceNum::Invalid);
+        assert!(envs.target_alloc(&config, 0, 0).is_null());
+        assert!(envs.target_alloc(&config, 16, 7).is_null());
+        let d = envs.target_alloc(&config, 16, 0) as *mut u8;
+        assert!(!d.is_null());
+        assert_eq!(envs.entries(DeviceKind::Emu).len(), 1);
+        assert!(envs.target_is_present(&config, d.wrapping_add(15) as *const c_void, 0));
+        assert!(!envs.target_is_present(&config, d.wrapping_add(16) as *const c_void, 0));
+        let src: Vec<u8> = (1..=16).collect();
+        let mut dst = vec![0u8; 16];
+        unsafe {
+            envs.target_memcpy(&config, (d, 0), (src.as_ptr(), 1), 16).unwrap();
+            // The device bytes changed, the host block did not.
+            assert_eq!(std::slice::from_raw_parts(d, 16), &[0u8; 16]);
+            envs.target_memcpy(&config, (dst.as_mut_ptr(), 1), (d.wrapping_add(4), 0), 12).unwrap();
+            assert_eq!(&dst[..12], &src[4..]);
+            // Past the block's end, outside any block, to a device that does not exist.
+            let past = envs.target_memcpy(&config, (d.wrapping_add(8), 0), (src.as_ptr(), 1), 9).unwrap_err();
+            assert!(past.contains("run past the end"), "{past}");
+            let none = envs.target_memcpy(&config, (dst.as_mut_ptr(), 1), (src.as_ptr(), 0), 4).unwrap_err();
+            assert!(none.contains("not device memory"), "{none}");
+            assert!(envs.target_memcpy(&config, (dst.as_mut_ptr(), 2), (src.as_ptr(), 1), 4).is_err());
+        }
+        unsafe { envs.target_free(d as *mut c_void) };
+        assert!(envs.entries(DeviceKind::Emu).is_empty());
+        // Without a device, device 0 is the host and blocks are host memory.
+        let host = Config { device: DeviceRequest::Device(DeviceKind::Host), ..config };
+        assert_eq!((envs.num_devices(&host), envs.device_num(&host, 0)), (0, DeviceNum::Host));
+        let h = envs.target_alloc(&host, 8, 0);
+        assert!(!h.is_null() && envs.entries(DeviceKind::Emu).is_empty());
+        unsafe { envs.target_free(h) };
+    }
 
     #[test]
     fn where_data_directives_execute() {

@@ -43,8 +43,9 @@
 //! copies), [`report`] (report lines), [`xrt`] (the XRT device: bitstream lookup,
 //! board, buffer objects; cargo feature `xrt`), [`present`] (the present table of a
 //! device), [`environment`] (the data environment's one owner: data directives,
-//! launches, host fallbacks inside data regions) and [`directives`] (the C entry
-//! points of data directives).
+//! launches, host fallbacks inside data regions), [`directives`] (the C entry
+//! points of data directives) and [`memory`] (those of OpenMP's device memory
+//! routines).
 
 #![warn(missing_docs)]
 
@@ -55,6 +56,7 @@ pub mod device;
 pub mod directives;
 pub mod emu;
 pub mod environment;
+pub mod memory;
 pub mod present;
 pub mod report;
 pub mod xrt;
@@ -112,7 +114,7 @@ fn host_warning(config: &Config, record: &Record) -> Option<String> {
         || record.op.is_some()
         || record.offloaded()
         || config.offload == OffloadPolicy::Disabled
-        || record.reason.as_deref() == Some(IF_FALSE_REGION)
+        || asked_for_host(record)
     {
         return None;
     }
@@ -132,12 +134,17 @@ fn host_warning(config: &Config, record: &Record) -> Option<String> {
 /// an error.
 pub const IF_FALSE_REGION: &str = "its 'if' clause is false: it runs on OpenMP's host device";
 
+/// Whether a region ran on OpenMP's host device by the program's own request: a false
+/// `if` clause, or a `device` clause naming the host.
+fn asked_for_host(record: &Record) -> bool {
+    record.reason.as_deref().is_some_and(|r| r == IF_FALSE_REGION || r.starts_with(environment::DEVICE_HOST))
+}
+
 /// Under `OMP_TARGET_OFFLOAD=MANDATORY`, the fatal message for a region that ran on
 /// the host (running on the host is then an error, even when `TESSERA_DEVICE=host`
-/// asked for it), unless its `if` clause sent it there.
+/// asked for it), unless its `if` or `device` clause sent it there.
 pub fn mandatory_violation(config: &Config, record: &Record) -> Option<String> {
-    let asked_for = record.reason.as_deref() == Some(IF_FALSE_REGION);
-    (config.offload == OffloadPolicy::Mandatory && !record.offloaded() && !asked_for).then(|| {
+    (config.offload == OffloadPolicy::Mandatory && !record.offloaded() && !asked_for_host(record)).then(|| {
         format!(
             "tessera: fatal: {}: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: {}",
             record.region,

@@ -526,6 +526,76 @@ impl<B: DeviceBuffer> DataEnv<B> {
         copy_back(&copies, moved)
     }
 
+    /// Whether host address `addr` lies inside an entry (`omp_target_is_present`).
+    pub fn contains(&self, addr: usize) -> bool {
+        containing(&lock(&self.table), addr).is_some()
+    }
+
+    /// `omp_target_memcpy` into this device: copies `src` into the device bytes that
+    /// stand for host bytes `[addr, addr + src.len())`, which must lie inside one
+    /// entry. Waits for host runs on that entry like every operation.
+    ///
+    /// # Safety
+    /// None beyond the entry's own: the host range is only used as a key.
+    pub(crate) unsafe fn write_device(&self, addr: usize, src: &[u8]) -> Result<(), String> {
+        self.device_bytes(addr, src.len(), |buf, off| {
+            let range = off..off + src.len();
+            buf.host_view()[range.clone()].copy_from_slice(src);
+            buf.sync_to_device(range)
+        })
+    }
+
+    /// `omp_target_memcpy` from this device: copies the device bytes that stand for
+    /// host bytes `[addr, addr + dst.len())` (inside one entry) into `dst`.
+    ///
+    /// # Safety
+    /// As for [`write_device`](Self::write_device).
+    pub(crate) unsafe fn read_device(&self, addr: usize, dst: &mut [u8]) -> Result<(), String> {
+        self.device_bytes(addr, dst.len(), |buf, off| {
+            let range = off..off + dst.len();
+            buf.sync_from_device(range.clone())?;
+            dst.copy_from_slice(&buf.host_view()[range]);
+            Ok(())
+        })
+    }
+
+    /// Runs `f(buffer, byte offset)` on the buffer of the entry that holds host bytes
+    /// `[addr, addr + len)`, with the table locked as for a directive on them.
+    unsafe fn device_bytes(
+        &self,
+        addr: usize,
+        len: usize,
+        f: impl FnOnce(&mut B, usize) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if len == 0 {
+            return Ok(());
+        }
+        let span = ArrayPlan {
+            name: String::new(),
+            map: MapKind::Alloc,
+            shape: crate::data::BoxShape { elem_size: 1, dims: vec![len], lower: vec![0], len: vec![len] },
+            host: addr as *mut u8,
+        };
+        let table = self.lock_free(&[&span]);
+        let e = match find(&table, addr, addr + len) {
+            Found::Inside(k) => &table[&k],
+            Found::Partial(k) => {
+                return Err(format!(
+                    "{len} bytes at {addr:#x} run past the end of the device memory of '{}' ({} bytes)",
+                    table[&k].name,
+                    table[&k].hi - table[&k].lo
+                ))
+            }
+            Found::Absent => return Err(format!("{len} bytes at {addr:#x} are not device memory")),
+        };
+        let off = addr - e.origin;
+        let mut buf = lock(&e.buffer);
+        if off + len > buf.host_view().len() {
+            return Err(format!("{len} bytes at {addr:#x} run past the device buffer of '{}'", e.name));
+        }
+        f(&mut buf, off)
+    }
+
     /// Whether any entry overlaps an item's section, or (for an item whose section is
     /// empty, e.g. a `present` argument) contains its element 0: the test for
     /// directives Tessera cannot honour.

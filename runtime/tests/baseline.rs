@@ -67,7 +67,7 @@ fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
         unsupported_clauses: vec![],
         tile: None,
         vars,
-        body, if_clause: false, reductions: vec![],
+        body, if_clause: false, device_clause: false, reductions: vec![],
     }
 }
 
@@ -236,7 +236,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         kernel_source: k.source,
         emu_entry_source: k.emu_entry,
         xclbin: format!("{name}.xclbin"),
-        hash: String::new(), if_clause: false, guard: None,
+        hash: String::new(), if_clause: false, device_clause: false, guard: None,
     }
 }
 

@@ -4,7 +4,7 @@
    touched): results stay those of the CPU run. Covered: a region kept on the host for
    a call, a `nowait` region (a deferred host task: the rewritten code waits for it
    before copying back), a `target data` left to the host OpenMP runtime (its
-   `device` clause), inside which every region then runs on the host, and one whose
+   `use_device_ptr` clause), inside which every region then runs on the host, and one whose
    `if` clause is false, which maps nothing (its regions map for themselves). */
 #include <stdlib.h>
 #include "common.h"
@@ -37,9 +37,8 @@ int main(void) {
   }
   print_floats("a", a, n);
 
-  int dev = 0;
-#pragma omp target data map(tofrom: b[0:n]) device(dev) // expect: host
-  { // expect-remark@-1: [unsupported-clause] clause 'device' is not supported
+#pragma omp target data map(tofrom: b[0:n]) use_device_ptr(b) // expect: host
+  { // expect-remark@-1: [unsupported-clause] clause 'use_device_ptr' is not supported
 #pragma omp target teams distribute parallel for map(alloc: b[0:n]) // expect: host ~ did not map its data
     for (int i = 0; i < n; i++)
       b[i] = b[i] + 1.0f;

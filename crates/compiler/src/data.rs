@@ -74,6 +74,7 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
         items,
         unlocated,
         condition: dir.condition.as_ref().and_then(|c| dir.vars.iter().position(|v| &v.name == c)),
+        device: dir.device.as_ref().and_then(|c| dir.vars.iter().position(|v| &v.name == c)),
     };
     Ok(DataOutcome { desc, rejection })
 }
@@ -93,6 +94,7 @@ pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String
         items: Vec::new(),
         unlocated: dir.items.len().max(1),
         condition: None,
+        device: None,
     })
 }
 
@@ -207,6 +209,7 @@ mod tests {
             directive: directive.into(),
             unsupported_clauses: vec![],
             condition: None,
+            device: None,
             vars: vec![
                 var("a", VarKind::Pointer, vec![None]),
                 var("n", VarKind::Scalar, vec![]),

@@ -170,6 +170,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         xclbin: String::new(),
         hash: String::new(),
         if_clause: region.if_clause,
+        device_clause: region.device_clause,
         guard: None,
     };
     // Footprints also for regions kept on the host: a host run inside a data region
@@ -458,7 +459,7 @@ mod tests {
                 var("n", VarKind::Scalar, vec![], None, false),
                 var("m", VarKind::Scalar, vec![], None, false),
             ],
-            body, if_clause: false, reductions: vec![],
+            body, if_clause: false, device_clause: false, reductions: vec![],
         }
     }
 

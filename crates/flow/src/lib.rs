@@ -608,7 +608,7 @@ mod tests {
             kernel_source: source.into(),
             emu_entry_source: String::new(),
             xclbin: format!("{kernel}.xclbin"),
-            hash: String::new(), if_clause: false, guard: None,
+            hash: String::new(), if_clause: false, device_clause: false, guard: None,
         }
     }
 

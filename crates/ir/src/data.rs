@@ -95,6 +95,10 @@ pub struct DataDirective {
     /// condition of an `if` clause; `None` without one.
     #[serde(default)]
     pub condition: Option<String>,
+    /// The scalar variable (one of `vars`) holding the device number of a `device`
+    /// clause; `None` without one.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// One list item of a map clause (or of a `to`/`from` motion clause of `target
@@ -172,6 +176,11 @@ pub struct DataDesc {
     /// directive moves no data and maps nothing, as on OpenMP's host device.
     #[serde(default)]
     pub condition: Option<usize>,
+    /// The argument (a scalar) holding a `device` clause's number: when it does not
+    /// name Tessera's device, the directive executes on OpenMP's host device, as
+    /// with a false `if`.
+    #[serde(default)]
+    pub device: Option<usize>,
 }
 
 /// One variable of a data directive call.
@@ -254,6 +263,7 @@ mod tests {
             }],
             unlocated: 0,
             condition: None,
+            device: None,
         };
         assert_eq!(DataDesc::from_json(&d.to_json()).unwrap(), d);
     }

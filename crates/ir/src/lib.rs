@@ -100,6 +100,12 @@ pub struct Region {
     /// false the region runs on OpenMP's host device, on host memory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub if_clause: bool,
+    /// The target construct has a `device(n)` clause: the rewritten call passes the
+    /// device number, evaluated at the directive, last (after the `if` value); a
+    /// number that does not name Tessera's device sends the region to OpenMP's host
+    /// device, as a false `if` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_clause: bool,
     /// Every variable the region (or a map clause) refers to, in runtime-argument order.
     pub vars: Vec<Var>,
     /// The scalar reductions of the region (`reduction(op: s)` on the target construct
@@ -1059,6 +1065,7 @@ impl Region {
             unsupported_clauses: Vec::new(),
             tile: None,
             if_clause: false,
+            device_clause: false,
             reductions: Vec::new(),
             vars,
             body,

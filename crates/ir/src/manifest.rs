@@ -44,6 +44,12 @@ pub struct Manifest {
     /// not a fallback.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub if_clause: bool,
+    /// The region has a `device(n)` clause: the call passes one more address, last,
+    /// of an `int` holding the device number; when it does not name Tessera's device
+    /// (`omp_get_initial_device()`, or no device exists) the region runs on OpenMP's
+    /// host device, like with a false `if`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_clause: bool,
     /// What the kernel is: [`Manifest::content_hash`] (SHA-256, 64 hex digits) of the
     /// kernel name, mode, arguments, kernel and emulation sources and bitstream name.
     /// `tessera bitstream` records it beside the bitstream it builds
@@ -307,7 +313,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, guard: None,
+            hash: String::new(), if_clause: false, device_clause: false, guard: None,
         }
         .with_hash()
     }

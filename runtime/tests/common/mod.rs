@@ -45,7 +45,7 @@ pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str,
         kernel_source: kernel_source.into(),
         emu_entry_source: entry.into(),
         xclbin: format!("{kernel}.xclbin"),
-        hash: String::new(), if_clause: false, guard: None,
+        hash: String::new(), if_clause: false, device_clause: false, guard: None,
     }
 }
 
@@ -181,6 +181,7 @@ pub fn data_desc(
         items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section, strides: vec![] }).collect(),
         unlocated: 0,
         condition: None,
+        device: None,
     }
 }
 
