@@ -218,6 +218,12 @@ fn standin_tools() -> bool {
 /// The runtime on the stand-in, [`program`] built against it, and a directory with
 /// the bitstreams of `scale1d` and `addone` and their build records.
 fn program_and_bitstreams() -> (CProgram, tempfile::TempDir) {
+    program_and_bitstreams_of(&program())
+}
+
+/// The runtime on the stand-in, `source` built against it, and the bitstreams of
+/// `scale1d` and `addone` with their build records.
+fn program_and_bitstreams_of(source: &str) -> (CProgram, tempfile::TempDir) {
     let root = target_dir().join("xrt-standin");
     let (lib, _prefix) = build_runtime_on_standin(&root);
     let bits = tempfile::tempdir().unwrap();
@@ -237,7 +243,72 @@ fn program_and_bitstreams() -> (CProgram, tempfile::TempDir) {
     for m in [scale1d_hashed(), addone_present()] {
         record(bits.path(), &m, &m.hash);
     }
-    (CProgram::build_against(&lib, "x", &program()), bits)
+    (CProgram::build_against(&lib, "x", source), bits)
+}
+
+/// OpenMP's device memory routines on the board: a block of `omp_target_alloc` is
+/// device memory (a buffer object), `omp_target_memcpy` syncs into and out of it, and
+/// a region whose pointer has no map clause (as with `is_device_ptr`) runs on it.
+/// Without a board there are no devices and every routine works on host memory.
+#[test]
+fn device_memory_routines_through_the_xrt_backend() {
+    if !standin_tools() {
+        return;
+    }
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+void *omp_target_alloc(size_t size, int device_num);
+void omp_target_free(void *device_ptr, int device_num);
+int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dst_offset, size_t src_offset,
+                      int dst_device_num, int src_device_num);
+int omp_target_is_present(const void *ptr, int device_num);
+int __tgt_get_num_devices(void);
+
+static const char *const ADDONE = {};
+
+int main(void) {{
+  int n = 4096, on_host = 0, ok = 1;
+  float *h = malloc(n * sizeof(float)), *back = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) h[i] = 0.25f * i;
+  int devs = __tgt_get_num_devices(), host = devs;
+  float *d = omp_target_alloc(n * sizeof(float), 0);
+  int c1 = omp_target_memcpy(d, h, n * sizeof(float), 0, 0, 0, host);
+  if (!__tessera_offload(ADDONE, 2, &d, &n)) {{
+    on_host++;
+    for (int i = 0; i < n; i++) d[i] += 1.0f;
+    __tessera_host_end(ADDONE);
+  }}
+  int c2 = omp_target_memcpy(back, d, n * sizeof(float), 0, 0, host, 0);
+  for (int i = 0; i < n; i++) ok &= back[i] == h[i] + 1.0f;
+  int present = omp_target_is_present(d, 0);
+  omp_target_free(d, 0);
+  printf("devices=%d copies=%d,%d ok=%d on_host=%d present=%d\n", devs, c1, c2, ok, on_host, present);
+  return 0;
+}}
+"#,
+        c_literal(&addone_present().to_json())
+    );
+    let (p, bits) = program_and_bitstreams_of(&source);
+    let bitdir = bits.path().to_str().unwrap();
+    let log = p.dir.path().join("standin.log");
+    let logs = log.to_str().unwrap();
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", logs)]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "devices=1 copies=0,0 ok=1 on_host=0 present=1", "{}", r.stderr);
+    assert_eq!(r.report.len(), 1);
+    assert_eq!((r.report[0]["kernel"].as_str(), r.report[0]["device"].as_str()), (Some("addone"), Some("xrt")));
+    // The kernel ran on the block's buffer object: the copy in reached the device
+    // (a sync to it) before the run, the copy out came from it (a sync from it) after.
+    let lines = log_lines(&log);
+    let run = lines.iter().position(|l| l.starts_with("run ")).expect("a run");
+    assert!(lines[run..].iter().any(|l| l.starts_with("sync ") && l.contains(" from ")), "{lines:#?}");
+
+    // No board: no devices, device 0 is the host, the region runs there.
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_NO_DEVICE", "1")]);
+    assert_eq!(r.out(), "devices=0 copies=0,0 ok=1 on_host=1 present=1", "{}", r.stderr);
 }
 
 #[test]
