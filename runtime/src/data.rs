@@ -827,7 +827,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims,
-                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![] 
+                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![], bank: 0
             }),
         }
     }

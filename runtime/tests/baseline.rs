@@ -222,7 +222,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             array: var.map.map(|map| ArrayArg {
                 map,
                 dims: var.dims.iter().map(|d| d.clone().unwrap()).collect(),
-                section: Vec::<Section>::new(), footprint: vec![] 
+                section: Vec::<Section>::new(), footprint: vec![], bank: 0
             }),
         })
         .collect();

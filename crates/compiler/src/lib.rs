@@ -191,6 +191,9 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
             a.footprint.push(fp);
         }
     }
+    if opts.banks == 2 {
+        assign_banks(region, &mut manifest.args);
+    }
     let mut warnings = Vec::new();
     if rejection.is_none() {
         let arrays: Vec<(String, &ArrayArg)> =
@@ -343,6 +346,17 @@ fn generate_kernel(
     (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, why)
 }
 
+/// Two DDR banks: every array the region writes goes to bank 1, every other array
+/// stays in bank 0 (inputs and outputs on separate buses).
+fn assign_banks(region: &Region, args: &mut [Arg]) {
+    for a in args {
+        let written = region.vars.iter().any(|v| v.name == a.name && (v.written || v.writes_back()));
+        if let Some(arr) = a.array.as_mut() {
+            arr.bank = u32::from(written);
+        }
+    }
+}
+
 /// The runtime's view of the region variables: shapes resolved from types and map
 /// clauses. Fails when an array's extent is unknown. A pointer without a map clause
 /// becomes a [`MapKind::Present`] argument (see there).
@@ -362,7 +376,7 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         let one = Expr::Int { value: 1, ty: ScalarType::I64 };
         let section = vec![Section { lower: zero(), length: one.clone() }];
         let map = v.map.expect("writes_back needs a map");
-        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![] });
+        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0 });
         return Ok(Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array });
     }
     let array = match v.kind {
@@ -370,13 +384,13 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         VarKind::Pointer | VarKind::Array if check::is_attached(v) => {
             let mut dims = vec![zero()];
             dims.extend(check::resolved_dims_from(v, &[], 1)?);
-            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![] })
+            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![], bank: 0 })
         }
         VarKind::Pointer | VarKind::Array => {
             let dims = check::resolved_dims(v)?;
             let section = complete_section(&v.section, &dims);
             // OpenMP: an array referenced without a map clause is mapped tofrom.
-            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![] })
+            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0 })
         }
     };
     Ok(Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array })
@@ -392,7 +406,7 @@ fn host_args(region: &Region) -> Vec<Arg> {
         .map(|v| {
             manifest_arg(v).unwrap_or_else(|_| {
                 let zeros = v.dims.iter().map(|_| Expr::Int { value: 0, ty: ScalarType::I64 }).collect();
-                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![] });
+                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![], bank: 0 });
                 Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array }
             })
         })
@@ -504,6 +518,21 @@ mod tests {
         let mut r = a.clone();
         r.unsupported_clauses.push(tessera_ir::Named { name: "nowait".into(), loc: Loc::default() });
         assert_eq!(compile_region(&r, &Options::default()).manifest.hash, "", "no kernel, no hash");
+    }
+
+    /// `banks=2`: the array the region writes is in bank 1, the one it reads in bank 0;
+    /// one bank: everything in bank 0. The bank is part of the kernel's identity.
+    #[test]
+    fn two_banks_put_written_arrays_in_the_second() {
+        let r = region(None, None);
+        let banks = |o: &Options| -> Vec<(String, u32)> {
+            let m = compile_region(&r, o).manifest;
+            m.args.iter().filter_map(|a| Some((a.name.clone(), a.array.as_ref()?.bank))).collect()
+        };
+        let two = Options::from_plugin_args(&["banks=2"]).unwrap();
+        assert_eq!(banks(&two), [("a".to_string(), 0), ("b".to_string(), 1)]);
+        assert_eq!(banks(&Options::default()), [("a".to_string(), 0), ("b".to_string(), 0)]);
+        assert_ne!(compile_region(&r, &two).manifest.hash, compile_region(&r, &Options::default()).manifest.hash);
     }
 
     #[test]

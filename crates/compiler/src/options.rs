@@ -64,11 +64,15 @@ pub struct Options {
     pub reassociate: bool,
     /// Math functions kernels may call (`math=exact|relaxed`).
     pub math: MathMode,
+    /// DDR banks the kernels' ports use (`banks=1|2`): with 2, the arrays a region
+    /// writes go to the second bank and the others stay in the first, so reads and
+    /// writes do not share one bank's bus (the VCU118 has two DDR4 banks, C1 and C2).
+    pub banks: u32,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact }
+        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
     }
 }
 
@@ -116,6 +120,11 @@ impl Options {
                         ))
                     }
                 },
+                "banks" => match value {
+                    "1" => o.banks = 1,
+                    "2" => o.banks = 2,
+                    _ => return Err(format!("-fplugin-arg-tessera-banks={value}: expected 1 or 2 (DDR banks)")),
+                },
                 "reassociate" if value.is_empty() => o.reassociate = true,
                 "reassociate" => {
                     return Err(format!("-fplugin-arg-tessera-{a}: 'reassociate' takes no value"));
@@ -136,7 +145,7 @@ impl Options {
                 k if PLUGIN_KEYS.contains(&k) => {}
                 _ => {
                     return Err(format!(
-                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, math, {})",
+                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, math, banks, {})",
                         PLUGIN_KEYS.join(", ")
                     ))
                 }
@@ -162,6 +171,8 @@ mod tests {
         assert!(Options::from_plugin_args(&["mode=fast"]).unwrap_err().contains("unknown mode"));
         assert!(!Options::default().reassociate);
         assert!(Options::from_plugin_args(&["reassociate"]).unwrap().reassociate);
+        assert_eq!((Options::default().banks, Options::from_plugin_args(&["banks=2"]).unwrap().banks), (1, 2));
+        assert!(Options::from_plugin_args(&["banks=3"]).unwrap_err().contains("expected 1 or 2"));
         let e = Options::from_plugin_args(&["reassociate=1"]).unwrap_err();
         assert_eq!(e, "-fplugin-arg-tessera-reassociate=1: 'reassociate' takes no value");
         assert_eq!(Options::default().math, MathMode::Exact);

@@ -397,12 +397,32 @@ fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String
     Ok(out)
 }
 
-/// The memory bank of `port` (argument `arg`) of `kernel`: the most specific entry of
-/// `port_memory` (`<kernel>.<port>`, then `<port>`; port or argument name), else the
-/// default.
-fn memory_of<'a>(opts: &'a FlowOptions, kernel: &str, arg: &str, port: &str) -> &'a str {
+/// The memory bank of `port` (argument `arg`, in the manifest's DDR bank `bank`) of
+/// `kernel`: the most specific entry of `port_memory` (`<kernel>.<port>`, then
+/// `<port>`; port or argument name), else the default for bank 0 and the bank that
+/// many after it for the others (`DDR[0]` → `DDR[1]`; see [`nth_bank`]).
+fn memory_of(opts: &FlowOptions, kernel: &str, arg: &str, port: &str, bank: u32) -> Result<String, FlowError> {
     let keys = [format!("{kernel}.{port}"), format!("{kernel}.{arg}"), port.to_string(), arg.to_string()];
-    keys.iter().find_map(|k| opts.port_memory.get(k)).map_or(opts.default_memory.as_str(), |s| s.as_str())
+    if let Some(m) = keys.iter().find_map(|k| opts.port_memory.get(k)) {
+        return Ok(m.clone());
+    }
+    nth_bank(&opts.default_memory, bank).ok_or_else(|| {
+        invalid(format!(
+            "kernel {kernel}: port `{port}` is in DDR bank {bank} (compiled with banks=2), but the default memory              `{}` names no numbered bank to count from; give its bank with --memory {port}=<bank>",
+            opts.default_memory
+        ))
+    })
+}
+
+/// The bank `n` after `memory` when it is `NAME[i]` (`NAME[i+n]`); `memory` itself for
+/// `n = 0`; `None` for other forms.
+pub fn nth_bank(memory: &str, n: u32) -> Option<String> {
+    if n == 0 {
+        return Some(memory.to_string());
+    }
+    let (name, rest) = memory.split_once('[')?;
+    let i: u32 = rest.strip_suffix(']')?.parse().ok()?;
+    Some(format!("{name}[{}]", i + n))
 }
 
 /// The compute unit name of a kernel's only instance: `<kernel>_1`, v++'s default
@@ -464,10 +484,11 @@ pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan
     let ports: Vec<Port> = memory_ports(manifest, &kernel)?
         .into_iter()
         .map(|(arg, port, bundle)| {
-            let memory = memory_of(opts, &kernel, &arg, &port).to_string();
-            Port { arg, port, bundle, memory }
+            let bank = manifest.args.iter().find(|a| a.name == arg).and_then(|a| a.array.as_ref()).map_or(0, |a| a.bank);
+            let memory = memory_of(opts, &kernel, &arg, &port, bank)?;
+            Ok(Port { arg, port, bundle, memory })
         })
-        .collect();
+        .collect::<Result<_, FlowError>>()?;
 
     let t = opts.target;
     let target_dir = opts.target_dir();
@@ -588,7 +609,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims: vec![n.clone()],
-                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }], footprint: vec![] 
+                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }], footprint: vec![], bank: 0
             }),
         }
     }
@@ -682,6 +703,28 @@ mod tests {
             vec![Port { arg: "x".into(), port: "x".into(), bundle: Some("gmem0".into()), memory: "DDR[0]".into() }]
         );
         assert_eq!(emconfig(&o), None);
+    }
+
+    /// `banks=2` manifests: ports of bank 1 go to the bank after the default one
+    /// (inputs DDR[0], outputs DDR[1]); an explicit `--memory` entry still wins; a
+    /// default that names no numbered bank is an error for bank 1 ports.
+    #[test]
+    fn two_banks_split_inputs_and_outputs() {
+        let mut m = three();
+        for a in m.args.iter_mut().filter(|a| a.name == "C") {
+            a.array.as_mut().unwrap().bank = 1;
+        }
+        let o = FlowOptions::new(Target::Hw, "p", "/w/p.tessera", "/w/bits");
+        let p = plan_kernel(&m, &o).unwrap();
+        assert!(p.cfg.contains("sp=tessera_s_l9_r1_1.A:DDR[0]\n") && p.cfg.contains("sp=tessera_s_l9_r1_1.C:DDR[1]\n"), "{}", p.cfg);
+        let mut o2 = o.clone();
+        o2.port_memory.insert("C".into(), "DDR[3]".into());
+        assert!(plan_kernel(&m, &o2).unwrap().cfg.contains(".C:DDR[3]\n"));
+        let mut o3 = o.clone();
+        o3.default_memory = "MIG".into();
+        let e = plan_kernel(&m, &o3).unwrap_err().to_string();
+        assert!(e.contains("port `C` is in DDR bank 1") && e.contains("--memory C=<bank>"), "{e}");
+        assert_eq!((nth_bank("HBM[2]", 3).as_deref(), nth_bank("MIG", 1)), (Some("HBM[5]"), None));
     }
 
     #[test]

@@ -141,6 +141,16 @@ pub struct ArrayArg {
     /// into garbage or a fault; Tessera reports it and runs the region on the host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub footprint: Vec<Footprint>,
+    /// The DDR bank of the kernel's port for this array, counted from 0 (`banks=2`:
+    /// arrays the region writes in bank 1, the others in bank 0). `tessera bitstream`
+    /// links the port to that bank (`sp=`), so XRT allocates the buffer there
+    /// (its argument's memory group); the model charges each bank its own traffic.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bank: u32,
+}
+
+fn is_zero(b: &u32) -> bool {
+    *b == 0
 }
 
 /// The index range one access of a region covers, over the whole iteration domain.

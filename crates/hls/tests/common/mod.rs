@@ -203,7 +203,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
                         None => Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: dims[d].clone() },
                     })
                     .collect();
-                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![] }
+                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0 }
             }),
         })
         .collect();
