@@ -264,7 +264,7 @@ fn report_lines() {
     }
     assert_eq!(
         lines[1],
-        r#"{"region":"scale.c:10","kernel":"scale1d","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
+        r#"{"region":"scale.c:10","kernel":"scale1d","mode":"host","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
     );
 }
 

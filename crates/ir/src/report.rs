@@ -226,7 +226,9 @@ pub struct Record {
     pub region: String,
     /// Kernel name, `None` when the manifest has none (or did not parse).
     pub kernel: Option<String>,
-    /// Kernel flavour, e.g. `baseline`; `data` for data directives.
+    /// What ran: the kernel flavour (`baseline`, `paper`, `tessera`) of a region that
+    /// ran on a device, `host` for one that ran on the host (its `kernel` still names
+    /// the kernel it would have run), `data` for data directives.
     pub mode: String,
     /// Where the region ran.
     pub device: DeviceKind,
