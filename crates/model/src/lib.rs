@@ -53,9 +53,11 @@
 
 pub mod axi;
 pub mod params;
+pub mod resources;
 pub mod traffic;
 
 pub use params::{Param, Params};
+pub use resources::{estimate_resources, usage, KernelShape, ResourceEstimate, ResourceParams, Resources, Usage};
 pub use traffic::{Bursts, Port, Traffic};
 
 use serde::Serialize;
