@@ -151,6 +151,19 @@ pub fn table(b: &Bench) -> String {
             let _ = writeln!(o, "      {l}");
         }
     }
+    for s in &b.stencils {
+        if let Some(r) = s.resources.as_ref().filter(|r| !r.usage.fits) {
+            let _ = writeln!(
+                o,
+                "note: {}: the {} kernel's modelled resources exceed the XCVU9P ({} {:.0}%, {} lanes); its modelled time assumes it fits",
+                s.name,
+                r.kernel,
+                r.usage.binding,
+                100.0 * r.usage.max(),
+                r.lanes
+            );
+        }
+    }
     let _ = writeln!(o, "total: {} (measured)", fmt_s(b.total_s));
     o
 }
@@ -236,9 +249,10 @@ fn axis(o: &mut String, a: &LogAxis, left: f64, right: f64, title: &str, percent
 }
 
 /// The figure: modelled speedup per stencil (top) and modelled fraction of the DDR
-/// roofline of the baseline and the configured design (bottom), both log scale.
+/// roofline of the baseline and the configured design, and of the configured design at
+/// the target clock (not timing-closed) (bottom), both log scale.
 pub fn svg(b: &Bench) -> String {
-    let (w, h) = (980.0, 690.0);
+    let (w, h) = (980.0, 706.0);
     let (left, right) = (80.0, w - 20.0);
     let n = b.stencils.len().max(1) as f64;
     let group = (right - left) / n;
@@ -302,7 +316,10 @@ pub fn svg(b: &Bench) -> String {
         .map(|s| s.modelled.as_ref().map(|m| m.baseline_roofline_fraction).or(s.baseline.as_ref().map(|x| x.roofline_fraction)))
         .collect();
     let design: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.roofline_fraction)).collect();
-    let pct: Vec<f64> = base.iter().chain(&design).flatten().map(|v| v * 100.0).collect();
+    let target: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.target_roofline_fraction)).collect();
+    let target_mhz = Params::VCU118.target_clock_mhz;
+    let light = "#9cb9e0";
+    let pct: Vec<f64> = base.iter().chain(&design).chain(&target).flatten().map(|v| v * 100.0).collect();
     let a = LogAxis::new(&pct, (1.0, 100.0), 375.0, 610.0);
     let _ = writeln!(
         o,
@@ -311,11 +328,16 @@ pub fn svg(b: &Bench) -> String {
     axis(&mut o, &a, left, right, "% of roofline (modelled)", true);
     for (k, s) in b.stencils.iter().enumerate() {
         let cx = left + group * (k as f64 + 0.5);
-        let bw = group * 0.36;
+        let bw = group * 0.27;
+        let at_target = (format!("{mode} at {target_mhz} MHz, not timing-closed"), light);
         let bars: Vec<(f64, Option<f64>, &str, String)> = if mode == "baseline" {
-            vec![(cx, base[k], grey, "baseline".into())]
+            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, target[k], at_target.1, at_target.0)]
         } else {
-            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, design[k], colour, mode.clone())]
+            vec![
+                (cx - bw - 2.0, base[k], grey, "baseline".into()),
+                (cx, design[k], colour, mode.clone()),
+                (cx + bw + 2.0, target[k], at_target.1, at_target.0),
+            ]
         };
         for (x, v, fill, what) in bars {
             match v {
@@ -340,16 +362,24 @@ pub fn svg(b: &Bench) -> String {
         let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
     }
     // Legend.
-    let ly = h - 22.0;
+    let ly = h - 38.0;
     let _ = writeln!(o, r##"<rect x="{left}" y="{:.1}" width="12" height="12" fill="{grey}"/>"##, ly - 10.0);
     let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">baseline (modelled)</text>"##, left + 16.0);
     if mode != "baseline" {
         let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"##, left + 160.0, ly - 10.0);
         let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} (modelled)</text>"##, left + 176.0, esc(mode));
     }
+    let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{light}"/>"##, left + 300.0, ly - 10.0);
     let _ = writeln!(
         o,
-        r##"<text x="{right}" y="{ly:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##
+        r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} at the {target_mhz} MHz target clock (modelled, not timing-closed)</text>"##,
+        left + 316.0,
+        esc(mode)
+    );
+    let _ = writeln!(
+        o,
+        r##"<text x="{right}" y="{:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##,
+        ly + 18.0
     );
     o.push_str("</svg>\n");
     o
@@ -507,5 +537,10 @@ mod tests {
         assert!(svg.contains("Modelled speedup of paper over the baseline kernel"));
         assert!(svg.contains("Modelled fraction of the DDR roofline"));
         assert!(svg.contains(">115x<") && svg.contains("mode n/a"));
+        assert!(svg.contains("paper at the 250 MHz target clock (modelled, not timing-closed)"), "{svg}");
+        // A kernel whose estimate exceeds the device is noted.
+        let mut over = bench();
+        over.stencils[0].resources.as_mut().unwrap().usage.fits = false;
+        assert!(table(&over).contains("note: 2D-jacobi: the paper kernel's modelled resources exceed the XCVU9P (DSP 7%, 64 lanes)"));
     }
 }
