@@ -274,6 +274,40 @@ mod tests {
         let u = usage(&e.total, &p);
         assert!(u.fits && u.binding == "DSP", "{u:?}");
         assert!((u.dsp - 1216.0 / 6840.0).abs() < 1e-12);
+        // The stable dump (`tessera explain`): index = 4 counters (2 · 32 LUT, 32 FF) +
+        // 2 address generators (2 · 64 LUT and FF); axi = 2 · (600 + 2 · 512) LUT,
+        // 2 · (900 + 3 · 512) FF; control = 200 + 2 · 64 LUT, 250 + 2 · 64 FF.
+        assert_eq!(
+            e.dump(&p),
+            "  resources (modelled, XCVU9P):\n\
+             \x20   buffers   BRAM36 0  URAM 0  DSP 0  LUT 10240  FF 10240\n\
+             \x20   datapath  BRAM36 0  URAM 0  DSP 1216  LUT 88320  FF 131200\n\
+             \x20   index     BRAM36 0  URAM 0  DSP 0  LUT 512  FF 384\n\
+             \x20   axi       BRAM36 16  URAM 0  DSP 0  LUT 3248  FF 4872\n\
+             \x20   control   BRAM36 0  URAM 0  DSP 0  LUT 328  FF 378\n\
+             \x20   total     BRAM36 16  URAM 0  DSP 1216  LUT 102648  FF 147074\n\
+             \x20   budget    BRAM36 0.7%  URAM 0.0%  DSP 17.8%  LUT 8.7%  FF 6.2%  (DSP binding; fits)\n"
+        );
+    }
+
+    /// 1D-jacobi at tile 512 (the bench's default): one unrolled row of 512 lanes, each
+    /// 2 float additions (2 DSPs) and a double multiply (11): 7 680 DSPs, more than the
+    /// XCVU9P's 6 840; at tile 256 it fits.
+    #[test]
+    fn tiled_1d_jacobi_lanes_exceed_the_dsps() {
+        let r = fixture("bench/1D-jacobi.ir.json");
+        let p = ResourceParams::XCVU9P;
+        let at = |tile| {
+            let plan = optimize(&r, &PolyOptions { tile: Some(vec![tile]), port_width: 16 }).unwrap();
+            let k = tiled(&r, &plan);
+            (k.lanes, usage(&estimate_resources(&k, &p).total, &p))
+        };
+        let (lanes, u) = at(512);
+        assert_eq!(lanes, 512);
+        assert!(!u.fits && u.binding == "DSP" && (u.dsp - 7680.0 / 6840.0).abs() < 1e-12, "{u:?}");
+        let (lanes, u) = at(256);
+        assert_eq!(lanes, 256);
+        assert!(u.fits, "{u:?}");
     }
 
     /// The baseline of 2D-jacobi: one lane, 6 address generators, 2 loops, 32-bit ports.
