@@ -6,12 +6,12 @@
 
 use crate::analysis::{self, Facts};
 use crate::runreport::{self, RunRecord};
-use crate::{dims, Bench, Config, Exact, Measured, Modelled, Status, StencilConfig, StencilResult, STENCILS};
+use crate::{dims, shape, Bench, Config, Exact, Measured, Modelled, ResourceFigures, Status, StencilConfig, StencilResult, STENCILS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tessera_ir::Region;
-use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, OverlappedRows, Params, Structure, Traffic};
+use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, OverlappedRows, Params, ResourceParams, Structure, Traffic};
 use tessera_poly::{optimize, Plan, PolyOptions};
 
 /// Where things are.
@@ -273,6 +273,7 @@ fn stencil(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64) -> S
         baseline: None,
         exact: None,
         modelled: None,
+        resources: None,
         measured: Measured::default(),
     };
     if let Err(e) = stencil_into(cfg, env, name, p, clock_mhz, &tile, &mut r) {
@@ -312,6 +313,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         roofline_fraction: base_est.roofline_fraction(),
         emulation_s: base.record.kernel_wall_s,
         compile_s: base_built.compile_s,
+        resources: Some(ResourceFigures::new("baseline", &shape::baseline(&region), &ResourceParams::XCVU9P)),
     });
 
     // The configured kernel.
@@ -352,11 +354,17 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         bytes_to_device: ran.record.bytes_to_device,
         bytes_from_device: ran.record.bytes_from_device,
     });
+    r.resources = match (ran.record.mode.as_str(), plan_ok) {
+        ("baseline", _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
+        (mode, Some(plan)) => Some(ResourceFigures::new(mode, &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),
+        (_, None) => None,
+    };
     if !ran.bit_exact {
         return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
     }
     let s = structure(&ran.record.mode, &facts, plan_ok, &traffic)?;
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
+    let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);
     r.modelled = Some(Modelled {
         baseline_s: base_est.kernel_s,
@@ -374,6 +382,9 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
             tessera_model::Bound::Bandwidth => "bandwidth".into(),
         },
         structure: describe(&s),
+        target_clock_mhz: p.target_clock_mhz,
+        target_kernel_s: at_target.kernel_s,
+        target_roofline_fraction: at_target.roofline_fraction(),
     });
     if ran.record.mode != cfg.mode {
         r.error = Some(format!("the compiler generated a {} kernel instead of {}", ran.record.mode, cfg.mode));

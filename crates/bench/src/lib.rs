@@ -11,13 +11,17 @@
 //!   the dumped region IR ─ analysis::facts ─► iterations, accesses, depth, compulsory bytes
 //!                        ─ tessera_poly::optimize ─► plan: buffer elements, rows   measured: optimizer_s
 //!   tessera_model::estimate(structure, exact traffic, clock) ─► seconds   modelled
+//!                                          (and at the target clock: not timing-closed)
+//!   shape::{tiled, baseline}(IR, plan) ─ tessera_model::estimate_resources ─►
+//!       BRAM36, URAM, DSP, LUT, FF and the XCVU9P budget used               modelled
 //! ```
 //!
 //! The baseline kernel is always built and run too: it is the reference of the
 //! speedup, and its counts feed the modelled baseline time. A mode the compiler does
 //! not know yet (`unknown mode`) is reported per stencil, never fatal.
 //!
-//! Modules: [`analysis`] (pure facts from the IR and plan), [`runreport`] (the runtime
+//! Modules: [`analysis`] (pure facts from the IR and plan), [`shape`] (the structure
+//! the resource model needs), [`runreport`] (the runtime
 //! report), [`driver`] (builds and runs: the only I/O), [`output`] (table, JSON, SVG).
 //! Figures are labelled by kind (perf-model.md): *exact* counts, *modelled* FPGA
 //! time, *measured here* compile and emulation times.
@@ -28,6 +32,7 @@ pub mod analysis;
 pub mod driver;
 pub mod output;
 pub mod runreport;
+pub mod shape;
 
 pub use driver::{run, Env};
 use serde::Serialize;
@@ -204,6 +209,8 @@ pub struct BaselineFigures {
     pub emulation_s: Option<f64>,
     /// Measured `tessera cc` time.
     pub compile_s: f64,
+    /// Modelled resources of the baseline kernel.
+    pub resources: Option<ResourceFigures>,
 }
 
 /// Modelled FPGA figures (perf-model.md kind 2).
@@ -233,6 +240,44 @@ pub struct Modelled {
     pub bound: String,
     /// The structure the kernel was modelled with.
     pub structure: String,
+    /// The target clock of a Vitis build ([`tessera_model::Params::target_clock_mhz`]),
+    /// for the figures below: a what-if, not timing-closed.
+    pub target_clock_mhz: f64,
+    /// The configured kernel's time at the target clock.
+    pub target_kernel_s: f64,
+    /// Its fraction of the DDR roofline at the target clock.
+    pub target_roofline_fraction: f64,
+}
+
+/// Modelled FPGA resources of a kernel and the share of the XCVU9P they use
+/// (`tessera_model::resources`; derived by [`shape`] from the IR and the plan).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResourceFigures {
+    /// The kernel the estimate is for (`baseline`, `paper`, `tessera`).
+    pub kernel: String,
+    /// Copies of the datapath (the unrolled innermost intra-tile loop; 1 for the baseline).
+    pub lanes: u64,
+    /// BRAM36, URAM, DSP, LUT, FF.
+    #[serde(flatten)]
+    pub total: tessera_model::Resources,
+    /// Fractions of the device's budget, the binding resource, whether it fits.
+    pub usage: tessera_model::Usage,
+    /// Library-dependent math calls, charged nothing.
+    pub unmodelled_ops: u64,
+}
+
+impl ResourceFigures {
+    /// The estimate of `kernel` with the structure `shape`.
+    pub fn new(kernel: &str, shape: &tessera_model::KernelShape, p: &tessera_model::ResourceParams) -> ResourceFigures {
+        let e = tessera_model::estimate_resources(shape, p);
+        ResourceFigures {
+            kernel: kernel.to_string(),
+            lanes: shape.lanes,
+            total: e.total,
+            usage: tessera_model::usage(&e.total, p),
+            unmodelled_ops: e.unmodelled_ops,
+        }
+    }
 }
 
 /// Times measured on this machine (perf-model.md kind 3).
@@ -291,6 +336,8 @@ pub struct StencilResult {
     pub exact: Option<Exact>,
     /// Modelled times.
     pub modelled: Option<Modelled>,
+    /// Modelled resources of the kernel that ran.
+    pub resources: Option<ResourceFigures>,
     /// Measured times.
     pub measured: Measured,
 }

@@ -5,7 +5,7 @@
 use crate::{Bench, Status, StencilResult};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use tessera_model::Params;
+use tessera_model::{Params, ResourceParams};
 
 /// Bytes with a decimal unit.
 pub fn fmt_bytes(b: u64) -> String {
@@ -57,16 +57,43 @@ pub fn table(b: &Bench) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "tessera bench: {}", config_line(b));
     let _ = writeln!(o, "clock: {}", b.clock_rule);
-    let _ = writeln!(o, "exact = counted in emulation; modelled = VCU118 model (docs/performance.md); measured = this machine");
+    let target = Params::VCU118.target_clock_mhz;
     let _ = writeln!(
         o,
-        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
-        "", "", "exact", "", "", "", "", "modelled", "", "", "", "", "", "", "measured", ""
+        "target clock: {target} MHz, the kernel clock a Vitis build for a VU9P board targets (column %roof@{target}: modelled, not timing-closed)"
+    );
+    let _ = writeln!(o, "exact = counted in emulation; modelled = VCU118 model (docs/performance.md); measured = this machine");
+    let _ = writeln!(o, "resources = modelled estimate of the kernel that ran, XCVU9P; %dev = largest share of the device, its resource, ! = does not fit");
+    let _ = writeln!(
+        o,
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
+        "", "", "exact", "", "", "", "", "modelled", "", "", "", "", "", "", "", "resources", "", "", "", "", "measured", ""
     );
     let _ = writeln!(
         o,
-        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
-        "stencil", "result", "DDR R+W", "compuls.", "ratio", "bursts", "buffer", "baseline", "kernel", "speedup", "roofline", "%roof", "host", "e2e", "compile", "emulation"
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
+        "stencil",
+        "result",
+        "DDR R+W",
+        "compuls.",
+        "ratio",
+        "bursts",
+        "buffer",
+        "baseline",
+        "kernel",
+        "speedup",
+        "roofline",
+        "%roof",
+        format!("%roof@{target}"),
+        "host",
+        "e2e",
+        "DSP",
+        "LUT",
+        "FF",
+        "BRAM36",
+        "%dev",
+        "compile",
+        "emulation"
     );
     for s in &b.stencils {
         let result = match s.status {
@@ -78,9 +105,10 @@ pub fn table(b: &Bench) -> String {
         let e = s.exact.as_ref();
         let m = s.modelled.as_ref();
         let base_s = m.map(|m| m.baseline_s).or(s.baseline.as_ref().map(|x| x.modelled_s));
+        let res = s.resources.as_ref();
         let _ = writeln!(
             o,
-            "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} | {:>8} {:>9}",
+            "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
             s.name,
             result,
             opt(e, |e| fmt_bytes(e.ddr_read_bytes + e.ddr_write_bytes)),
@@ -93,8 +121,14 @@ pub fn table(b: &Bench) -> String {
             opt(m, |m| format!("{:.1}x", m.speedup)),
             opt(m, |m| fmt_s(m.roofline_s)),
             opt(m, |m| format!("{:.1}", 100.0 * m.roofline_fraction)),
+            opt(m, |m| format!("{:.1}", 100.0 * m.target_roofline_fraction)),
             opt(m, |m| fmt_s(m.host_transfer_s)),
             opt(m, |m| fmt_s(m.end_to_end_s)),
+            opt(res, |r| r.total.dsp.to_string()),
+            opt(res, |r| r.total.lut.to_string()),
+            opt(res, |r| r.total.ff.to_string()),
+            opt(res, |r| r.total.bram36.to_string()),
+            opt(res, |r| format!("{:.0}% {}{}", 100.0 * r.usage.max(), r.usage.binding, if r.usage.fits { "" } else { "!" })),
             opt(s.measured.compile_s.or(s.baseline.as_ref().map(|x| x.compile_s)), fmt_s),
             opt(s.measured.emulation_s.or(s.baseline.as_ref().and_then(|x| x.emulation_s)), fmt_s),
         );
@@ -117,6 +151,19 @@ pub fn table(b: &Bench) -> String {
             let _ = writeln!(o, "      {l}");
         }
     }
+    for s in &b.stencils {
+        if let Some(r) = s.resources.as_ref().filter(|r| !r.usage.fits) {
+            let _ = writeln!(
+                o,
+                "note: {}: the {} kernel's modelled resources exceed the XCVU9P ({} {:.0}%, {} lanes); its modelled time assumes it fits",
+                s.name,
+                r.kernel,
+                r.usage.binding,
+                100.0 * r.usage.max(),
+                r.lanes
+            );
+        }
+    }
     let _ = writeln!(o, "total: {} (measured)", fmt_s(b.total_s));
     o
 }
@@ -129,13 +176,18 @@ pub fn to_json(b: &Bench) -> Value {
         "tool": "tessera bench",
         "kinds": {
             "exact": "counted in emulation through the kernels' memory ports",
-            "modelled": "FPGA time from the VCU118 model fed by the exact counts (docs/performance.md)",
+            "modelled": "FPGA time from the VCU118 model fed by the exact counts, and FPGA resources estimated from the kernel's structure (docs/performance.md)",
             "measured": "wall time on the machine that ran the bench",
         },
         "size": b.config.size.name(),
         "config": { "tiles": b.config.tiles.name(), "port_width": b.config.port_width, "mode": b.config.mode },
         "clock": { "mhz": b.clock_mhz, "rule": b.clock_rule },
         "model_parameters": p.table(),
+        "target_clock": {
+            "mhz": p.target_clock_mhz,
+            "note": "modelled what-if at the kernel clock a Vitis build for a VU9P board targets; not timing-closed (modelled.target_*)",
+        },
+        "resource_parameters": ResourceParams::XCVU9P.table(),
         "stencils": b.stencils,
         "total_s": b.total_s,
     })
@@ -197,9 +249,10 @@ fn axis(o: &mut String, a: &LogAxis, left: f64, right: f64, title: &str, percent
 }
 
 /// The figure: modelled speedup per stencil (top) and modelled fraction of the DDR
-/// roofline of the baseline and the configured design (bottom), both log scale.
+/// roofline of the baseline and the configured design, and of the configured design at
+/// the target clock (not timing-closed) (bottom), both log scale.
 pub fn svg(b: &Bench) -> String {
-    let (w, h) = (980.0, 690.0);
+    let (w, h) = (980.0, 706.0);
     let (left, right) = (80.0, w - 20.0);
     let n = b.stencils.len().max(1) as f64;
     let group = (right - left) / n;
@@ -263,7 +316,10 @@ pub fn svg(b: &Bench) -> String {
         .map(|s| s.modelled.as_ref().map(|m| m.baseline_roofline_fraction).or(s.baseline.as_ref().map(|x| x.roofline_fraction)))
         .collect();
     let design: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.roofline_fraction)).collect();
-    let pct: Vec<f64> = base.iter().chain(&design).flatten().map(|v| v * 100.0).collect();
+    let target: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.target_roofline_fraction)).collect();
+    let target_mhz = Params::VCU118.target_clock_mhz;
+    let light = "#9cb9e0";
+    let pct: Vec<f64> = base.iter().chain(&design).chain(&target).flatten().map(|v| v * 100.0).collect();
     let a = LogAxis::new(&pct, (1.0, 100.0), 375.0, 610.0);
     let _ = writeln!(
         o,
@@ -272,11 +328,16 @@ pub fn svg(b: &Bench) -> String {
     axis(&mut o, &a, left, right, "% of roofline (modelled)", true);
     for (k, s) in b.stencils.iter().enumerate() {
         let cx = left + group * (k as f64 + 0.5);
-        let bw = group * 0.36;
+        let bw = group * 0.27;
+        let at_target = (format!("{mode} at {target_mhz} MHz, not timing-closed"), light);
         let bars: Vec<(f64, Option<f64>, &str, String)> = if mode == "baseline" {
-            vec![(cx, base[k], grey, "baseline".into())]
+            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, target[k], at_target.1, at_target.0)]
         } else {
-            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, design[k], colour, mode.clone())]
+            vec![
+                (cx - bw - 2.0, base[k], grey, "baseline".into()),
+                (cx, design[k], colour, mode.clone()),
+                (cx + bw + 2.0, target[k], at_target.1, at_target.0),
+            ]
         };
         for (x, v, fill, what) in bars {
             match v {
@@ -301,16 +362,24 @@ pub fn svg(b: &Bench) -> String {
         let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
     }
     // Legend.
-    let ly = h - 22.0;
+    let ly = h - 38.0;
     let _ = writeln!(o, r##"<rect x="{left}" y="{:.1}" width="12" height="12" fill="{grey}"/>"##, ly - 10.0);
     let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">baseline (modelled)</text>"##, left + 16.0);
     if mode != "baseline" {
         let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"##, left + 160.0, ly - 10.0);
         let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} (modelled)</text>"##, left + 176.0, esc(mode));
     }
+    let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{light}"/>"##, left + 300.0, ly - 10.0);
     let _ = writeln!(
         o,
-        r##"<text x="{right}" y="{ly:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##
+        r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} at the {target_mhz} MHz target clock (modelled, not timing-closed)</text>"##,
+        left + 316.0,
+        esc(mode)
+    );
+    let _ = writeln!(
+        o,
+        r##"<text x="{right}" y="{:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##,
+        ly + 18.0
     );
     o.push_str("</svg>\n");
     o
@@ -364,6 +433,7 @@ mod tests {
                 roofline_fraction: 0.002,
                 emulation_s: Some(0.3),
                 compile_s: 0.25,
+                resources: None,
             }),
             exact: speedup.map(|_| Exact {
                 ddr_read_bytes: 1 << 26,
@@ -389,6 +459,14 @@ mod tests {
                 end_to_end_s: 0.17 + 10.0 / v,
                 bound: "cycles".into(),
                 structure: "blocked rows".into(),
+                target_clock_mhz: 250.0,
+                target_kernel_s: 2.0 / v,
+                target_roofline_fraction: 0.007 / (2.0 / v),
+            }),
+            resources: speedup.map(|_| {
+                let mut k = tessera_model::KernelShape { lanes: 64, ..Default::default() };
+                k.ops.add_fp(tessera_model::resources::FpOp::AddSub, tessera_model::resources::Precision::Single, 4);
+                crate::ResourceFigures::new("paper", &k, &ResourceParams::XCVU9P)
             }),
             measured: Measured::default(),
         }
@@ -402,6 +480,10 @@ mod tests {
             stencils: vec![result("2D-jacobi", Status::Ok, Some(115.0)), result("2D-5p", Status::ModeUnavailable, None)],
             total_s: 3.0,
         }
+    }
+
+    fn j_dsp(b: &Bench) -> u64 {
+        to_json(b)["stencils"][0]["resources"]["dsp"].as_u64().unwrap()
     }
 
     #[test]
@@ -420,6 +502,10 @@ mod tests {
         assert!(t.contains("115.0x"), "{t}");
         assert!(t.contains("note: 2D-5p: -fplugin-arg-tessera-mode=paper: unknown mode"), "{t}");
         assert!(t.contains("exact = counted in emulation; modelled"), "{t}");
+        assert!(t.contains("%roof@250") && t.contains("not timing-closed"), "{t}");
+        // 64 lanes of 4 float additions: 512 DSPs, 7.5 % of the XCVU9P's 6840.
+        assert!(t.contains("|    512 ") && t.contains("7% DSP"), "{t}");
+        assert_eq!(j_dsp(&b), 512);
         let j = to_json(&b);
         let s = &j["stencils"][0];
         for (obj, keys) in [
@@ -427,6 +513,8 @@ mod tests {
             ("exact", &["ddr_read_bytes", "ddr_write_bytes", "compulsory_bytes", "bursts", "buffer_elements"][..]),
             ("modelled", &["baseline_s", "kernel_s", "kernel_cycles", "roofline_s", "host_transfer_s", "clock_mhz"][..]),
             ("measured", &["compile_s", "optimizer_s", "emulation_s"][..]),
+            ("modelled", &["target_clock_mhz", "target_kernel_s", "target_roofline_fraction"][..]),
+            ("resources", &["kernel", "lanes", "bram36", "uram", "dsp", "lut", "ff", "usage", "unmodelled_ops"][..]),
         ] {
             for k in keys {
                 assert!(s[obj].get(*k).is_some(), "{obj}.{k} missing in {s}");
@@ -436,6 +524,10 @@ mod tests {
         assert_eq!(s["bit_exact"], true);
         assert_eq!(j["stencils"][1]["status"], "mode-unavailable");
         assert_eq!(j["clock"]["mhz"], 50.0);
+        assert_eq!(j["target_clock"]["mhz"], 250.0);
+        assert_eq!(s["resources"]["usage"]["binding"], "DSP");
+        assert_eq!(s["resources"]["usage"]["fits"], true);
+        assert!(j["resource_parameters"].as_array().unwrap().iter().all(|p| p["source"].as_str().unwrap().len() > 30));
         assert!(j["model_parameters"].as_array().unwrap().iter().all(|p| p["source"].as_str().unwrap().len() > 30));
         let svg = svg(&b);
         if let Ok(p) = std::env::var("TESSERA_BENCH_SVG_OUT") {
@@ -445,5 +537,10 @@ mod tests {
         assert!(svg.contains("Modelled speedup of paper over the baseline kernel"));
         assert!(svg.contains("Modelled fraction of the DDR roofline"));
         assert!(svg.contains(">115x<") && svg.contains("mode n/a"));
+        assert!(svg.contains("paper at the 250 MHz target clock (modelled, not timing-closed)"), "{svg}");
+        // A kernel whose estimate exceeds the device is noted.
+        let mut over = bench();
+        over.stencils[0].resources.as_mut().unwrap().usage.fits = false;
+        assert!(table(&over).contains("note: 2D-jacobi: the paper kernel's modelled resources exceed the XCVU9P (DSP 7%, 64 lanes)"));
     }
 }

@@ -4,7 +4,11 @@
 //! Per region it prints the chosen permutation of the intra-tile loops, δ, the padded
 //! trip counts, every buffer (array, fused accesses, kind, shape with the alignment
 //! halo, elements), the total, and every candidate permutation with its cost or the
-//! dependence that made it illegal; or why the region is rejected. `--dump=<stage>`
+//! dependence that made it illegal; or why the region is rejected. Then the modelled
+//! resources of the kernel the compiler would generate — the tiled kernel of the plan,
+//! or the baseline kernel of a region the optimizer leaves untiled — and the share of
+//! the XCVU9P they use (`tessera_model::resources`, inputs from
+//! `tessera_bench::shape`). `--dump=<stage>`
 //! prints a stage's stable text dump (`scop`, `deps`, `plan`, `buffers`, `all`),
 //! `--json` a machine-readable summary, `--timings` the optimizer's time per region.
 //!
@@ -19,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use tessera_ir::Region;
+use tessera_bench::shape;
+use tessera_model::{estimate_resources, usage, KernelShape, ResourceParams};
 use tessera_poly::{dump, optimize, parse_tile_list, BufferKind, IntraTrip, Plan, PolyOptions, Stage};
 
 /// Arguments of `tessera explain`.
@@ -87,6 +93,9 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
         };
         if a.json {
             let mut v = region_json(region, plan, rejected.as_ref().map(|r| (r.0.as_str(), r.1.as_str())));
+            if checked.is_ok() {
+                v["resources"] = resources_json(region, plan);
+            }
             if a.timings {
                 v["time_ms"] = json!(ms);
             }
@@ -101,6 +110,11 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
                 Some(s) => print!("{}", dump(p, s)),
                 None => print!("{}", summary(p)),
             }
+        }
+        // The kernel the compiler generates: tiled from the plan, else (a region the
+        // optimizer rejects) the baseline; none for a region that stays on the host.
+        if checked.is_ok() && stage.is_none() {
+            print!("{}", resources_text(region, plan));
         }
         if a.timings {
             println!("  optimizer time: {ms:.1} ms");
@@ -246,6 +260,47 @@ fn summary(p: &Plan) -> String {
     o
 }
 
+/// The kernel the compiler generates for a region that passed the input check: its
+/// name and structure (the tiled kernel of the plan, else the baseline kernel).
+fn kernel_shape(region: &Region, plan: Option<&Plan>) -> (&'static str, KernelShape) {
+    match plan {
+        Some(p) => ("tiled", shape::tiled(region, p)),
+        None => ("baseline", shape::baseline(region)),
+    }
+}
+
+/// The modelled resources of the region's kernel, as text.
+fn resources_text(region: &Region, plan: Option<&Plan>) -> String {
+    let p = ResourceParams::XCVU9P;
+    let (kind, k) = kernel_shape(region, plan);
+    let ports: Vec<String> = k.ports.iter().map(|x| format!("{} {} bit", x.name, x.data_bits)).collect();
+    let what = match kind {
+        "tiled" => format!("tiled (tessera/paper): {} lanes (the innermost intra-tile loop, unrolled)", k.lanes),
+        _ => "baseline (the optimizer leaves the region untiled): 1 lane".to_string(),
+    };
+    format!("  kernel: {what}; m_axi ports: {}\n{}", ports.join(", "), estimate_resources(&k, &p).dump(&p))
+}
+
+/// The modelled resources of the region's kernel, as JSON.
+fn resources_json(region: &Region, plan: Option<&Plan>) -> Value {
+    let p = ResourceParams::XCVU9P;
+    let (kind, k) = kernel_shape(region, plan);
+    let e = estimate_resources(&k, &p);
+    json!({
+        "kind": "modelled",
+        "kernel": kind,
+        "lanes": k.lanes,
+        "total": e.total,
+        "buffers": e.buffers,
+        "datapath": e.datapath,
+        "index": e.index,
+        "axi": e.axi,
+        "control": e.control,
+        "unmodelled_ops": e.unmodelled_ops,
+        "usage": usage(&e.total, &p),
+    })
+}
+
 /// The `--json` record of one region (field names are an interface: keep them).
 fn region_json(r: &Region, plan: Option<&Plan>, rejected: Option<(&str, &str)>) -> Value {
     let mut v = json!({
@@ -325,11 +380,22 @@ mod tests {
         assert_eq!((&c["permutation"], &c["total_buffer_elements"], &c["legal"]), (&json!(["i", "k", "j"]), &json!(36_961), &json!(true)));
         let s = summary(&p);
         assert!(s.contains("permutation: (i, j, k)") && s.contains("total: 34946 elements"), "{s}");
+        let res = resources_json(&r, Some(&p));
+        assert_eq!((&res["kind"], &res["kernel"]), (&json!("modelled"), &json!("tiled")));
+        // The buffers hold 34 946 elements, completely partitioned: one FF per bit.
+        let bits = 34_946 * 8 * r.vars.iter().find(|v| v.name == "A").unwrap().elem.size() as u64;
+        assert_eq!(res["buffers"]["ff"], bits);
+        let t = resources_text(&r, Some(&p));
+        assert!(t.contains("resources (modelled, XCVU9P)") && t.contains("budget    BRAM36"), "{t}");
 
         let r = fixture("seidel9.ir.json");
         let e = optimize(&r, &PolyOptions::default()).unwrap_err();
         let v = region_json(&r, None, Some((e.reason.code(), &e.message())));
         assert_eq!(v["rejected_code"], "tiling-illegal");
         assert_eq!(v["permutation"], Value::Null);
+        // Untiled: the baseline kernel, one lane, no buffers.
+        let res = resources_json(&r, None);
+        assert_eq!((&res["kernel"], &res["lanes"], &res["buffers"]["ff"]), (&json!("baseline"), &json!(1), &json!(0)));
+        assert!(resources_text(&r, None).contains("kernel: baseline"));
     }
 }

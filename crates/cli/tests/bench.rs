@@ -62,10 +62,19 @@ fn the_ten_stencils_at_small_sizes() {
     assert!((t - 134_554.0 / 50e6).abs() < 1e-12, "{t}");
     assert!(j["measured"]["compile_s"].as_f64().unwrap() > 0.0);
     assert!(j["measured"]["optimizer_s"].as_f64().is_some());
+    // Resources (modelled) of the baseline kernel: one lane of 4 float additions
+    // (2 DSPs each) and a double multiply (11 DSPs); two 32-bit ports.
+    assert_eq!((&j["resources"]["kernel"], &j["resources"]["lanes"], &j["resources"]["dsp"]), (&Value::from("baseline"), &Value::from(1), &Value::from(19)));
+    assert_eq!(j["resources"]["usage"]["fits"], true);
+    assert_eq!(j["baseline"]["resources"], j["resources"]);
+    // The second roofline figure, at the target clock.
+    assert_eq!(j["modelled"]["target_clock_mhz"], 250.0);
+    assert!(j["modelled"]["target_roofline_fraction"].as_f64().unwrap() >= j["modelled"]["roofline_fraction"].as_f64().unwrap());
     let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
     assert!(svg.contains("modelled") && svg.contains("3D-heat"));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("2D-fdtd2   bit-exact |"), "{table}");
+    assert!(table.contains("%roof@250") && table.contains("not timing-closed") && table.contains("BRAM36"), "{table}");
 }
 
 /// The paper mode either runs (bit-exact, modelled faster than the baseline) or, while
@@ -77,6 +86,7 @@ fn paper_mode_runs_or_is_reported_unavailable() {
     assert!(out.status.success(), "{}", text(&out));
     let v = v.unwrap();
     assert_eq!(v["clock"]["mhz"], 200.0);
+    assert_eq!(v["target_clock"]["mhz"], 250.0);
     for r in v["stencils"].as_array().unwrap() {
         match r["status"].as_str().unwrap() {
             "mode-unavailable" => assert!(r["error"].as_str().unwrap().contains("unknown mode"), "{r}"),
@@ -84,6 +94,11 @@ fn paper_mode_runs_or_is_reported_unavailable() {
                 assert_eq!(r["bit_exact"], true);
                 assert!(r["modelled"]["speedup"].as_f64().unwrap() > 1.0, "{r}");
                 assert!(r["exact"]["buffer_elements"].as_u64().unwrap() > 0, "{r}");
+                assert_eq!(r["modelled"]["clock_mhz"], 200.0);
+                assert_eq!(r["modelled"]["target_clock_mhz"], 250.0);
+                // The tiled kernel: as many lanes as the unrolled innermost intra-tile loop.
+                assert_eq!(r["resources"]["kernel"], "paper");
+                assert!(r["resources"]["lanes"].as_u64().unwrap() > 1 && r["resources"]["ff"].as_u64().unwrap() > 0, "{r}");
             }
             s => panic!("status {s}: {r}"),
         }

@@ -48,14 +48,20 @@
 //! The bursts of `BlockedRows` are the exact histogram of the run (every burst is
 //! counted, including chunk pre-loads and boundary splits), so only the row count and
 //! the statement's depth come from the static structure.
+//!
+//! [`resources`] is the other half of the model: a modelled estimate of a kernel's
+//! BRAM36, URAM, DSP, LUT and FF from its structure, checked against the XCVU9P's
+//! budget. It does not feed the time model (a kernel is timed as if it fits).
 
 #![warn(missing_docs)]
 
 pub mod axi;
 pub mod params;
+pub mod resources;
 pub mod traffic;
 
 pub use params::{Param, Params};
+pub use resources::{estimate_resources, usage, KernelShape, ResourceEstimate, ResourceParams, Resources, Usage};
 pub use traffic::{Bursts, Port, Traffic};
 
 use serde::Serialize;
