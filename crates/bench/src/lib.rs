@@ -32,7 +32,9 @@ pub mod analysis;
 pub mod driver;
 pub mod output;
 pub mod runreport;
-pub mod shape;
+/// The structure the resource model needs (it lives with the compiler, which chooses
+/// tile sizes with it).
+pub use tessera_compiler::shape;
 
 pub use driver::{run, Env};
 use serde::Serialize;

@@ -8,7 +8,7 @@
 //! resources of the kernel the compiler would generate — the tiled kernel of the plan,
 //! or the baseline kernel of a region the optimizer leaves untiled — and the share of
 //! the XCVU9P they use (`tessera_model::resources`, inputs from
-//! `tessera_bench::shape`). `--dump=<stage>`
+//! `tessera_compiler::shape`). `--dump=<stage>`
 //! prints a stage's stable text dump (`scop`, `deps`, `plan`, `buffers`, `all`),
 //! `--json` a machine-readable summary, `--timings` the optimizer's time per region.
 //!
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use tessera_ir::Region;
-use tessera_bench::shape;
+use tessera_compiler::shape;
 use tessera_model::{estimate_resources, usage, KernelShape, ResourceParams};
 use tessera_poly::{dump, optimize, parse_tile_list, BufferKind, IntraTrip, Plan, PolyOptions, Stage};
 

@@ -31,6 +31,8 @@ pub mod delinearize;
 pub mod footprint;
 pub mod options;
 pub mod reject;
+pub mod shape;
+pub mod tiles;
 
 pub use options::{MathMode, Mode, Options};
 pub use reject::{Rejection, RejectReason};
@@ -308,12 +310,31 @@ fn generate_kernel(
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
+    let mut poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
+    // Without sizes from the options or a pragma, the resource model picks them.
+    let chosen = match (opts.mode, &opts.tile, &region.tile) {
+        (Mode::Paper | Mode::Tessera, None, None) => tiles::choose(region, opts.port_width),
+        _ => None,
+    };
+    if let Some(c) = &chosen {
+        poly.tile = Some(c.tile.clone());
+    }
     let plan = tessera_poly::optimize(region, &poly);
     let mut text = match &plan {
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),
         Err(r) => format!("{}: not tiled: {}\n", r.loc, r.remark()),
     };
+    if let Some(c) = &chosen {
+        text.push_str(&format!("{}\n", c.note));
+        if !c.fits {
+            let reason = RejectReason::KernelTooLarge {
+                detail: format!("even at the smallest tiles tried the tiled kernel does not fit the device: {}", c.note),
+            };
+            let w = format!("not tiled: {}", reason.remark());
+            text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", opts.mode.name()));
+            return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
+        }
+    }
     let variant = match opts.mode {
         Mode::Baseline => None,
         Mode::Paper => Some(tessera_hls::paper::Variant::Paper),
