@@ -321,7 +321,10 @@ fn generate_kernel(
         // the assignments to its variable, which it refuses (`scalar-write`), but a
         // reduction variable the body only reads must not reach it either (inside the
         // region it is the private copy, not the value the kernel is passed).
-        let reason = RejectReason::ReductionNotTiled { text: format!("reduction({}: {})", r.op.name(), r.var) };
+        let reason = RejectReason::ReductionNotTiled {
+            text: format!("reduction({}: {})", r.op.name(), r.var),
+            why: "reductions are not tiled yet".into(),
+        };
         let w = format!("not tiled: {}", reason.remark());
         text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", variant.name()));
         return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
