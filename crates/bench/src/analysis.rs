@@ -347,13 +347,13 @@ mod tests {
     #[test]
     fn rows_of_the_paper_kernel() {
         let r = fixture("bench/2D-jacobi.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![128, 128]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![128, 128]), port_width: 16, ..Default::default() }).unwrap();
         assert_eq!(rows(&p), Some(4094 * 32)); // every i, 32 column tiles
         let r = fixture("bench/1D-jacobi.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![1024]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![1024]), port_width: 16, ..Default::default() }).unwrap();
         assert_eq!(rows(&p), Some(((1u64 << 24) - 2).div_ceil(1024))); // one row per tile
         let r = fixture("bench/3D-27p.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![32, 32, 32]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![32, 32, 32]), port_width: 16, ..Default::default() }).unwrap();
         assert_eq!(rows(&p), Some(254 * 254 * 8));
     }
 }

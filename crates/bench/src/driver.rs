@@ -298,7 +298,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     let region = load_ir(&base_built.ir_dir)?;
     let facts = analysis::facts(&region)?;
     let t = Instant::now();
-    let plan = optimize(&region, &PolyOptions { tile: Some(tile.to_vec()), port_width: cfg.port_width });
+    let plan = optimize(&region, &PolyOptions { tile: Some(tile.to_vec()), port_width: cfg.port_width, ..Default::default() });
     r.measured.optimizer_s = Some(t.elapsed().as_secs_f64());
     let base_traffic = base.record.traffic()?;
     let base_structure = baseline_structure(&facts, &base_traffic)?;

@@ -304,7 +304,7 @@ fn generate_kernel(
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
+    let poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
     let plan = tessera_poly::optimize(region, &poly);
     let mut text = match &plan {
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),

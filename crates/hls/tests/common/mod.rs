@@ -48,7 +48,7 @@ pub fn small(name: &str) -> Region {
 
 /// The optimizer's plan and the tiled kernel (`variant`) for `region` at port width `w`.
 pub fn tiled(region: &Region, tile: Option<Vec<i64>>, w: u32, name: &str, variant: Variant) -> Kernel {
-    let plan = tessera_poly::optimize(region, &tessera_poly::PolyOptions { tile, port_width: w })
+    let plan = tessera_poly::optimize(region, &tessera_poly::PolyOptions { tile, port_width: w, ..Default::default() })
         .unwrap_or_else(|r| panic!("{}: {}", region.location, r.message()));
     tessera_hls::paper::generate(region, &plan, name, w, variant).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
