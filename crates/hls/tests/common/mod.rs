@@ -188,10 +188,16 @@ fn resolved_dims(v: &tessera_ir::Var) -> Vec<Expr> {
 
 /// The manifest the compiler builds for a region and kernel.
 pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
+    let one = || Expr::Int { value: 1, ty: ScalarType::I64 };
     let args = region
         .vars
         .iter()
-        .map(|v| Arg {
+        .map(|v| if v.writes_back() {
+            // A scalar the region returns is a one-element array (the compiler's `manifest_arg`).
+            let section = vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: one() }];
+            let array = ArrayArg { map: v.map.expect("writes_back needs a map"), dims: vec![one()], section, footprint: vec![] };
+            Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array: Some(array) }
+        } else { Arg {
             name: v.name.clone(),
             kind: v.kind,
             elem: v.elem,
@@ -205,7 +211,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
                     .collect();
                 ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![] }
             }),
-        })
+        } })
         .collect();
     Manifest {
         version: MANIFEST_VERSION,
