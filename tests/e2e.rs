@@ -215,8 +215,10 @@ fn baseline_fallbacks_are_remarked() {
 }
 
 /// `-fplugin-arg-tessera-reassociate`: floating sums accumulate in partial results
-/// (II = 1). The program's data are small integers, so its sums are exact in any
-/// order and the output is still the CPU's bit for bit.
+/// (II = 1), in the baseline kernel and in the tiled one, and a 2-D floating sum, which
+/// keeps the baseline kernel without the option (tiling would reorder it), is tiled
+/// (`expect(reassociate):` in the program). The program's data are small integers, so
+/// its sums are exact in any order and the output is still the CPU's bit for bit.
 #[test]
 fn reassociated_reductions() {
     let (work, bin) = tessera_tests::differential_with_flags("reduction_sum.c", &["-fplugin-arg-tessera-reassociate".to_string()]);
@@ -229,17 +231,21 @@ fn reassociated_reductions() {
             partial += usize::from(src.contains("_part[8] = {"));
         }
     }
-    // sum, dot and lost are floating sums; balance (long) is exact anyway.
-    assert_eq!(partial, 3, "kernels with partial sums in {dir}");
+    // sum, dot, lost and gsum are floating sums; balance (long) is exact anyway.
+    assert_eq!(partial, 4, "kernels with partial sums in {dir}");
     drop(work);
 }
 
-/// Floating reductions on data that round differently in every order: the kernel adds
-/// in the loop's order, so its results are the CPU's with one thread bit for bit; with
-/// `reassociate` (partial sums) they are not, as documented.
+/// Floating reductions on data that round differently in every order: the kernels add
+/// in the loop's order — the tiled ones of the 1-D loops (tiles in order, a partial last
+/// one; with the default tiles and with tiles of 7), the baseline one of the 2-D sum —
+/// so their results are the CPU's with one thread bit for bit; with `reassociate`
+/// (partial sums, the 2-D sum tiled too) they are not, as documented.
 #[test]
 fn floating_reductions_in_the_loops_order() {
     let src = tessera_tests::repo_root().join("tests/sequential/reduction_order.c");
+    let source = std::fs::read_to_string(&src).unwrap();
+    let line_2d = source.lines().position(|l| l.contains("reduction(+: gsum)")).unwrap() + 1;
     let work = tempfile::tempdir().expect("temp dir");
     let run = |bin: &std::path::Path, report: &str| {
         let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
@@ -250,19 +256,36 @@ fn floating_reductions_in_the_loops_order() {
         let out = c.output().expect("builds");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
+    // The kernel mode of every execution: (2-D region?, mode).
+    let modes = |report: &str| -> Vec<(bool, String)> {
+        let text = std::fs::read_to_string(work.path().join(report)).unwrap();
+        text.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["device"], "emu", "{l}");
+                (v["region"].as_str().unwrap().ends_with(&format!(":{line_2d}")), v["mode"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
     let reference = work.path().join("reference");
     build(tessera_tests::reference_build_command(&src, &reference));
-    let ordered = work.path().join("ordered");
-    build(tessera_tests::tessera_build_command(&src, &ordered, &[]));
+    let want = run(&reference, "reference.jsonl");
+    for (name, flags) in [("ordered", vec![]), ("small-tiles", vec!["-fplugin-arg-tessera-tile=7".to_string()])] {
+        let bin = work.path().join(name);
+        build(tessera_tests::tessera_build_command(&src, &bin, &flags));
+        assert_eq!(run(&bin, &format!("{name}.jsonl")), want, "{name}");
+        let m = modes(&format!("{name}.jsonl"));
+        assert_eq!(m.len(), 4, "{m:?}");
+        for (two_d, mode) in m {
+            assert_eq!(mode == "baseline", two_d, "{name}: the 1-D sums tiled, the 2-D one not: {mode}");
+        }
+    }
     let reassociated = work.path().join("reassociated");
     build(tessera_tests::tessera_build_command(&src, &reassociated, &["-fplugin-arg-tessera-reassociate".to_string()]));
-    let want = run(&reference, "reference.jsonl");
-    assert_eq!(run(&ordered, "ordered.jsonl"), want);
-    let report = std::fs::read_to_string(work.path().join("ordered.jsonl")).unwrap();
-    assert_eq!(report.lines().filter(|l| l.contains("\"device\":\"emu\"")).count(), 3, "{report}");
     let fast = run(&reassociated, "reassociated.jsonl");
+    assert!(modes("reassociated.jsonl").iter().all(|(_, mode)| mode != "baseline"));
     let field = |out: &str, k: &str| out.split_whitespace().skip_while(|w| *w != k).nth(1).unwrap().to_string();
-    for k in ["sum", "dot"] {
+    for k in ["sum", "dot", "gsum"] {
         assert_ne!(field(&fast, k), field(&want, k), "{k}: partial sums round like the loop's order\n{fast}{want}");
     }
 }

@@ -14,7 +14,13 @@
 //!   condition failed, which the report's reason says. A host run's reason must be the text of one of the program's
 //!   `expect-remark`s, or contain `<text>` when the comment is `// expect: host ~
 //!   <text>` (a reason decided at run time, e.g. an enclosing data region that did
-//!   not map).
+//!   not map). `// expect: emu baseline ~ <text>`: the baseline kernel although a
+//!   tiled mode was asked for, and `tessera cc` remarked why at that line
+//!   (`remark: target region offloaded with the baseline kernel: …<text>…`).
+//! - `// expect(<option>): …` (same forms) replaces the plain `// expect:` of its line
+//!   when the program is built with `-fplugin-arg-tessera-<option>` (e.g.
+//!   `expect(reassociate): emu tiled` for a region that reassociation lets tile), and
+//!   is ignored otherwise.
 //! - The same on a data directive line (`target data`, `target enter data`, `target
 //!   exit data`, `target update`): every report line of that directive (the runtime
 //!   writes one per operation, with an `op` key; `target data` has one at its start
@@ -70,6 +76,8 @@ pub enum Expect {
         reason: Option<String>,
         /// For `emu tiled` / `emu baseline`: the kind of kernel every execution ran.
         kernel: Option<String>,
+        /// For `expect(<option>):`, the plugin option under which it holds.
+        when: Option<String>,
     },
     /// Array `array` moved `to` bytes to the device and `from` back, in total.
     Transfers {
@@ -89,13 +97,23 @@ pub enum Expect {
     },
 }
 
-/// Parses the `expect` comments of a program.
+/// Parses the `expect` comments of a program (a line may hold several).
 pub fn expectations(source: &str) -> Vec<Expect> {
     let mut out = Vec::new();
-    for (i, l) in source.lines().enumerate() {
+    let comments = source.lines().enumerate().flat_map(|(i, l)| {
+        let starts: Vec<usize> = l.match_indices("// expect").map(|(at, _)| at).collect();
+        let ends: Vec<usize> = starts.iter().skip(1).copied().chain([l.len()]).collect();
+        starts.into_iter().zip(ends).map(move |(a, b)| (i, &l[a..b]))
+    });
+    for (i, c) in comments {
         let line = i + 1;
-        let Some(c) = l.find("// expect") else { continue };
-        let c = &l[c + 3..];
+        let c = &c[3..];
+        // `expect(<option>): …`: an expectation under a plugin option.
+        let (when, c) = match c.strip_prefix("expect(").and_then(|r| r.split_once("): ")) {
+            Some((opt, rest)) => (Some(opt.to_string()), format!("expect: {rest}")),
+            None => (None, c.to_string()),
+        };
+        let c = c.as_str();
         if let Some(d) = c.strip_prefix("expect: ") {
             let (device, reason) = match d.split_once('~') {
                 Some((dev, why)) => (dev.trim().to_string(), Some(why.trim().to_string())),
@@ -112,7 +130,7 @@ pub fn expectations(source: &str) -> Vec<Expect> {
                 }
                 None => (device, None),
             };
-            out.push(Expect::Device { line, device, reason, kernel });
+            out.push(Expect::Device { line, device, reason, kernel, when });
         } else if let Some(t) = c.strip_prefix("expect-transfers: ") {
             let mut words = t.split_whitespace();
             let array = words.next().expect("expect-transfers: <array> to=<n> from=<n>").to_string();
@@ -324,6 +342,27 @@ impl Program {
     }
 }
 
+/// The expectations that hold for a build with `flags`: on a line with an
+/// `expect(<option>):` whose option is among the flags, that one instead of the plain
+/// `expect:`; the conditional ones of options not given dropped.
+pub fn active(exps: Vec<Expect>, flags: &[String]) -> Vec<Expect> {
+    let given = |opt: &str| flags.iter().any(|f| f.strip_prefix("-fplugin-arg-tessera-") == Some(opt));
+    let overridden: Vec<usize> = exps
+        .iter()
+        .filter_map(|x| match x {
+            Expect::Device { line, when: Some(opt), .. } if given(opt) => Some(*line),
+            _ => None,
+        })
+        .collect();
+    exps.into_iter()
+        .filter(|x| match x {
+            Expect::Device { when: Some(opt), .. } => given(opt),
+            Expect::Device { line, when: None, .. } => !overridden.contains(line),
+            _ => true,
+        })
+        .collect()
+}
+
 /// Runs the differential test of `tests/programs/<name>` and checks its expectations.
 pub fn differential(name: &str) {
     let p = Program::new(name);
@@ -398,7 +437,7 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
         assert!(file.ends_with(name), "region {region} is not in {name}");
         line.parse().expect("line number")
     };
-    let exps = expectations(&p.source);
+    let exps = active(expectations(&p.source), flags);
     for e in &entries {
         let l = line_of(e);
         assert!(
@@ -419,7 +458,7 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                     "{label}: bytes of '{array}' moved (to the device, back) over the whole run"
                 );
             }
-            Expect::Device { line, device, reason: want_reason, kernel } => {
+            Expect::Device { line, device, reason: want_reason, kernel, .. } => {
                 let runs: Vec<_> = entries.iter().filter(|e| line_of(e) == *line).collect();
                 assert!(!runs.is_empty(), "{label}:{line}: the region never reached the Tessera runtime");
                 for r in runs {
@@ -451,6 +490,14 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                         );
                     } else {
                         assert!(r["reason"].is_null(), "{label}:{line}: {r}");
+                        if let Some(w) = want_reason {
+                            // Why the region got the baseline kernel: the build's remark at its line.
+                            let found = remarks.lines().any(|l| {
+                                l.contains(&format!("{name}:{line}:"))
+                                    && l.split_once("remark: target region offloaded with the baseline kernel: ").is_some_and(|(_, why)| why.contains(w.as_str()))
+                            });
+                            assert!(found, "{label}:{line}: no remark 'offloaded with the baseline kernel: …{w}…'; tessera cc printed:\n{remarks}");
+                        }
                         if let Some(kind) = kernel {
                             let mode = r["mode"].as_str().unwrap_or("?");
                             let tiled = mode != "baseline";
@@ -578,18 +625,29 @@ mod tests {
     fn parses_expectations() {
         let src = "#pragma omp target // expect: emu\n  x; // expect-remark: why\n y; // expect-remark@-2: other\n\
                    #pragma omp target // expect: host ~ did not map\n// expect-transfers: A to=40 from=8\n\
-                   #pragma omp target // expect: emu tiled\n#pragma omp target // expect: emu baseline\n";
+                   #pragma omp target // expect: emu tiled\n#pragma omp target // expect: emu baseline ~ [reduction-order]\n\
+                   #pragma omp target // expect: emu baseline ~ [x] // expect(reassociate): emu tiled\n";
         assert_eq!(
             expectations(src),
             vec![
-                Expect::Device { line: 1, device: "emu".into(), reason: None, kernel: None },
+                Expect::Device { line: 1, device: "emu".into(), reason: None, kernel: None, when: None },
                 Expect::Remark { line: 2, text: "why".into() },
                 Expect::Remark { line: 1, text: "other".into() },
-                Expect::Device { line: 4, device: "host".into(), reason: Some("did not map".into()), kernel: None },
+                Expect::Device { line: 4, device: "host".into(), reason: Some("did not map".into()), kernel: None, when: None },
                 Expect::Transfers { array: "A".into(), to: 40, from: 8 },
-                Expect::Device { line: 6, device: "emu".into(), reason: None, kernel: Some("tiled".into()) },
-                Expect::Device { line: 7, device: "emu".into(), reason: None, kernel: Some("baseline".into()) },
+                Expect::Device { line: 6, device: "emu".into(), reason: None, kernel: Some("tiled".into()), when: None },
+                Expect::Device { line: 7, device: "emu".into(), reason: Some("[reduction-order]".into()), kernel: Some("baseline".into()), when: None },
+                Expect::Device { line: 8, device: "emu".into(), reason: Some("[x]".into()), kernel: Some("baseline".into()), when: None },
+                Expect::Device { line: 8, device: "emu".into(), reason: None, kernel: Some("tiled".into()), when: Some("reassociate".into()) },
             ]
         );
+        // Under the option the conditional expectation replaces the plain one of its line.
+        let flags = ["-fplugin-arg-tessera-reassociate".to_string()];
+        let under = active(expectations(src), &flags);
+        assert!(under.iter().all(|x| !matches!(x, Expect::Device { line: 8, when: None, .. })));
+        assert!(under.iter().any(|x| matches!(x, Expect::Device { line: 8, when: Some(_), .. })));
+        let plain = active(expectations(src), &[]);
+        assert!(plain.iter().all(|x| !matches!(x, Expect::Device { when: Some(_), .. })));
+        assert_eq!(plain.len(), 8);
     }
 }

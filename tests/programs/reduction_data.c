@@ -21,7 +21,7 @@ int main(void) {
       for (int i = 1; i < n - 1; i++)
         v[i] = 0.5f * u[i] + 0.25f * (u[i - 1] + u[i + 1]);
       float m = 0.0f;
-#pragma omp target teams distribute parallel for reduction(+: m) // expect: emu baseline
+#pragma omp target teams distribute parallel for reduction(+: m) // expect: emu tiled
       for (int i = 1; i < n - 1; i++) {
         u[i] = v[i];
         m += u[i];
@@ -33,13 +33,16 @@ int main(void) {
     }
   }
 
-  /* Sum of squares over a 2-D grid (values k/4: exact sums). */
+  /* Sum of squares over a 2-D grid (values k/4: exact sums), and a count under a
+     condition. The tile pragma keeps each loop in one tile, so the tiled kernel adds
+     in the loop's order, whatever tile sizes the compilation asks for. */
   static double g[NX][NY];
   for (int i = 0; i < NX; i++)
     for (int j = 0; j < NY; j++) g[i][j] = (double)(int)(rng_next() % 13u) / 4.0;
   double norm2 = 0.0;
   int nonzero = 0;
-#pragma omp target teams distribute parallel for collapse(2) reduction(+: norm2, nonzero) map(to: g) // expect: emu baseline
+#pragma tessera tile(64, 64)
+#pragma omp target teams distribute parallel for collapse(2) reduction(+: norm2, nonzero) map(to: g) // expect: emu tiled
   for (int i = 0; i < NX; i++)
     for (int j = 0; j < NY; j++) {
       norm2 += g[i][j] * g[i][j];

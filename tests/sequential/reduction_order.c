@@ -2,7 +2,9 @@
    Tessera's kernel accumulates in the loop's order, which is the CPU's result
    with one thread (OMP_NUM_THREADS=1), bit for bit. Run by
    tests/e2e.rs (floating_reductions_in_the_loops_order), not by the corpus:
-   with more threads the CPU adds in another order. */
+   with more threads the CPU adds in another order. The 1-D loops get the tiled
+   kernel (its tiles run in order, the last one partial); the 2-D sum the baseline
+   kernel (tiling would split its rows). */
 #include <stdlib.h>
 #include "../programs/common.h"
 
@@ -29,7 +31,15 @@ int main(void) {
   for (int i = 0; i < 200; i++)
     prod *= 1.0f + x[i] / 8.0f;
 
-  printf("sum %a dot %a prod %a\n", (double)sum, dot, (double)prod);
+  int rows = 300, cols = 333;
+  float (*g)[cols] = (float (*)[cols])x;
+  float gsum = 0.7f;
+#pragma omp target teams distribute parallel for collapse(2) reduction(+: gsum) map(to: g[0:rows][0:cols])
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j++)
+      gsum += g[i][j];
+
+  printf("sum %a dot %a prod %a gsum %a\n", (double)sum, dot, (double)prod, (double)gsum);
   free(x);
   free(y);
   return 0;

@@ -119,6 +119,19 @@ pub fn accumulation_ops(region: &Region) -> u32 {
     .unwrap_or(0)
 }
 
+/// Floating-point operations per row of a tiled kernel on the chain of a reduction it
+/// accumulates in the loop's order: `ops` ([`accumulation_ops`], per iteration) times
+/// the iterations of a row (the padded innermost intra-tile loop, unrolled), when the
+/// plan keeps some reduction's order; 0 otherwise (no floating `+`/`*` reduction, or
+/// reassociated ones, whose partial results break the chain).
+pub fn row_accumulation_ops(plan: &Plan, ops: u32) -> u32 {
+    if plan.deps.orders.is_empty() {
+        return 0;
+    }
+    let row = plan.tiling.loops[plan.tiling.padded_loop].trip.count();
+    ops.saturating_mul(u32::try_from(row).unwrap_or(u32::MAX))
+}
+
 /// A hashable form of an affine expression.
 fn aff_key(a: Aff) -> String {
     format!("{a:?}")
@@ -342,18 +355,27 @@ mod tests {
         assert_eq!(accumulation_ops(&r), 2);
         r.reductions[0].op = ReductionOp::Max;
         assert_eq!(accumulation_ops(&r), 0, "exact in any order");
+        // A tiled 1-D sum in the loop's order: the row (tile) of 256 unrolled additions
+        // is one chain; reassociated, no chain is modelled.
+        let r = fixture("sum1d.ir.json");
+        let ops = facts(&r).unwrap().accumulation_ops;
+        assert_eq!(ops, 1);
+        let plan = |reassociate| optimize(&r, &PolyOptions { tile: Some(vec![256]), port_width: 16, reassociate }).unwrap();
+        assert_eq!(row_accumulation_ops(&plan(false), ops), 256);
+        assert_eq!(row_accumulation_ops(&plan(true), ops), 0);
     }
 
     #[test]
     fn rows_of_the_paper_kernel() {
         let r = fixture("bench/2D-jacobi.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![128, 128]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![128, 128]), port_width: 16, ..Default::default() }).unwrap();
         assert_eq!(rows(&p), Some(4094 * 32)); // every i, 32 column tiles
         let r = fixture("bench/1D-jacobi.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![1024]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![1024]), port_width: 16, ..Default::default() }).unwrap();
+        assert_eq!(row_accumulation_ops(&p, 3), 0, "a stencil keeps no reduction's order");
         assert_eq!(rows(&p), Some(((1u64 << 24) - 2).div_ceil(1024))); // one row per tile
         let r = fixture("bench/3D-27p.ir.json");
-        let p = optimize(&r, &PolyOptions { tile: Some(vec![32, 32, 32]), port_width: 16 }).unwrap();
+        let p = optimize(&r, &PolyOptions { tile: Some(vec![32, 32, 32]), port_width: 16, ..Default::default() }).unwrap();
         assert_eq!(rows(&p), Some(254 * 254 * 8));
     }
 }

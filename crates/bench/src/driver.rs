@@ -236,12 +236,22 @@ fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic) 
         "paper" | "tessera" => {
             let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
+            let accumulation_ops = analysis::row_accumulation_ops(plan, facts.accumulation_ops);
             Ok(match mode {
-                "paper" => Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops }),
-                _ => Structure::OverlappedRows(OverlappedRows { rows, depth_ops: facts.depth_ops }),
+                "paper" => Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops, accumulation_ops }),
+                _ => Structure::OverlappedRows(OverlappedRows { rows, depth_ops: facts.depth_ops, accumulation_ops }),
             })
         }
         m => Err(format!("no model for kernel mode '{m}'")),
+    }
+}
+
+/// `, 128 accumulation ops per row` (a reduction kept in the loop's order), or nothing.
+fn chain(ops: u32) -> String {
+    if ops == 0 {
+        String::new()
+    } else {
+        format!(", {ops} accumulation ops per row")
     }
 }
 
@@ -253,10 +263,18 @@ fn describe(s: &Structure) -> String {
             b.accesses_per_iteration,
             if b.in_place { " (in place)" } else { "" }
         ),
-        Structure::BlockedRows(r) => format!("blocked rows: {} rows, depth {} ops, every burst a blocking round trip", r.rows, r.depth_ops),
-        Structure::OverlappedRows(r) => {
-            format!("overlapped rows: {} rows, depth {} ops, only the exposed round trips counted by the emulated ports wait", r.rows, r.depth_ops)
-        }
+        Structure::BlockedRows(r) => format!(
+            "blocked rows: {} rows, depth {} ops{}, every burst a blocking round trip",
+            r.rows,
+            r.depth_ops,
+            chain(r.accumulation_ops)
+        ),
+        Structure::OverlappedRows(r) => format!(
+            "overlapped rows: {} rows, depth {} ops{}, only the exposed round trips counted by the emulated ports wait",
+            r.rows,
+            r.depth_ops,
+            chain(r.accumulation_ops)
+        ),
     }
 }
 
@@ -299,7 +317,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     let region = load_ir(&base_built.ir_dir)?;
     let facts = analysis::facts(&region)?;
     let t = Instant::now();
-    let plan = optimize(&region, &PolyOptions { tile: Some(tile.to_vec()), port_width: cfg.port_width });
+    let plan = optimize(&region, &PolyOptions { tile: Some(tile.to_vec()), port_width: cfg.port_width, ..Default::default() });
     r.measured.optimizer_s = Some(t.elapsed().as_secs_f64());
     let base_traffic = base.record.traffic()?;
     let base_structure = baseline_structure(&facts, &base_traffic)?;

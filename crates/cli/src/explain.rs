@@ -39,6 +39,10 @@ pub struct ExplainArgs {
     /// Port width in elements per beat (1: no alignment halo; 4/8/16 floats = 128/256/512 bit).
     #[arg(long, default_value_t = 1)]
     pub port_width: u32,
+    /// Allow floating sums and products to be reassociated, as
+    /// `-fplugin-arg-tessera-reassociate` does (reductions may then be tiled in any order).
+    #[arg(long)]
+    pub reassociate: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -71,7 +75,7 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let opts = PolyOptions { tile, port_width: a.port_width.max(1) };
+    let opts = PolyOptions { tile, port_width: a.port_width.max(1), reassociate: a.reassociate };
     let mut json_regions = Vec::new();
     for region in &regions {
         // The compiler's input-class check first (its closed set of reasons), then the optimizer.

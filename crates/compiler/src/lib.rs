@@ -310,10 +310,11 @@ fn generate_kernel(
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    let mut poly = tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width };
+    let mut poly =
+        tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
     // Without sizes from the options or a pragma, the resource model picks them.
     let chosen = match (opts.mode, &opts.tile, &region.tile) {
-        (Mode::Paper | Mode::Tessera, None, None) => tiles::choose(region, opts.port_width),
+        (Mode::Paper | Mode::Tessera, None, None) => tiles::choose(region, &poly),
         _ => None,
     };
     if let Some(c) = &chosen {
@@ -341,16 +342,6 @@ fn generate_kernel(
         Mode::Tessera => Some(tessera_hls::paper::Variant::Tessera),
     };
     let mut why = None;
-    if let (Some(variant), Some(r)) = (variant, region.reductions.first()) {
-        // The optimizer models no scalar state; a region with a reduction also has
-        // the assignments to its variable, which it refuses (`scalar-write`), but a
-        // reduction variable the body only reads must not reach it either (inside the
-        // region it is the private copy, not the value the kernel is passed).
-        let reason = RejectReason::ReductionNotTiled { text: format!("reduction({}: {})", r.op.name(), r.var) };
-        let w = format!("not tiled: {}", reason.remark());
-        text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", variant.name()));
-        return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
-    }
     if let Some(variant) = variant {
         match &plan {
             Ok(plan) => match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
@@ -614,6 +605,38 @@ mod tests {
         assert!(why.starts_with("not tiled: [tile-size-count] "), "{why}");
         let out = compile_region(&r, &Options::from_plugin_args(&["mode=baseline", "tile=4,4"]).unwrap());
         assert_eq!((out.manifest.mode.as_str(), out.fallback), ("baseline", None));
+    }
+
+    /// Regions with reductions get the tiled kernel when its accumulations are exact:
+    /// a 1-D floating sum (tiles in the loop's order), 2-D integer reductions (any
+    /// order); a 2-D floating sum only with `reassociate`, else the baseline kernel
+    /// with the reason `reduction-order`. The returned scalars are one-element array
+    /// arguments in either kernel.
+    #[test]
+    fn reductions_are_tiled_where_exact() {
+        let load = |n: &str| {
+            let p = format!("{}/../../tests/ir/{n}.ir.json", env!("CARGO_MANIFEST_DIR"));
+            Region::from_json(&std::fs::read_to_string(&p).unwrap()).unwrap()
+        };
+        let reassociate = Options::from_plugin_args(&["reassociate"]).unwrap();
+        for (file, opts, mode) in [
+            ("sum1d", &Options::default(), "tessera"),
+            ("checksum2d", &Options::default(), "tessera"),
+            ("sum2d", &Options::default(), "baseline"),
+            ("sum2d", &reassociate, "tessera"),
+        ] {
+            let out = compile_region(&load(file), opts);
+            assert!(out.rejection.is_none() && out.internal.is_none(), "{file}: {:?}", out.rejection);
+            assert_eq!(out.manifest.mode, mode, "{file}: {:?}", out.fallback);
+            let s = &out.manifest.args[0];
+            assert_eq!((s.kind, s.array.as_ref().map(|a| a.map)), (VarKind::Array, Some(MapKind::Tofrom)), "{file}");
+            if mode == "baseline" {
+                let why = out.fallback.unwrap();
+                assert!(why.starts_with("not tiled: [reduction-order] the floating-point sum 'reduction(+: s)'"), "{why}");
+            } else {
+                assert_eq!(out.fallback, None);
+            }
+        }
     }
 
     #[test]

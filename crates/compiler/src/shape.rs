@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn tiled_2d_jacobi_at_w16() {
         let r = fixture("bench/2D-jacobi.ir.json");
-        let plan = optimize(&r, &PolyOptions { tile: Some(vec![64, 64]), port_width: 16 }).unwrap();
+        let plan = optimize(&r, &PolyOptions { tile: Some(vec![64, 64]), port_width: 16, reassociate: false }).unwrap();
         let k = tiled(&r, &plan);
         let shapes: Vec<(&str, &[u64])> = k.buffers.iter().map(|b| (b.name.as_str(), b.shape.as_slice())).collect();
         assert_eq!(shapes, vec![("A_c", &[3u64, 80][..]), ("B_l", &[1u64, 80][..])]);
@@ -298,7 +298,7 @@ mod tests {
         let r = fixture("bench/1D-jacobi.ir.json");
         let p = ResourceParams::XCVU9P;
         let at = |tile| {
-            let plan = optimize(&r, &PolyOptions { tile: Some(vec![tile]), port_width: 16 }).unwrap();
+            let plan = optimize(&r, &PolyOptions { tile: Some(vec![tile]), port_width: 16, reassociate: false }).unwrap();
             let k = tiled(&r, &plan);
             (k.lanes, usage(&estimate_resources(&k, &p).total, &p))
         };

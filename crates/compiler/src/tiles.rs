@@ -29,12 +29,13 @@ pub struct TileChoice {
     pub note: String,
 }
 
-/// The tile sizes for `region` at `port_width` elements per beat (see the module
-/// docs), or `None` when the optimizer cannot plan the region at its default sizes
-/// (the caller's own planning then reports why).
-pub fn choose(region: &Region, port_width: u32) -> Option<TileChoice> {
+/// The tile sizes for `region` under the optimizer's options `opts` (their `tile` is
+/// ignored; see the module docs), or `None` when the optimizer cannot plan the region
+/// at its default sizes (the caller's own planning then reports why).
+pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
     let p = ResourceParams::XCVU9P;
-    let first = optimize(region, &PolyOptions { tile: None, port_width }).ok()?;
+    let port_width = opts.port_width;
+    let first = optimize(region, &PolyOptions { tile: None, ..opts.clone() }).ok()?;
     let mut tile: Vec<i64> = first.tiling.tile_sizes.clone();
     let lanes_loop = first.tiling.permutation.last().copied();
     let mut plan = first;
@@ -62,9 +63,13 @@ pub fn choose(region: &Region, port_width: u32) -> Option<TileChoice> {
         };
         tile[d] /= 2;
         tried += 1;
-        match optimize(region, &PolyOptions { tile: Some(tile.clone()), port_width }) {
+        match optimize(region, &PolyOptions { tile: Some(tile.clone()), ..opts.clone() }) {
             Ok(next) => plan = next,
-            Err(_) => return Some(TileChoice { tile, fits: false, note }),
+            Err(e) => {
+                let smaller = tile.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                let note = format!("{note}; the optimizer refuses the smaller tiles {smaller}: {}", e.remark());
+                return Some(TileChoice { tile, fits: false, note });
+            }
         }
     }
 }
@@ -73,6 +78,10 @@ pub fn choose(region: &Region, port_width: u32) -> Option<TileChoice> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    fn opts16() -> PolyOptions {
+        PolyOptions { tile: None, port_width: 16, reassociate: false }
+    }
 
     fn fixture(rel: &str) -> Region {
         let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir").join(rel);
@@ -83,7 +92,7 @@ mod tests {
     /// XCVU9P's 6 840 DSPs and 256 do.
     #[test]
     fn one_d_jacobi_halves_to_256_lanes() {
-        let c = choose(&fixture("bench/1D-jacobi.ir.json"), 16).unwrap();
+        let c = choose(&fixture("bench/1D-jacobi.ir.json"), &opts16()).unwrap();
         assert_eq!((c.tile.as_slice(), c.fits), (&[256i64][..], true), "{c:?}");
         assert!(c.note.starts_with("tile sizes 256 from the resource model: DSP 56% of the XCVU9P (modelled)"), "{}", c.note);
         assert!(c.note.ends_with("after 2 halving(s) of the defaults"), "{}", c.note);
@@ -102,7 +111,7 @@ mod tests {
                 continue;
             }
             let r = fixture(&format!("bench/{name}"));
-            let c = choose(&r, 16).unwrap_or_else(|| panic!("{name}: not planned"));
+            let c = choose(&r, &opts16()).unwrap_or_else(|| panic!("{name}: not planned"));
             assert!(c.fits, "{name}: {c:?}");
             let defaults = tessera_poly::tiling::default_tile_sizes(c.tile.len());
             assert!(c.tile.iter().zip(&defaults).all(|(t, d)| t <= d), "{name}: {c:?}");

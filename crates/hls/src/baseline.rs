@@ -64,7 +64,7 @@ impl cpp::Leaves for PartialLeaves<'_> {
 /// result, as compound assignments give them), `op` the reduction's, `e` not reading
 /// it; and nothing else reads it. Then replacing it by any partial result in each
 /// assignment only reassociates the reduction.
-fn reassociable(region: &Region, name: &str, op: ReductionOp) -> bool {
+pub(crate) fn reassociable(region: &Region, name: &str, op: ReductionOp) -> bool {
     fn reads(e: &Expr, name: &str) -> usize {
         let mut n = 0;
         e.visit(&mut |x| n += usize::from(matches!(x, Expr::Var { name: v, .. } if v == name)));

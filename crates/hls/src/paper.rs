@@ -44,6 +44,18 @@
 //! - Padded iterations skip integer divisions (as they skip uncached accesses): their
 //!   operands are garbage there, and a zero divisor traps in emulation.
 //!
+//! Reductions (`tessera_poly::reduction`): each reduction variable is a local
+//! accumulator at the operator's identity, declared before the tiles; its
+//! accumulations run where the nest has them, in the tiled order, under the padding
+//! guard (a padded iteration never accumulates), and the plan has proved that order to
+//! be the loop's wherever the result depends on it. At the end the result, `original
+//! op private` (clang's combiner), goes to the variable's one-element port
+//! (`tessera::maxi<T>`, the baseline kernel's ABI; bundles after the arrays'). With
+//! `reassociate`, a floating sum or product the loop only accumulates into keeps
+//! [`crate::baseline::PARTIAL_SUMS`] partial results, indexed by the padded loop's
+//! intra-tile index modulo their number (a constant in each unrolled copy), added up
+//! pairwise at the end.
+//!
 //! What makes [`generate`] refuse a plan (the caller then uses the baseline kernel):
 //! loops with a step other than 1; a cached write group that does not write one
 //! element per iteration with subscripts `tile origin + intra index + constant` (so
@@ -60,7 +72,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 use tessera_ir::reject::Reason;
-use tessera_ir::{BinOp, Expr, LValue, Region, ScalarType, Stmt, VarKind};
+use tessera_ir::{BinOp, Expr, LValue, ReductionOp, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, BufferKind, IntraTrip, Plan, Sym};
 
 /// Generates the optimized kernel `name` for `region` from its plan, with ports of
@@ -171,6 +183,30 @@ struct Buf {
     write: Option<(Vec<Aff>, Vec<Option<usize>>)>,
 }
 
+/// One reduction variable (`tessera_poly::reduction`): a local accumulator in the
+/// kernel, combined into the variable's one-element port at the end.
+struct Red {
+    /// Source name.
+    var: String,
+    op: ReductionOp,
+    ty: ScalarType,
+    /// The accumulator: a local of the variable's own name.
+    local: String,
+    /// The kernel parameter: `<var>_port`, the one-element memory port of a variable
+    /// returned to the host, or `<var>_in`, the (unused) value of a firstprivate one.
+    param: String,
+    /// Whether the variable returns to the host (`Var::writes_back`).
+    writes_back: bool,
+    /// The original value read from the port at the end.
+    orig: String,
+    /// Whether the plan keeps the loop's order of its accumulations.
+    ordered: bool,
+    /// Reassociated (`reassociate`, a floating sum or product only accumulated
+    /// into): the array of partial results, one per intra-tile index of the padded
+    /// loop modulo [`crate::baseline::PARTIAL_SUMS`].
+    part: Option<String>,
+}
+
 struct Gen<'a> {
     region: &'a Region,
     plan: &'a Plan,
@@ -190,6 +226,8 @@ struct Gen<'a> {
     /// Per array: the most read bursts the kernel has outstanding at once (tessera
     /// variant; the paper's blocking reads have one).
     read_outstanding: RefCell<Vec<i64>>,
+    /// The reduction variables, in the SCoP's order.
+    reds: Vec<Red>,
 }
 
 /// Names the generated code introduces, kept apart from the region's own.
@@ -337,24 +375,62 @@ impl<'a> Gen<'a> {
         }
         let array_index = |name: &str| arrays.iter().position(|a| a.name == name);
 
-        // Statements: the reads the printer meets, in order, are the statement's reads.
+        // Statements: the reads the printer meets, in order, are the statement's reads
+        // (an accumulation's condition first), then an array assignment's write.
         for (s, st) in stmts.iter().enumerate() {
-            let Stmt::Assign { target: LValue::Element { array, .. }, value, .. } = st else {
-                return Err(Reason::KernelInconsistent { detail: "a statement of the nest is not an array assignment".into() });
+            let reduction = scop.statements[s].reduction.as_deref();
+            let (cond, value, written) = match (st, reduction) {
+                (Stmt::Assign { target: LValue::Element { array, .. }, value, .. }, None) => (None, value, Some(array)),
+                (Stmt::Assign { target: LValue::Scalar { name, .. }, value, .. }, Some(v)) if name == v => (None, value, None),
+                (Stmt::If { cond, then, otherwise, .. }, Some(v)) if otherwise.is_empty() => match then.as_slice() {
+                    [Stmt::Assign { target: LValue::Scalar { name, .. }, value, .. }] if name == v => (Some(cond), value, None),
+                    _ => return Err(Reason::KernelInconsistent { detail: format!("statement S{s} is not the accumulation the plan says") }),
+                },
+                _ => return Err(Reason::KernelInconsistent { detail: format!("statement S{s} is not the assignment the plan says") }),
             };
             let ids = &scop.statements[s].accesses;
             let mut seen = Vec::new();
-            value.visit(&mut |e| {
-                if let Expr::Read { array, .. } = e {
-                    seen.push(array.clone());
-                }
-            });
-            seen.push(array.clone());
+            for e in cond.into_iter().chain([value]) {
+                e.visit(&mut |e| {
+                    if let Expr::Read { array, .. } = e {
+                        seen.push(array.clone());
+                    }
+                });
+            }
+            seen.extend(written.cloned());
             let planned: Vec<&String> = ids.iter().map(|&a| &scop.accesses[a].array).collect();
             let last = ids.last().map(|&a| scop.accesses[a].kind);
-            if seen.len() != ids.len() || seen.iter().zip(&planned).any(|(a, b)| a != *b) || last != Some(AccessKind::Write) {
+            let writes = ids.iter().filter(|&&a| scop.accesses[a].kind == AccessKind::Write).count();
+            let shape_ok = match written {
+                Some(_) => last == Some(AccessKind::Write) && writes == 1,
+                None => writes == 0,
+            };
+            if seen.len() != ids.len() || seen.iter().zip(&planned).any(|(a, b)| a != *b) || !shape_ok {
                 return Err(Reason::KernelInconsistent { detail: format!("the accesses of statement S{s} do not match the plan") });
             }
+        }
+        // Reductions: a local accumulator each, the parameter renamed.
+        let mut reds = Vec::new();
+        for (k, r) in scop.reductions.iter().enumerate() {
+            let v = region.var(&r.var).filter(|v| v.kind == VarKind::Scalar).ok_or_else(|| Reason::KernelInconsistent {
+                detail: format!("the reduction variable '{}' is not a scalar of the region", r.var),
+            })?;
+            let reassociated = plan.options.reassociate && r.op.order_sensitive(r.ty) && crate::baseline::reassociable(region, &r.var, r.op);
+            let writes_back = v.writes_back();
+            reds.push(Red {
+                var: r.var.clone(),
+                op: r.op,
+                ty: r.ty,
+                local: ident(&r.var),
+                param: names.fresh(&format!("{}_{}", r.var, if writes_back { "port" } else { "in" })),
+                writes_back,
+                orig: names.fresh(&format!("{}_orig", r.var)),
+                ordered: plan.deps.orders.iter().any(|o| o.reduction == k),
+                part: reassociated.then(|| names.fresh(&format!("{}_part", r.var))),
+            });
+        }
+        if let Some(v) = region.vars.iter().find(|v| v.writes_back() && !reds.iter().any(|r| r.var == v.name)) {
+            return Err(Reason::KernelInconsistent { detail: format!("the scalar '{}' returns to the host but is no reduction of the plan", v.name) });
         }
         if plan.redirects.iter().enumerate().any(|(i, r)| r.access != i) {
             return Err(Reason::KernelInconsistent { detail: "the plan's redirections are not in access order".into() });
@@ -478,7 +554,21 @@ impl<'a> Gen<'a> {
         let n_arrays = arrays.len();
         let rank = arrays.iter().map(|a| a.extents.len()).max().unwrap_or(0);
         let rows = (0..rank).map(|j| names.fresh(&format!("r{j}"))).collect();
-        Ok(Gen { region, plan, variant, w, loops, perm, stmts, arrays, bufs, rows, used_real: RefCell::new(BTreeSet::new()), read_outstanding: RefCell::new(vec![1; n_arrays]) })
+        Ok(Gen {
+            region,
+            plan,
+            variant,
+            w,
+            loops,
+            perm,
+            stmts,
+            arrays,
+            bufs,
+            rows,
+            used_real: RefCell::new(BTreeSet::new()),
+            read_outstanding: RefCell::new(vec![1; n_arrays]),
+            reds,
+        })
     }
 
     // ---- printing affine expressions -------------------------------------------------
@@ -582,10 +672,14 @@ impl<'a> Gen<'a> {
     fn statements(&self, code: &mut Code) {
         let padded = self.plan.tiling.padded_loop;
         for (s, st) in self.stmts.iter().enumerate() {
+            if let Some(var) = &self.plan.scop.statements[s].reduction {
+                self.accumulation(code, s, st, var);
+                continue;
+            }
             let Stmt::Assign { value, .. } = st else { unreachable!("checked in new") };
             let ids = &self.plan.scop.statements[s].accesses;
             let (reads, write) = ids.split_at(ids.len() - 1);
-            let body = Body { g: self, reads, next: Cell::new(0) };
+            let body = Body { g: self, reads, next: Cell::new(0), acc: None };
             // Padded iterations compute on whatever their buffer slots hold; an integer
             // division by such a value could trap, so they skip it.
             let divides = self.plan.tiling.padding && has_integer_division(value);
@@ -618,6 +712,104 @@ impl<'a> Gen<'a> {
                 code.line(&line);
             }
         }
+    }
+
+    /// Statement `s`, an accumulation into `var`: into the local accumulator (or the
+    /// partial result of the padded loop's index), in the tiled order — which the plan
+    /// proved to be the loop's order where that matters. A padded iteration never
+    /// accumulates (guard).
+    fn accumulation(&self, code: &mut Code, s: usize, st: &Stmt, var: &str) {
+        let red = self.reds.iter().find(|r| r.var == var).expect("checked in new");
+        let (cond, value) = match st {
+            Stmt::Assign { value, .. } => (None, value),
+            Stmt::If { cond, then, .. } => match then.as_slice() {
+                [Stmt::Assign { value, .. }] => (Some(cond), value),
+                _ => unreachable!("checked in new"),
+            },
+            _ => unreachable!("checked in new"),
+        };
+        let padded = self.plan.tiling.padded_loop;
+        let target = match &red.part {
+            Some(part) => format!("{part}[{} % {}]", self.loops[padded].var, crate::baseline::PARTIAL_SUMS),
+            None => red.local.clone(),
+        };
+        let body = Body { g: self, reads: &self.plan.scop.statements[s].accesses, next: Cell::new(0), acc: Some((var, target.clone())) };
+        let cond = cond.map(|c| cpp::expr_with(c, &body));
+        let line = format!("{target} = {};", cpp::expr_with(value, &body));
+        let guarded = self.plan.tiling.guarded_accumulations.contains(&s);
+        if guarded {
+            let Range::Var { count, .. } = self.real(padded) else { unreachable!("a padded loop has a real count") };
+            code.line("// Step 3: padded iterations never accumulate (guard).");
+            code.open(&format!("if ({} < {count})", self.loops[padded].var));
+        }
+        match cond {
+            Some(c) => {
+                code.open(&format!("if ({c})"));
+                code.line(&line);
+                code.close();
+            }
+            None => code.line(&line),
+        }
+        if guarded {
+            code.close();
+        }
+    }
+
+    /// The accumulators before the tiles: each reduction's private copy at the
+    /// operator's identity (OpenMP), or its partial results.
+    fn accumulators(&self, code: &mut Code) {
+        for r in &self.reds {
+            let (ty, id) = (r.ty.c_name(), crate::baseline::identity(r.op, r.ty));
+            let clause = format!("reduction({}: {})", r.op.name(), r.var);
+            match &r.part {
+                Some(part) => {
+                    let p = crate::baseline::PARTIAL_SUMS;
+                    code.line(&format!(
+                        "// {clause}, reassociated (-fplugin-arg-tessera-reassociate): {p} partial results, one per index of the padded loop modulo {p}, combined pairwise at the end."
+                    ));
+                    code.line(&format!("{ty} {part}[{p}] = {{{}}};", vec![id; p].join(", ")));
+                    code.pragma(&format!("HLS ARRAY_PARTITION variable={part} type=complete"));
+                }
+                None => {
+                    let how = if r.ordered {
+                        "accumulated in the loop's order (the tiling keeps it)"
+                    } else if r.op.order_sensitive(r.ty) {
+                        "accumulated in the tiles' order (reassociated: -fplugin-arg-tessera-reassociate)"
+                    } else {
+                        "accumulated in the tiles' order (exact in any order)"
+                    };
+                    code.line(&format!("// {clause}: the private copy starts at the identity, {how}."));
+                    code.line(&format!("{ty} {} = {id};", r.local));
+                }
+            }
+        }
+    }
+
+    /// After the tiles: the partial results combined, and the result `original op
+    /// private` (clang's combiner) written to a returned variable's port.
+    fn combiners(&self, code: &mut Code) {
+        for r in &self.reds {
+            let ty = r.ty.c_name();
+            if let Some(part) = &r.part {
+                let mut level: Vec<String> = (0..crate::baseline::PARTIAL_SUMS).map(|k| format!("{part}[{k}]")).collect();
+                while level.len() > 1 {
+                    level = level.chunks(2).map(|p| crate::baseline::combine(r.op, r.ty, &p[0], &p[1])).collect();
+                }
+                code.line(&format!("{ty} {} = {};", r.local, level[0]));
+            }
+            if r.writes_back {
+                code.line(&format!("// reduction({}: {}): the original value combined with the private copy.", r.op.name(), r.var));
+                code.line(&format!("{ty} {} = {}[0];", r.orig, r.param));
+                code.line(&format!("{}[0] = {};", r.param, crate::baseline::combine(r.op, r.ty, &r.orig, &r.local)));
+            } else {
+                code.line(&format!("(void){};", r.local));
+            }
+        }
+    }
+
+    /// The kernel parameter of a region variable.
+    fn param(&self, v: &tessera_ir::Var) -> String {
+        self.reds.iter().find(|r| r.var == v.name).map_or_else(|| ident(&v.name), |r| r.param.clone())
     }
 
     // ---- ships -----------------------------------------------------------------------
@@ -1047,6 +1239,7 @@ impl<'a> Gen<'a> {
         for a in &posted {
             body.line(&format!("int {} = 0;", a.pending));
         }
+        self.accumulators(&mut body);
         body.line("// Steps 1 and 3: inter-tile loops (δ^o = -lb: the first tile starts at the lower bound).");
         for l in &self.loops {
             body.open(&format!(
@@ -1071,13 +1264,15 @@ impl<'a> Gen<'a> {
         for a in &posted {
             body.line(&format!("tessera_write_drain<{}>({}, {});", a.pend, a.port, a.pending));
         }
+        self.combiners(&mut body);
 
         writeln!(c.s).unwrap();
         let params: Vec<String> = region
             .vars
             .iter()
             .map(|v| match v.kind {
-                VarKind::Scalar => format!("{} {}", v.elem.c_name(), ident(&v.name)),
+                VarKind::Scalar if v.writes_back() => format!("tessera::maxi<{}> {}", v.elem.c_name(), self.param(v)),
+                VarKind::Scalar => format!("{} {}", v.elem.c_name(), self.param(v)),
                 _ => format!("{} {}", self.port_type(v.elem), ident(&v.name)),
             })
             .collect();
@@ -1092,13 +1287,18 @@ impl<'a> Gen<'a> {
             )
             .unwrap();
         }
-        for v in region.vars.iter().filter(|v| v.kind == VarKind::Scalar) {
-            writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port={}", ident(&v.name)).unwrap();
+        // A scalar returned to the host is a one-element port (the baseline's ABI).
+        for (bundle, v) in region.vars.iter().filter(|v| v.kind == VarKind::Scalar && v.writes_back()).enumerate() {
+            writeln!(c.s, "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{}", self.param(v), self.arrays.len() + bundle)
+                .unwrap();
+        }
+        for v in region.vars.iter().filter(|v| v.kind == VarKind::Scalar && !v.writes_back()) {
+            writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port={}", self.param(v)).unwrap();
         }
         writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port=return").unwrap();
         // Variables only a map clause uses are still parameters (-Wunused-parameter).
-        for v in region.vars.iter().filter(|v| !crate::baseline::mentions(&body.s, &ident(&v.name))) {
-            writeln!(c.s, "  (void){};", ident(&v.name)).unwrap();
+        for v in region.vars.iter().filter(|v| !crate::baseline::mentions(&body.s, &self.param(v))) {
+            writeln!(c.s, "  (void){};", self.param(v)).unwrap();
         }
         c.s.push_str(&body.s);
         writeln!(c.s, "}}").unwrap();
@@ -1166,7 +1366,10 @@ impl<'a> Gen<'a> {
     }
 
     fn emu_entry(&self, name: &str) -> String {
-        crate::emu_entry(self.region, name, &|v| self.port_type(v.elem))
+        crate::emu_entry(self.region, name, &|v| match v.kind {
+            VarKind::Scalar => format!("tessera::maxi<{}>", v.elem.c_name()),
+            _ => self.port_type(v.elem),
+        })
     }
 }
 
@@ -1186,6 +1389,8 @@ struct Body<'g> {
     g: &'g Gen<'g>,
     reads: &'g [usize],
     next: Cell<usize>,
+    /// In an accumulation: the reduction variable and how the accumulator is spelled.
+    acc: Option<(&'g str, String)>,
 }
 
 impl Leaves for Body<'_> {
@@ -1196,7 +1401,10 @@ impl Leaves for Body<'_> {
     }
 
     fn var(&self, name: &str) -> String {
-        self.g.index_value(name)
+        match &self.acc {
+            Some((var, target)) if *var == name => target.clone(),
+            _ => self.g.index_value(name),
+        }
     }
 }
 

@@ -219,7 +219,7 @@ fn generator_fixtures_bit_exact_on_the_emulated_device() {
 /// for another port width.
 #[test]
 fn unsupported_plans_are_refused() {
-    let opts = |w| tessera_poly::PolyOptions { tile: None, port_width: w };
+    let opts = |w| tessera_poly::PolyOptions { tile: None, port_width: w, ..Default::default() };
     let r = small("strided");
     let plan = tessera_poly::optimize(&r, &opts(4)).unwrap();
     let e = tessera_hls::paper::generate(&r, &plan, "tessera_k", 4, Variant::Tessera).unwrap_err();
@@ -231,7 +231,7 @@ fn unsupported_plans_are_refused() {
     assert!(e.message().contains("port width 8") && e.code() == "kernel-inconsistent", "{e}");
     // Tiles of 1024 in 3D: megabytes of registers (and of stack in emulation).
     let r = small("3D-heat");
-    let big = tessera_poly::optimize(&r, &tessera_poly::PolyOptions { tile: Some(vec![1024]), port_width: 4 }).unwrap();
+    let big = tessera_poly::optimize(&r, &tessera_poly::PolyOptions { tile: Some(vec![1024]), port_width: 4, ..Default::default() }).unwrap();
     let e = tessera_hls::paper::generate(&r, &big, "tessera_k", 4, Variant::Tessera).unwrap_err();
     assert!(e.message().contains("flip-flops: choose smaller tiles") && e.code() == "kernel-too-large", "{e}");
 }

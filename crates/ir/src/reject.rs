@@ -221,12 +221,27 @@ pub enum Reason {
         /// Largest depth handled.
         max: usize,
     },
-    /// A region with a `reduction`: the tiled kernels do not implement reductions
-    /// (the baseline kernel does, in the loop's order).
+    /// A reduction the tiled kernels do not accumulate: the loop reads the variable
+    /// other than in its own accumulation, or assigns it other than by accumulating
+    /// with the clause's operator (`tessera_poly::reduction`). The baseline kernel
+    /// runs it, in the loop's order.
     #[serde(rename = "reduction")]
     ReductionNotTiled {
         /// `reduction(op: var)`.
         text: String,
+        /// What the loop does with the variable instead.
+        why: String,
+    },
+    /// A floating-point reduction that must be accumulated in the loop's order (its
+    /// rounding depends on the order), which every legal tiling of the nest changes.
+    ReductionOrder {
+        /// `reduction(op: var)`.
+        text: String,
+        /// `sum`, `product`, `minimum`, `maximum`, … (what the operator accumulates).
+        what: String,
+        /// Whether `-fplugin-arg-tessera-reassociate` would allow the reordering (a
+        /// sum or a product).
+        reassociable: bool,
     },
     /// A dependence that rectangular tiling would violate (Gauss–Seidel, SOR).
     TilingIllegal {
@@ -278,6 +293,7 @@ impl Reason {
             Reason::WriteToInput { .. } => "write-to-input",
             Reason::UnsupportedReduction { .. } => "unsupported-reduction",
             Reason::ReductionNotTiled { .. } => "reduction",
+            Reason::ReductionOrder { .. } => "reduction-order",
             Reason::Unpassable { .. } => "unpassable",
             Reason::NotALoopNest { .. } => "not-a-loop-nest",
             Reason::NonRectangular { .. } => "non-rectangular",
@@ -325,6 +341,7 @@ impl Reason {
             | Reason::TooDeep { .. }
             | Reason::TilingIllegal { .. }
             | Reason::ReductionNotTiled { .. }
+            | Reason::ReductionOrder { .. }
             | Reason::Internal { .. } => Stage::Tiling,
             Reason::KernelUnsupported { .. } | Reason::KernelTooLarge { .. } | Reason::KernelInconsistent { .. } => {
                 Stage::Generation
@@ -370,7 +387,10 @@ impl Reason {
             }
             Reason::UnsupportedReduction { text, why, .. } => format!("{why}: '{text}'"),
             Reason::WriteToInput { array } => format!("'{array}' is written but mapped 'to'"),
-            Reason::ReductionNotTiled { text } => format!("the tiled kernels do not implement reductions: '{text}'"),
+            Reason::ReductionNotTiled { text, why } => format!("the tiled kernels do not accumulate '{text}': {why}"),
+            Reason::ReductionOrder { text, what, .. } => format!(
+                "the floating-point {what} '{text}' must be accumulated in the loop's order to match the host bit for bit; tiling the loops would reorder it"
+            ),
             Reason::Unpassable { detail } => detail.clone(),
             Reason::NotALoopNest { what } => format!("the region is not a single perfect loop nest ({what})"),
             Reason::NonRectangular { var, bound } => format!(
@@ -427,6 +447,13 @@ impl Reason {
             Reason::NonRectangular { .. } => "triangular loop nests run untiled".to_string(),
             Reason::TilingIllegal { .. } => {
                 "a sweep that reads values it wrote in the same sweep (Gauss-Seidel, SOR) runs untiled".to_string()
+            }
+            Reason::ReductionNotTiled { .. } => "accumulate only with the clause's operator ('s += e', 's = s * e', 's = e < s ? e : s' or 'if (e < s) s = e' for min) and read the variable nowhere else in the loop".to_string(),
+            Reason::ReductionOrder { reassociable: true, .. } => {
+                "use -fplugin-arg-tessera-reassociate to allow partial sums (this changes the rounding, like -ffast-math); a 1-D loop, or inner loops within one tile, keep the order".to_string()
+            }
+            Reason::ReductionOrder { reassociable: false, .. } => {
+                "a 1-D loop, or inner loops within one tile (#pragma tessera tile(…)), keep the order".to_string()
             }
             Reason::TileSizeCount { .. } | Reason::BadTileSize { .. } => {
                 "fix '#pragma tessera tile(…)' or -fplugin-arg-tessera-tile".to_string()
@@ -518,7 +545,8 @@ mod tests {
             Reason::ScalarWrite { name: s() },
             Reason::WriteToInput { array: s() },
             Reason::UnsupportedReduction { text: s(), why: s(), hint: s() },
-            Reason::ReductionNotTiled { text: s() },
+            Reason::ReductionNotTiled { text: s(), why: s() },
+            Reason::ReductionOrder { text: s(), what: s(), reassociable: true },
             Reason::Unpassable { detail: s() },
             Reason::NotALoopNest { what: s() },
             Reason::NonRectangular { var: s(), bound: s() },
@@ -558,5 +586,13 @@ mod tests {
         let r = Reason::UnknownExtent { array: "p".into() };
         assert_eq!(r.remark(), "[unknown-extent] the size of 'p' is unknown; give it an array section in a map clause, e.g. 'p[0:n]'");
         assert_eq!(Reason::Unpassable { detail: "cannot pass 't'".into() }.remark(), "[unpassable] cannot pass 't'");
+        let r = Reason::ReductionOrder { text: "reduction(+: s)".into(), what: "sum".into(), reassociable: true };
+        assert_eq!(
+            r.remark(),
+            "[reduction-order] the floating-point sum 'reduction(+: s)' must be accumulated in the loop's order to match the host bit for bit; tiling the loops would reorder it; use -fplugin-arg-tessera-reassociate to allow partial sums (this changes the rounding, like -ffast-math); a 1-D loop, or inner loops within one tile, keep the order"
+        );
+        assert_eq!(r.stage(), Stage::Tiling);
+        let r = Reason::ReductionNotTiled { text: "reduction(+: s)".into(), why: "'s' is read in 'b[i] = s'".into() };
+        assert!(r.remark().starts_with("[reduction] the tiled kernels do not accumulate 'reduction(+: s)': 's' is read in 'b[i] = s'; accumulate only"), "{}", r.remark());
     }
 }

@@ -30,10 +30,14 @@
 //!       charges what that adds to the serialized accesses
 //! BlockedRows (the paper's kernel: per row a blocking read, compute, write, wait)
 //!   C = Σ_read bursts (cyc(t_rd) + ⌈b/β⌉) + Σ_write bursts (⌈b/β⌉ + cyc(t_wr))
-//!       + R · max(1, cyc(D · t_op))                  b beats per burst, R rows
+//!       + R · max(1, cyc(D · t_op), cyc(S_r · t_op))  b beats per burst, R rows
+//!       S_r the floating-point operations per row on the loop-carried chain of a
+//!       scalar accumulated in the loop's order (a tiled floating `+`/`*` reduction:
+//!       the row's unrolled accumulations run one after another, and the next row's
+//!       wait for them), 0 without one
 //! OverlappedRows (Tessera's kernel: the same rows, round trips overlapped)
 //!   C = Σ_ports (E_rd · cyc(t_rd) + E_wr · cyc(t_wr)) + Σ_bursts ⌈b/β⌉
-//!       + R · max(1, cyc(D · t_op))
+//!       + R · max(1, cyc(D · t_op), cyc(S_r · t_op))
 //!       E_rd, E_wr: the exposed bursts the emulated ports counted — a read requested
 //!       while no earlier read of its port was in flight, a write whose response was
 //!       awaited with no later write of its port in flight. Every other round trip
@@ -145,6 +149,12 @@ pub struct BlockedRows {
     pub rows: u64,
     /// Floating-point operations on the statement's longest path.
     pub depth_ops: u32,
+    /// Floating-point operations per row on the loop-carried chain of a scalar
+    /// accumulated in the loop's order (a floating `+` or `*` reduction the tiled
+    /// kernel keeps in order: `s = s + x` over a row of 128 unrolled iterations is
+    /// 128): no row can finish before the previous one's accumulations, so a row takes
+    /// at least this many operation latencies (`fp_op_ns`). 0 without such a chain.
+    pub accumulation_ops: u32,
 }
 
 /// Tessera's kernel (mode `tessera`): the paper's rows and bursts, with prefetched
@@ -162,6 +172,8 @@ pub struct OverlappedRows {
     pub rows: u64,
     /// Floating-point operations on the statement's longest path.
     pub depth_ops: u32,
+    /// As [`BlockedRows::accumulation_ops`].
+    pub accumulation_ops: u32,
 }
 
 /// The static structure of a kernel, the model's input next to the traffic.
@@ -252,6 +264,12 @@ fn depth_cycles(depth_ops: u32, clock_mhz: f64, p: &Params) -> u64 {
     ns_to_cycles(depth_ops as f64 * p.fp_op_ns, clock_mhz)
 }
 
+/// Compute cycles of one row of a tiled kernel: its statement's depth, or the
+/// accumulation chain through it when that is longer (at least one cycle).
+fn row_cycles(depth_ops: u32, accumulation_ops: u32, clock_mhz: f64, p: &Params) -> u64 {
+    depth_cycles(depth_ops, clock_mhz, p).max(depth_cycles(accumulation_ops, clock_mhz, p)).max(1)
+}
+
 /// Kernel cycles of `structure` moving `traffic` at `clock_mhz` (equations in the
 /// crate docs).
 pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Cycles, ModelError> {
@@ -282,7 +300,7 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
                 total: 0,
                 latency: reads * rd + writes * wr,
                 transfer: traffic.ports.iter().map(|x| x.read.beat_cycles(p) + x.write.beat_cycles(p)).sum(),
-                compute: r.rows * depth_cycles(r.depth_ops, clock_mhz, p).max(1),
+                compute: r.rows * row_cycles(r.depth_ops, r.accumulation_ops, clock_mhz, p),
             }
         }
         Structure::OverlappedRows(r) => {
@@ -305,7 +323,7 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
                 total: 0,
                 latency: traffic.ports.iter().map(|x| x.read_exposed * rd + x.write_exposed * wr).sum(),
                 transfer: traffic.ports.iter().map(|x| x.read.beat_cycles(p) + x.write.beat_cycles(p)).sum(),
-                compute: r.rows * depth_cycles(r.depth_ops, clock_mhz, p).max(1),
+                compute: r.rows * row_cycles(r.depth_ops, r.accumulation_ops, clock_mhz, p),
             }
         }
     };
@@ -359,7 +377,7 @@ mod tests {
     #[test]
     fn a_single_burst() {
         let t = Traffic { ports: vec![port("A", 64, &[(16, 1)], &[])] };
-        let s = Structure::BlockedRows(BlockedRows { rows: 0, depth_ops: 0 });
+        let s = Structure::BlockedRows(BlockedRows { rows: 0, depth_ops: 0, accumulation_ops: 0 });
         // 50 MHz: 100 ns = 5 cycles, + 16 beats = 21 cycles = 420 ns.
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         assert_eq!(e.cycles, Cycles { total: 21, latency: 5, transfer: 16, compute: 0 });
@@ -380,7 +398,7 @@ mod tests {
     #[test]
     fn a_latency_bound_row_loop() {
         let t = Traffic { ports: vec![port("A", 64, &[(9, 1000)], &[]), port("B", 64, &[], &[(8, 1000)])] };
-        let s = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5 });
+        let s = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         // Per row: 5 (read round trip) + 9 + ⌈5 · 15 ns / 20 ns⌉ = 4 + 8 + 5 (response) = 31.
         assert_eq!(e.cycles, Cycles { total: 31_000, latency: 10_000, transfer: 17_000, compute: 4_000 });
@@ -400,7 +418,7 @@ mod tests {
         let mut t = Traffic { ports: vec![port("A", 64, &[(64, bursts)], &[]), port("B", 64, &[], &[(64, bursts)])] };
         t.ports[0].read_exposed = 1;
         t.ports[1].write_exposed = 1;
-        let s = Structure::OverlappedRows(OverlappedRows { rows: 1, depth_ops: 1 });
+        let s = Structure::OverlappedRows(OverlappedRows { rows: 1, depth_ops: 1, accumulation_ops: 0 });
         let e = estimate(&s, &t, 400.0, &P).unwrap();
         // 100 ns = 40 cycles per round trip, 2^25 beats, ⌈15 ns · 0.4⌉ = 6.
         assert_eq!(e.cycles, Cycles { total: 80 + (1 << 25) + 6, latency: 80, transfer: 1 << 25, compute: 6 });
@@ -422,13 +440,13 @@ mod tests {
         let mut t = Traffic { ports: vec![port("A", 64, &[(9, 1000)], &[]), port("B", 64, &[], &[(8, 1000)])] };
         t.ports[0].read_exposed = 1;
         t.ports[1].write_exposed = 1;
-        let s = Structure::OverlappedRows(OverlappedRows { rows: 1000, depth_ops: 5 });
+        let s = Structure::OverlappedRows(OverlappedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         assert_eq!(e.cycles, Cycles { total: 21_010, latency: 10, transfer: 17_000, compute: 4_000 });
         // With every burst exposed it is the paper's blocked row loop.
         t.ports[0].read_exposed = 1000;
         t.ports[1].write_exposed = 1000;
-        let blocked = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5 });
+        let blocked = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
         assert_eq!(kernel_cycles(&s, &t, 50.0, &P).unwrap(), kernel_cycles(&blocked, &t, 50.0, &P).unwrap());
     }
 
@@ -470,12 +488,28 @@ mod tests {
         assert_eq!(c.compute, 6 + 12_000);
     }
 
+    /// A tiled floating sum in the loop's order: 1000 rows of 128 unrolled additions,
+    /// each waiting for the previous one (128 · 15 ns = 1920 ns: 96 cycles per row at
+    /// 50 MHz), in both tiled structures; without the chain a row costs its depth.
+    #[test]
+    fn tiled_accumulation_in_order_bounds_each_row() {
+        let none = Traffic::default();
+        let blocked = |acc| Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 2, accumulation_ops: acc });
+        let overlapped = |acc| Structure::OverlappedRows(OverlappedRows { rows: 1000, depth_ops: 2, accumulation_ops: acc });
+        for s in [blocked(128), overlapped(128)] {
+            assert_eq!(kernel_cycles(&s, &none, 50.0, &P).unwrap().compute, 96_000);
+        }
+        assert_eq!(kernel_cycles(&blocked(0), &none, 50.0, &P).unwrap().compute, 2_000);
+        // At 400 MHz: 128 · 15 ns = 1920 ns = 768 cycles per row.
+        assert_eq!(kernel_cycles(&overlapped(128), &none, 400.0, &P).unwrap().compute, 768_000);
+    }
+
     #[test]
     fn host_transfers_and_errors() {
         // 2D-jacobi: A and B to the device, B back: 3 × 64 MiB at 1.55 GB/s.
         assert!(close(host_transfer_s(3 << 26, &P), 201_326_592.0 / 1.55e9)); // 0.130 s
         let t = Traffic { ports: vec![port("A", 64, &[(65, 1)], &[])] };
-        let s = Structure::BlockedRows(BlockedRows { rows: 1, depth_ops: 1 });
+        let s = Structure::BlockedRows(BlockedRows { rows: 1, depth_ops: 1, accumulation_ops: 0 });
         let e = estimate(&s, &t, 50.0, &P).unwrap_err();
         assert!(e.to_string().contains("port A (read): a burst of 65 beats of 64 B crosses a 4096 B boundary"), "{e}");
         assert_eq!(estimate(&s, &Traffic::default(), 0.0, &P).unwrap_err(), ModelError::BadClock(0.0));
@@ -492,7 +526,7 @@ mod tests {
         let mut b = Port::new("B", 64);
         b.write.add_repeated(&axi::split(0, 65, 64, &P), tiles);
         let t = Traffic { ports: vec![a, b] };
-        let s = Structure::BlockedRows(BlockedRows { rows: tiles, depth_ops: 3 });
+        let s = Structure::BlockedRows(BlockedRows { rows: tiles, depth_ops: 3, accumulation_ops: 0 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         // Per tile: 2 reads (5 + 64, 5 + 1), 3 compute (45 ns), 2 writes (64 + 5, 1 + 5).
         assert_eq!(e.cycles.total, tiles * (69 + 6 + 3 + 69 + 6));

@@ -89,7 +89,7 @@ params! {
     /// the critical path of the unrolled datapath (ns).
     fp_op_ns: f64 = 15.0,
         unit "ns",
-        source "Tessera estimate, not calibrated: a pipelined floating-point adder or multiplier of about 4-5 stages at about 300 MHz. Only the compute term of a row uses it, which is small next to the DDR round trips; and the II of a baseline loop that accumulates a floating reduction in the loop's order (each iteration waits for the previous addition), where it exceeds the iteration's accesses.";
+        source "Tessera estimate, not calibrated: a pipelined floating-point adder or multiplier of about 4-5 stages at about 300 MHz. Only the compute term of a row uses it, which is small next to the DDR round trips; and the II of a loop that accumulates a floating reduction in the loop's order (each iteration waits for the previous addition): a baseline loop's where it exceeds the iteration's accesses, a tiled kernel's row (its unrolled accumulations one after another) where it exceeds the row's depth.";
     /// The clock every design is modelled at unless `--clock-mhz` overrides it (MHz).
     paper_clock_mhz: f64 = 50.0,
         unit "MHz",

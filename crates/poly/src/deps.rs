@@ -15,6 +15,13 @@
 //! dependence; the paper (Sec. 4, step 2) reaches the same conclusion for the running
 //! example ("the stencil does not have any loop carried dependences").
 //!
+//! A reduction variable is no array: the statements that accumulate into it add no
+//! dependence. When its accumulations must run in the loop's order
+//! (`crate::reduction::must_keep_order`), the pairs of its accumulation instances in
+//! that order are kept beside the dependences ([`ReductionOrder`]), and the legality
+//! test treats them like dependences: a tiling is legal only if it keeps every pair
+//! in order.
+//!
 //! The distance of a dependence is the set of differences `y − x` of loop indices;
 //! its per-loop range is summarised for dumps and messages, e.g. `(1, -1)` for the
 //! sweep the paper excludes (Gauss–Seidel, SOR).
@@ -103,6 +110,22 @@ pub struct Dependences {
     pub output: String,
     /// Every non-empty access-to-access dependence.
     pub pairs: Vec<Dependence>,
+    /// The reductions whose accumulations the tiled schedule must keep in the loop's
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orders: Vec<ReductionOrder>,
+}
+
+/// The order of a reduction's accumulations that a tiling must keep (module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReductionOrder {
+    /// Index into `Scop::reductions`.
+    pub reduction: usize,
+    /// `reduction(+: s)`.
+    pub clause: String,
+    /// Every pair of accumulation instances `x -> y` with `x` before `y` in the loop's
+    /// order (isl union map text).
+    pub relation: String,
 }
 
 impl Dependences {
@@ -118,10 +141,14 @@ pub(crate) struct IslDeps {
     pub all: UnionMap,
     /// One relation per entry of [`Dependences::pairs`].
     pub pairs: Vec<UnionMap>,
+    /// One relation per entry of [`Dependences::orders`].
+    pub orders: Vec<UnionMap>,
 }
 
-/// Computes the dependences. `acc` are the access relations restricted to the domain.
-pub(crate) fn compute(ctx: &Context, scop: &Scop, sched: &UnionMap, acc: &[UnionMap]) -> IslResult<(Dependences, IslDeps)> {
+/// Computes the dependences. `acc` are the access relations restricted to the domain;
+/// `ordered` the reductions (indices into `Scop::reductions`) whose accumulations must
+/// keep the loop's order.
+pub(crate) fn compute(ctx: &Context, scop: &Scop, sched: &UnionMap, acc: &[UnionMap], ordered: &[usize]) -> IslResult<(Dependences, IslDeps)> {
     let p = scop.isl_params();
     let before = sched.copy().map_err(ctx_err("copy"))?.lex_lt_union_map(sched.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("schedule order"))?;
     let strip_parts: Vec<String> = (0..scop.statements.len())
@@ -187,6 +214,28 @@ pub(crate) fn compute(ctx: &Context, scop: &Scop, sched: &UnionMap, acc: &[Union
             rels.push(rel);
         }
     }
-    let deps = Dependences { flow: flow.text(), anti: anti.text(), output: output.text(), pairs: out };
-    Ok((deps, IslDeps { all, pairs: rels }))
+    let mut orders = Vec::new();
+    let mut order_rels = Vec::new();
+    for &k in ordered {
+        let r = &scop.reductions[k];
+        let parts: Vec<String> = r
+            .statements
+            .iter()
+            .map(|&st| format!("{}{}", crate::scop::stmt_tuple(scop, st), crate::scop::domain_constraints(scop, None)))
+            .collect();
+        let dom = isl::uset(ctx, &format!("{p}{{ {} }}", parts.join("; ")))?;
+        let rel = before
+            .copy()
+            .map_err(ctx_err("copy"))?
+            .intersect_domain(dom.copy().map_err(ctx_err("copy"))?)
+            .map_err(ctx_err("accumulation order"))?
+            .intersect_range(dom)
+            .map_err(ctx_err("accumulation order"))?
+            .coalesce()
+            .map_err(ctx_err("coalesce"))?;
+        orders.push(ReductionOrder { reduction: k, clause: r.clause(), relation: rel.text() });
+        order_rels.push(rel);
+    }
+    let deps = Dependences { flow: flow.text(), anti: anti.text(), output: output.text(), pairs: out, orders };
+    Ok((deps, IslDeps { all, pairs: rels, orders: order_rels }))
 }

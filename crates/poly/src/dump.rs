@@ -92,6 +92,20 @@ pub fn scop(s: &Scop) -> String {
     for st in &s.statements {
         let _ = writeln!(o, "    {}: {}", st.name, st.text);
     }
+    if !s.reductions.is_empty() {
+        let _ = writeln!(o, "  reductions:");
+    }
+    for r in &s.reductions {
+        let by: Vec<&str> = r.statements.iter().map(|&st| s.statements[st].name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "    {} of {}: accumulated by {}; {}",
+            r.clause(),
+            r.ty.c_name(),
+            if by.is_empty() { "none".to_string() } else { by.join(" ") },
+            if r.exact_in_any_order { "exact in any order" } else { "exact only in the loop's order" }
+        );
+    }
     let _ = writeln!(o, "  accesses:");
     for a in &s.accesses {
         let kind = match a.kind {
@@ -110,6 +124,9 @@ pub fn deps(s: &Scop, d: &Dependences) -> String {
     let _ = writeln!(o, "  flow:   {}", d.flow);
     let _ = writeln!(o, "  anti:   {}", d.anti);
     let _ = writeln!(o, "  output: {}", d.output);
+    for r in &d.orders {
+        let _ = writeln!(o, "  kept in the loop's order: {}: {}", r.clause, r.relation);
+    }
     if d.pairs.is_empty() {
         let _ = writeln!(o, "  pairs: none");
     } else {
@@ -169,6 +186,10 @@ pub fn tiling(s: &Scop, t: &TilingPlan) -> String {
     };
     let _ = writeln!(o, "  guarded: {}", names(&t.guarded));
     let _ = writeln!(o, "  trimmed at write-back: {}", names(&t.trimmed));
+    if !s.reductions.is_empty() {
+        let g: Vec<&str> = t.guarded_accumulations.iter().map(|&st| s.statements[st].name.as_str()).collect();
+        let _ = writeln!(o, "  guarded accumulations: {}", if g.is_empty() { "none".to_string() } else { g.join(" ") });
+    }
     o
 }
 

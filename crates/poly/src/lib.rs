@@ -34,6 +34,7 @@ pub mod dump;
 mod isl;
 pub mod normalize;
 pub mod redirect;
+pub mod reduction;
 pub mod reject;
 pub mod scop;
 pub mod tiling;
@@ -43,6 +44,7 @@ pub use buffers::{Buffer, BufferKind, BufferPlan, Shift};
 pub use deps::{DepKind, Dependence, Dependences};
 pub use dump::{dump, Stage};
 pub use redirect::Redirect;
+pub use reduction::ScopReduction;
 pub use reject::{PolyReject, PolyRejectReason};
 pub use scop::{Access, AccessKind, Array, Loop, Scop, Statement};
 pub use tiling::{default_tile_sizes, parse_tile_list, IntraTrip, TiledLoop, TilingPlan};
@@ -59,11 +61,17 @@ pub struct PolyOptions {
     /// Port width w in elements per beat (1: no alignment halo, the paper's Fig. 4
     /// numbers; 4/8/16 floats for 128/256/512-bit ports).
     pub port_width: u32,
+    /// `-fplugin-arg-tessera-reassociate`: floating `+` and `*` reductions may be
+    /// accumulated in any order (partial results); without it, a floating reduction is
+    /// tiled only when the tiling keeps the loop's order of its accumulations
+    /// ([`reduction`]).
+    #[serde(default)]
+    pub reassociate: bool,
 }
 
 impl Default for PolyOptions {
     fn default() -> Self {
-        PolyOptions { tile: None, port_width: 1 }
+        PolyOptions { tile: None, port_width: 1, reassociate: false }
     }
 }
 
@@ -139,7 +147,7 @@ pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject>
     let mut counted = normalize::apply(region, &normalization)?;
     let mut scop = scop::extract(&counted)?;
     let reversible = normalize::reversible(region);
-    if !reversible.is_empty() && dependence_free(&scop)? {
+    if !reversible.is_empty() && dependence_free(&scop, opts.reassociate)? {
         normalization.reversed = reversible;
         counted = normalize::apply(region, &normalization)?;
         scop = scop::extract(&counted)?;
@@ -149,7 +157,7 @@ pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject>
     // option, which wins over the defaults.
     let requested = region.tile.as_ref().map(|t| t.sizes.as_slice()).or(opts.tile.as_deref());
     let sz = tiling::resolve_tile_sizes(&scop, requested)?;
-    let opts = PolyOptions { tile: Some(sz.clone()), port_width: opts.port_width.max(1) };
+    let opts = PolyOptions { tile: Some(sz.clone()), port_width: opts.port_width.max(1), reassociate: opts.reassociate };
     let ctx = isl::new_context();
     // Every isl object is created and dropped inside `run`; only plain data returns.
     let r = run(&ctx, region, &scop, &sz, &opts);
@@ -161,16 +169,23 @@ pub fn optimize(region: &Region, opts: &PolyOptions) -> Result<Plan, PolyReject>
 }
 
 /// Whether no two iterations of the nest access one element with a write among them
-/// (no flow, anti or output dependence), so that any order computes the same.
-fn dependence_free(scop: &Scop) -> Result<bool, PolyReject> {
+/// (no flow, anti or output dependence), and no reduction must be accumulated in the
+/// loop's order, so that any order computes the same.
+fn dependence_free(scop: &Scop, reassociate: bool) -> Result<bool, PolyReject> {
     let ctx = isl::new_context();
-    let r = dependences(&ctx, scop).map(|(deps, _)| deps.pairs.is_empty());
+    let r = dependences(&ctx, scop, &ordered(scop, reassociate)).map(|(deps, _)| deps.pairs.is_empty() && deps.orders.is_empty());
     drop(ctx);
     r.map_err(|message| PolyReject::new(PolyRejectReason::Internal { message }, &scop.loc))
 }
 
+/// The reductions (indices into `Scop::reductions`) whose accumulations must keep the
+/// loop's order ([`reduction::must_keep_order`]).
+fn ordered(scop: &Scop, reassociate: bool) -> Vec<usize> {
+    (0..scop.reductions.len()).filter(|&k| reduction::must_keep_order(&scop.reductions[k], reassociate)).collect()
+}
+
 /// The dependences of `scop` (plain and as isl objects).
-fn dependences(ctx: &isl_rs::Context, scop: &Scop) -> isl::IslResult<(Dependences, deps::IslDeps)> {
+fn dependences(ctx: &isl_rs::Context, scop: &Scop, ordered: &[usize]) -> isl::IslResult<(Dependences, deps::IslDeps)> {
     use isl::ctx_err;
     let dom = isl::uset(ctx, &scop.domain)?;
     let sched = isl::umap(ctx, &scop.schedule)?;
@@ -179,7 +194,7 @@ fn dependences(ctx: &isl_rs::Context, scop: &Scop) -> isl::IslResult<(Dependence
         .iter()
         .map(|m| m.copy().map_err(ctx_err("copy"))?.intersect_domain(dom.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("accesses")))
         .collect::<isl::IslResult<Vec<_>>>()?;
-    deps::compute(ctx, scop, &sched, &acc_dom)
+    deps::compute(ctx, scop, &sched, &acc_dom, ordered)
 }
 
 fn run(
@@ -197,19 +212,34 @@ fn run(
         .iter()
         .map(|m| m.copy().map_err(ctx_err("copy"))?.intersect_domain(dom.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("accesses")))
         .collect::<isl::IslResult<Vec<_>>>()?;
-    let (deps, ideps) = deps::compute(ctx, scop, &sched, &acc_dom)?;
+    let (deps, ideps) = deps::compute(ctx, scop, &sched, &acc_dom, &ordered(scop, opts.reassociate))?;
     let eval = buffers::Eval::new(ctx, scop, sz, opts.port_width)?;
     let perms = tiling::permutations(scop.depth());
     let mut candidates = Vec::new();
     let mut evaluated: Vec<Option<(tiling::PermIsl, BufferPlan, Vec<usize>)>> = Vec::new();
     for (n, perm) in perms.iter().enumerate() {
         let pisl = tiling::PermIsl::new(ctx, scop, sz, perm, &dom)?;
-        let violated = tiling::violated_dependence(scop, &deps, &ideps, &pisl)?;
+        let violation = tiling::violated_dependence(scop, &deps, &ideps, &pisl)?;
         let names: Vec<String> = perm.iter().map(|&x| scop.loops[x].var.clone()).collect();
-        if let Some(v) = &violated {
+        if let Some(v) = &violation {
             if n == 0 {
-                return Ok(Err(PolyReject::new(PolyRejectReason::TilingIllegal { dependence: v.clone() }, &scop.loc)));
+                let reason = match v {
+                    tiling::Violation::Dependence(d) => PolyRejectReason::TilingIllegal { dependence: d.clone() },
+                    tiling::Violation::ReductionOrder(k) => {
+                        let r = &scop.reductions[deps.orders[*k].reduction];
+                        PolyRejectReason::ReductionOrder {
+                            text: r.clause(),
+                            what: reduction::what(r.op).to_string(),
+                            reassociable: matches!(r.op, tessera_ir::ReductionOp::Add | tessera_ir::ReductionOp::Mul),
+                        }
+                    }
+                };
+                return Ok(Err(PolyReject::new(reason, &scop.loc)));
             }
+            let violated = Some(match v {
+                tiling::Violation::Dependence(d) => d.clone(),
+                tiling::Violation::ReductionOrder(k) => format!("the loop's order of the accumulations of {}", deps.orders[*k].clause),
+            });
             candidates.push(Candidate {
                 permutation: names,
                 loops: perm.clone(),

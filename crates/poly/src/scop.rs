@@ -14,11 +14,18 @@
 //! execution order within a statement instance — the reads of the right-hand side in
 //! pre-order, then the write — and named `R0, R1, …` / `W0, …` as in the paper.
 //!
+//! A statement may also accumulate into a reduction variable (`s = s + a[i]`,
+//! `if (a[i] < m) m = a[i]`; the forms are those of [`crate::reduction`]): it has
+//! reads only (the condition's, then the value's), and [`Scop::reductions`] lists the
+//! variable with its statements. Such a variable is no parameter and may be read
+//! nowhere else; any other scalar assignment is refused (`scalar-write`).
+//!
 //! Everything here is plain data; the isl objects are built from the text forms
 //! ([`Scop::domain`], [`Scop::schedule`], [`Access::relation`]) inside
 //! `optimize()` and never leave it.
 
 use crate::affine::{self, Aff, Sym, SymNames};
+use crate::reduction::{self, ScopReduction};
 use crate::reject::{PolyReject, PolyRejectReason as R};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -80,10 +87,14 @@ pub struct Statement {
     pub name: String,
     /// The statement, printed.
     pub text: String,
-    /// Its accesses (indices into [`Scop::accesses`]), reads then the write.
+    /// Its accesses (indices into [`Scop::accesses`]), reads then the write (reads
+    /// only for an accumulation).
     pub accesses: Vec<usize>,
     /// Location.
     pub loc: Loc,
+    /// For an accumulation into a reduction variable (no array write): the variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<String>,
 }
 
 /// An array the nest accesses.
@@ -139,6 +150,10 @@ pub struct Scop {
     pub accesses: Vec<Access>,
     /// The arrays accessed, in order of first access.
     pub arrays: Vec<Array>,
+    /// The reduction variables of the region with the statements that accumulate into
+    /// them, in the order of the region's `reduction` clauses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reductions: Vec<ScopReduction>,
     /// The iteration domain as an isl union set.
     pub domain: String,
     /// The original schedule as an isl union map (`S_s[x] -> [x, s]`).
@@ -244,11 +259,15 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
             }
         }
     };
-    // 2. Parameters: integer scalars of the region.
+    // 2. Reductions: which statements accumulate into which variable; the variables
+    // are read nowhere else.
+    let mut reductions = reductions(region, &loops_ir, stmts)?;
+    // Parameters: integer scalars of the region (a reduction variable is the private
+    // copy inside, which varies).
     let int_scalars: Vec<&str> = region
         .vars
         .iter()
-        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer())
+        .filter(|v| v.kind == VarKind::Scalar && v.elem.is_integer() && region.reduction(&v.name).is_none())
         .map(|v| v.name.as_str())
         .collect();
     let loop_vars: Vec<String> = loops_ir
@@ -347,8 +366,14 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
     let mut arrays: Vec<Array> = Vec::new();
     let (mut nr, mut nw) = (0, 0);
     for (sidx, s) in stmts.iter().enumerate() {
-        let (target, value, sloc) = match s {
-            Stmt::Assign { target, value, loc } => (target, value, loc),
+        let accumulates = reductions.iter().find(|r| r.statements.contains(&sidx)).map(|r| r.var.clone());
+        // An accumulation `if (c) s = …`: the condition's reads, then the value's.
+        let (cond, target, value, sloc) = match s {
+            Stmt::If { cond, then, loc, .. } if accumulates.is_some() => match then.as_slice() {
+                [Stmt::Assign { target, value, .. }] => (Some(cond), target, value, loc),
+                _ => unreachable!("checked by reduction::accumulation"),
+            },
+            Stmt::Assign { target, value, loc } => (None, target, value, loc),
             Stmt::Let { name, .. } => {
                 return Err(reject(
                     R::UnsupportedStatement { what: "local declaration".into(), text: name.clone() },
@@ -366,6 +391,9 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
             }
             Stmt::For { .. } => unreachable!("loops were split off above"),
         };
+        if let Some(c) = cond {
+            check_expr(c)?;
+        }
         check_expr(value)?;
         let mut ids = Vec::new();
         let mut add = |array: &str,
@@ -446,13 +474,15 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
             });
             Ok(id)
         };
-        // Reads, pre-order.
+        // Reads, pre-order (the condition's first).
         let mut reads: Vec<(&str, &[Expr], &Loc)> = Vec::new();
-        value.visit(&mut |n| {
-            if let Expr::Read { array, index, loc, .. } = n {
-                reads.push((array, index, loc));
-            }
-        });
+        for e in cond.into_iter().chain([value]) {
+            e.visit(&mut |n| {
+                if let Expr::Read { array, index, loc, .. } = n {
+                    reads.push((array, index, loc));
+                }
+            });
+        }
         for (array, index, loc) in reads {
             ids.push(add(array, index, AccessKind::Read, loc, &mut accesses, &mut arrays, &mut used_params)?);
         }
@@ -463,14 +493,15 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
                 }
                 ids.push(add(array, index, AccessKind::Write, loc, &mut accesses, &mut arrays, &mut used_params)?);
             }
+            LValue::Scalar { name, .. } if accumulates.as_ref() == Some(name) => {}
             LValue::Local { name, .. } => return Err(reject(R::ScalarWrite { name: name.clone() }, sloc)),
             LValue::Scalar { name, loc, .. } => return Err(reject(R::ScalarWrite { name: name.clone() }, loc)),
         }
-        let text = match target {
-            LValue::Element { .. } => format!("{} = {}", print::lvalue(target), print::expr(value)),
-            _ => unreachable!(),
-        };
-        statements.push(Statement { name: format!("S{sidx}"), text, accesses: ids, loc: sloc.clone() });
+        let mut text = format!("{} = {}", print::lvalue(target), print::expr(value));
+        if let Some(c) = cond {
+            text = format!("if ({}) {text}", print::expr(c));
+        }
+        statements.push(Statement { name: format!("S{sidx}"), text, accesses: ids, loc: sloc.clone(), reduction: accumulates });
     }
     // Parameters in region order (stable), only those used.
     let mut params: Vec<String> =
@@ -490,6 +521,7 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         statements,
         accesses,
         arrays,
+        reductions: std::mem::take(&mut reductions),
         domain: String::new(),
         schedule: String::new(),
         loc: rloc.clone(),
@@ -509,6 +541,44 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         scop.accesses[a].relation = rel;
     }
     Ok(scop)
+}
+
+/// The reductions of a region whose perfect nest is `loops` around `stmts`: per
+/// reduction variable the statements that accumulate into it ([`reduction`]'s
+/// forms). A variable read anywhere else — another statement, a subscript, a loop
+/// bound — or assigned another way makes the region untiled (`reduction`).
+fn reductions(region: &Region, loops: &[&Stmt], stmts: &[Stmt]) -> Result<Vec<ScopReduction>, PolyReject> {
+    let mut out = Vec::new();
+    for r in region.reductions.iter().filter(|r| r.unsupported.is_none()) {
+        let Some(v) = region.var(&r.var).filter(|v| v.kind == VarKind::Scalar) else { continue };
+        let not_tiled = |why: String, loc: &Loc| reject(reduction::not_tiled(r.op, &r.var, why), loc);
+        for l in loops {
+            if let Stmt::For { var, lower, upper, loc, .. } = l {
+                if reduction::reads(lower, &r.var) || reduction::reads(upper, &r.var) {
+                    return Err(not_tiled(format!("'{}' is read by a bound of loop '{var}'", r.var), loc));
+                }
+            }
+        }
+        let mut red = ScopReduction { var: r.var.clone(), op: r.op, ty: v.elem, statements: Vec::new(), exact_in_any_order: true };
+        for (i, st) in stmts.iter().enumerate() {
+            match reduction::accumulation(st, &r.var, r.op, v.elem) {
+                Ok(Some(acc)) => {
+                    red.statements.push(i);
+                    red.exact_in_any_order &= acc.exact_in_any_order;
+                }
+                Ok(None) => {
+                    let mut read = false;
+                    st.visit_exprs(&mut |e| read |= reduction::reads(e, &r.var));
+                    if read {
+                        return Err(not_tiled(format!("'{}' is read outside its accumulation", r.var), st.loc()));
+                    }
+                }
+                Err(why) => return Err(not_tiled(why, st.loc())),
+            }
+        }
+        out.push(red);
+    }
+    Ok(out)
 }
 
 /// A readable identifier for a derived parameter: `nx*ny` → `nx_ny`, `n / 2` →

@@ -23,7 +23,11 @@
 //! `D ∩ lex_ge(Sch', Sch') = ∅`). The identity is legal iff rectangular tiling
 //! itself is; when it is not (distance (1, −1) of a Gauss–Seidel sweep) the region is
 //! rejected, as in the paper (Sec. 4: "excludes those where tiling breaks the data
-//! dependences").
+//! dependences"). A reduction whose accumulations must keep the loop's order
+//! (`crate::reduction`) adds the pairs of its accumulations in that order to `D`
+//! (`deps::ReductionOrder`): then only tilings that perform them in the loop's order
+//! are legal, and when the identity is not, the region is rejected with
+//! `reduction-order`.
 //!
 //! **Step 3, δ and padding (paper Sec. 4, step 3).** `δ^o_x = −lb_x` makes the first
 //! tile full and removes the `max` from the intra-tile lower bound; `δ^i_x = −ti_x`
@@ -40,7 +44,9 @@
 //!   write-after-write corner case, and is computed exactly with isl
 //!   (`harmful_padded_writes`).
 //! - every `nc` access gets the guard when padding exists (an `nc` read would
-//!   otherwise read DDR outside the array).
+//!   otherwise read DDR outside the array);
+//! - so does every accumulation into a reduction variable (`crate::reduction`): a
+//!   padded iteration must never accumulate.
 
 use crate::affine::{Aff, Sym};
 use crate::deps::{Dependences, IslDeps};
@@ -194,9 +200,20 @@ impl PermIsl {
     }
 }
 
-/// `None` if `perm` respects every dependence, else the first violated one, described.
-pub(crate) fn violated_dependence(scop: &Scop, deps: &Dependences, ideps: &IslDeps, perm: &PermIsl) -> IslResult<Option<String>> {
-    if ideps.pairs.is_empty() {
+/// What a tiled schedule breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Violation {
+    /// A dependence, described.
+    Dependence(String),
+    /// The loop's order of a reduction's accumulations (index into
+    /// `Dependences::orders`).
+    ReductionOrder(usize),
+}
+
+/// `None` if `perm` respects every dependence and keeps every reduction's order that
+/// must be kept, else the first thing it breaks (dependences first).
+pub(crate) fn violated_dependence(scop: &Scop, deps: &Dependences, ideps: &IslDeps, perm: &PermIsl) -> IslResult<Option<Violation>> {
+    if ideps.pairs.is_empty() && ideps.orders.is_empty() {
         return Ok(None);
     }
     let ge = perm
@@ -205,17 +222,27 @@ pub(crate) fn violated_dependence(scop: &Scop, deps: &Dependences, ideps: &IslDe
         .map_err(ctx_err("copy"))?
         .lex_ge_union_map(perm.sched.copy().map_err(ctx_err("copy"))?)
         .map_err(ctx_err("tiled order"))?;
-    let bad = ideps.all.copy().map_err(ctx_err("copy"))?.intersect(ge.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("legality"))?;
-    if bad.is_empty().map_err(ctx_err("legality"))? {
-        return Ok(None);
-    }
-    for (d, rel) in deps.pairs.iter().zip(&ideps.pairs) {
-        let b = rel.copy().map_err(ctx_err("copy"))?.intersect(ge.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("legality"))?;
-        if !b.is_empty().map_err(ctx_err("legality"))? {
-            return Ok(Some(d.describe(scop)));
+    if !ideps.pairs.is_empty() {
+        let bad = ideps.all.copy().map_err(ctx_err("copy"))?.intersect(ge.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("legality"))?;
+        if !bad.is_empty().map_err(ctx_err("legality"))? {
+            for (d, rel) in deps.pairs.iter().zip(&ideps.pairs) {
+                let b = rel.copy().map_err(ctx_err("copy"))?.intersect(ge.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("legality"))?;
+                if !b.is_empty().map_err(ctx_err("legality"))? {
+                    return Ok(Some(Violation::Dependence(d.describe(scop))));
+                }
+            }
+            return Ok(Some(Violation::Dependence(format!("dependences {}", bad.text()))));
         }
     }
-    Ok(Some(format!("dependences {}", bad.text())))
+    // Two accumulations in the loop's order that the tiled schedule runs the other way
+    // round (or at once: they are distinct instances, so never).
+    for (k, rel) in ideps.orders.iter().enumerate() {
+        let b = rel.copy().map_err(ctx_err("copy"))?.intersect(ge.copy().map_err(ctx_err("copy"))?).map_err(ctx_err("accumulation order"))?;
+        if !b.is_empty().map_err(ctx_err("accumulation order"))? {
+            return Ok(Some(Violation::ReductionOrder(k)));
+        }
+    }
+    Ok(None)
 }
 
 /// The write accesses whose padded instances could corrupt data if the write were
@@ -345,6 +372,11 @@ pub struct TilingPlan {
     /// Cached writes (ids) trimmed at write-back to the elements real iterations of
     /// the tile wrote.
     pub trimmed: Vec<usize>,
+    /// Statements (indices) that accumulate into a reduction variable and run under
+    /// the guard `if (in original domain)`: every accumulation, when there is padding
+    /// (a padded iteration must never accumulate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guarded_accumulations: Vec<usize>,
 }
 
 /// Builds the tiling plan of the chosen permutation.
@@ -398,6 +430,11 @@ pub(crate) fn plan(
         padding,
         guarded: if padding { nc.to_vec() } else { Vec::new() },
         trimmed: cached_writes.to_vec(),
+        guarded_accumulations: if padding {
+            (0..scop.statements.len()).filter(|&s| scop.statements[s].reduction.is_some()).collect()
+        } else {
+            Vec::new()
+        },
     })
 }
 

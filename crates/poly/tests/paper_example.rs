@@ -148,7 +148,7 @@ fn stable_dump() {
 #[test]
 fn tile_pragma_overrides_option() {
     let mut r = region("paper_fig2_const.ir.json");
-    let opt = |tile: Option<Vec<i64>>| tessera_poly::PolyOptions { tile, port_width: 1 };
+    let opt = |tile: Option<Vec<i64>>| tessera_poly::PolyOptions { tile, port_width: 1, ..Default::default() };
     let sizes = |r: &tessera_ir::Region, o| tessera_poly::optimize(r, &o).unwrap().tiling.tile_sizes;
     assert_eq!(sizes(&r, opt(None)), vec![32, 32, 32]);
     assert_eq!(sizes(&r, opt(Some(vec![16, 16, 16]))), vec![16, 16, 16]);

@@ -17,7 +17,7 @@ fn every_benchmark_well_under_a_second() {
         let r = region(&format!("bench/{name}.ir.json"));
         for w in [1u32, 16] {
             let t = Instant::now();
-            let p = tessera_poly::optimize(&r, &tessera_poly::PolyOptions { tile: None, port_width: w });
+            let p = tessera_poly::optimize(&r, &tessera_poly::PolyOptions { tile: None, port_width: w, ..Default::default() });
             let el = t.elapsed();
             assert!(p.is_ok(), "{name}");
             println!("{name:<10} w={w:<2} {:>8.1} ms", el.as_secs_f64() * 1e3);

@@ -48,7 +48,7 @@ pub fn small(name: &str) -> Region {
 
 /// The optimizer's plan and the tiled kernel (`variant`) for `region` at port width `w`.
 pub fn tiled(region: &Region, tile: Option<Vec<i64>>, w: u32, name: &str, variant: Variant) -> Kernel {
-    let plan = tessera_poly::optimize(region, &tessera_poly::PolyOptions { tile, port_width: w })
+    let plan = tessera_poly::optimize(region, &tessera_poly::PolyOptions { tile, port_width: w, ..Default::default() })
         .unwrap_or_else(|r| panic!("{}: {}", region.location, r.message()));
     tessera_hls::paper::generate(region, &plan, name, w, variant).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
@@ -188,10 +188,16 @@ fn resolved_dims(v: &tessera_ir::Var) -> Vec<Expr> {
 
 /// The manifest the compiler builds for a region and kernel.
 pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
+    let one = || Expr::Int { value: 1, ty: ScalarType::I64 };
     let args = region
         .vars
         .iter()
-        .map(|v| Arg {
+        .map(|v| if v.writes_back() {
+            // A scalar the region returns is a one-element array (the compiler's `manifest_arg`).
+            let section = vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: one() }];
+            let array = ArrayArg { map: v.map.expect("writes_back needs a map"), dims: vec![one()], section, footprint: vec![], bank: 0 };
+            Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array: Some(array) }
+        } else { Arg {
             name: v.name.clone(),
             kind: v.kind,
             elem: v.elem,
@@ -205,7 +211,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
                     .collect();
                 ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0 }
             }),
-        })
+        } })
         .collect();
     Manifest {
         version: MANIFEST_VERSION,

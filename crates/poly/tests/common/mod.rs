@@ -26,7 +26,7 @@ pub fn region(rel: &str) -> Region {
 
 /// Optimizes a fixture with the given port width and tiles.
 pub fn run(rel: &str, port_width: u32, tile: Option<Vec<i64>>) -> Result<Plan, PolyReject> {
-    optimize(&region(rel), &PolyOptions { tile, port_width })
+    optimize(&region(rel), &PolyOptions { tile, port_width, ..Default::default() })
 }
 
 /// Optimizes a fixture that must be accepted.
