@@ -3,8 +3,8 @@
 //! `hls::stream`s of wide words (`host/include/tessera_dataflow.h`).
 //!
 //! ```text
-//!  DDR ─ load_A ──A_s──┐                                       ┌──X_s── store_X ─ DDR
-//!  DDR ─ load_B ──B_s──┴─ compute: line buffers, V lanes/cycle ─┴──Y_s── store_Y ─ DDR
+//!  DDR ─ load_A ──A_in──┐                                       ┌──X_out── store_X ─ DDR
+//!  DDR ─ load_B ──B_in──┴─ compute: line buffers, V lanes/cycle ─┴──Y_out── store_Y ─ DDR
 //! ```
 //!
 //! - **load** (one per input array, own `m_axi` bundle): the rows of the array's Load
@@ -32,8 +32,11 @@
 //! gets the `tessera` kernel): a perfect nest of 1 to 3 loops with step 1 and
 //! rectangular affine bounds (`tessera_poly::scop`); every statement assigns an
 //! element of an array no other statement writes, with subscripts `loop index +
-//! constant` for every loop in order; every read is of an array the region does not
-//! write, with subscripts of the same form; no reduction, no scalar write. Every
+//! constant` for every loop in order; every read has subscripts of the same form and
+//! is of an array the region does not write, or of exactly the element the iteration
+//! writes (a point-wise in-place update: its load and store processes share the
+//! array's one port, reading each element before its update writes it); no
+//! reduction, no scalar write. Every
 //! loop but the outermost has a compile-time trip count (the line buffers' size),
 //! and the buffers fit the device's block RAM.
 
@@ -253,14 +256,18 @@ pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
     }
     let mut inputs: Vec<Input> = Vec::new();
     for a in scop.accesses.iter().filter(|a| a.kind == AccessKind::Read) {
-        if outputs.iter().any(|o| o.name == a.array) {
-            return Err(unsupported(format!(
-                "'{}' is both read and written (an in-place update); the streams need out-of-place stencils",
-                a.array
-            )));
-        }
-        if tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts).is_none() {
+        let Some(offs) = tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts) else {
             return Err(unsupported(format!("the read {} is not at the loop indices plus constants, in loop order", a.text)));
+        };
+        // An array read and written: only the element the iteration writes (a
+        // point-wise update, `ey[i][j] = ey[i][j] - …`), so that every element is read
+        // before it is written, whatever the processes' overlap.
+        if outputs.iter().any(|o| o.name == a.array && o.offsets != offs) {
+            return Err(unsupported(format!(
+                "'{}' is both read and written at other elements (an in-place update, {}); the streams read each \
+                 element before it is written only in out-of-place or point-wise updates",
+                a.array, a.text
+            )));
         }
         if !inputs.iter().any(|i| i.name == a.array) {
             let offsets = tessera_poly::dataflow::read_offsets(&scop, &a.array).expect("checked above");
@@ -463,7 +470,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "// Load process of '{}': the rows of its Load box in row order, each element read once.", a.name);
         let _ = writeln!(
             c,
-            "static void {}_load_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_s{}) {{",
+            "static void {}_load_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_in{}) {{",
             self.name,
             self.scalar_params()
         );
@@ -484,7 +491,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "    const bool tdf_next = tdf_r + 1 < tdf_rows;");
         let _ = writeln!(
             c,
-            "    tessera_df_read_row<{}, {}, {}>({port}, {}, tdf_n, {port}_s, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
+            "    tessera_df_read_row<{}, {}, {}>({port}, {}, tdf_n, {port}_in, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
             self.w(),
             self.seg(a.elem),
             a.elem.c_name(),
@@ -501,7 +508,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "// Store process of '{}': the rows of its Store set, partial words strobed.", o.name);
         let _ = writeln!(
             c,
-            "static void {}_store_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_s{}) {{",
+            "static void {}_store_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_out{}) {{",
             self.name,
             self.scalar_params()
         );
@@ -516,7 +523,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
         let _ = writeln!(
             c,
-            "    tessera_df_write_row<{}, {}, {PENDING_WRITES}, {}>({port}, {}, {n}, {port}_s, tdf_pending);",
+            "    tessera_df_write_row<{}, {}, {PENDING_WRITES}, {}>({port}, {}, {n}, {port}_out, tdf_pending);",
             self.w(),
             self.seg(o.elem),
             o.elem.c_name(),
@@ -600,7 +607,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "{ind}  }}");
         let _ = writeln!(c, "{ind}}}");
         for o in &self.an.outputs {
-            let _ = writeln!(c, "{ind}{p}_s.write({p}_o);", p = ident(&o.name));
+            let _ = writeln!(c, "{ind}{p}_out.write({p}_o);", p = ident(&o.name));
         }
     }
 
@@ -615,10 +622,10 @@ impl Gen<'_> {
     fn stream_params(&self) -> String {
         let mut p = Vec::new();
         for a in &self.an.inputs {
-            p.push(format!("hls::stream<{}> &{}_s", self.word(a.elem), ident(&a.name)));
+            p.push(format!("hls::stream<{}> &{}_in", self.word(a.elem), ident(&a.name)));
         }
         for o in &self.an.outputs {
-            p.push(format!("hls::stream<{}> &{}_s", self.word(o.elem), ident(&o.name)));
+            p.push(format!("hls::stream<{}> &{}_out", self.word(o.elem), ident(&o.name)));
         }
         p.join(", ")
     }
@@ -659,7 +666,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
         for a in &an.inputs {
             let p = ident(&a.name);
-            let _ = writeln!(c, "    if (tdf_s < {p}_words) {p}_ring[tdf_pos] = {p}_s.read();");
+            let _ = writeln!(c, "    if (tdf_s < {p}_words) {p}_ring[tdf_pos] = {p}_in.read();");
         }
         let _ = writeln!(c, "    if (tdf_s >= {lag} && tdf_s - {lag} < tdf_out_words) {{");
         let _ = writeln!(c, "      const long tdf_ow = tdf_s - {lag};");
@@ -716,9 +723,9 @@ impl Gen<'_> {
             let _ = writeln!(c, "    for (int tdf_q = 0; tdf_q < {}; tdf_q++) {{", rows * kw);
             let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
             if three {
-                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q / {kw}][tdf_q % {kw}] = {p}_s.read();");
+                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q / {kw}][tdf_q % {kw}] = {p}_in.read();");
             } else {
-                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q] = {p}_s.read();");
+                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q] = {p}_in.read();");
             }
             let _ = writeln!(c, "    }}");
             let _ = writeln!(c, "  }}");
@@ -747,10 +754,10 @@ impl Gen<'_> {
             let spare = format!("{p}_k{}", a.window());
             let _ = writeln!(c, "      if (tdf_more && tdf_t < {}) {{", rows * kw);
             if three {
-                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_r][{p}_q] = {p}_s.read();");
+                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_r][{p}_q] = {p}_in.read();");
                 let _ = writeln!(c, "        if (++{p}_q == {kw}) {{ {p}_q = 0; {p}_r++; }}");
             } else {
-                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_q] = {p}_s.read();");
+                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_q] = {p}_in.read();");
                 let _ = writeln!(c, "        {p}_q++;");
                 let _ = writeln!(c, "        (void){p}_r;");
             }
@@ -842,22 +849,26 @@ impl Gen<'_> {
             let _ = writeln!(c, "  (void){};", ident(&v.name));
         }
         let _ = writeln!(c, "#pragma HLS DATAFLOW");
-        for (n, elem) in an.inputs.iter().map(|a| (&a.name, a.elem)).chain(an.outputs.iter().map(|o| (&o.name, o.elem))) {
-            let p = ident(n);
-            let _ = writeln!(c, "  hls::stream<{}> {p}_s(\"{p}_s\");", self.word(elem));
-            let _ = writeln!(c, "#pragma HLS STREAM variable={p}_s depth={STREAM_DEPTH}");
+        let streams: Vec<(String, ScalarType)> = an
+            .inputs
+            .iter()
+            .map(|a| (format!("{}_in", ident(&a.name)), a.elem))
+            .chain(an.outputs.iter().map(|o| (format!("{}_out", ident(&o.name)), o.elem)))
+            .collect();
+        for (st, elem) in &streams {
+            let _ = writeln!(c, "  hls::stream<{}> {st}(\"{st}\");", self.word(*elem));
+            let _ = writeln!(c, "#pragma HLS STREAM variable={st} depth={STREAM_DEPTH}");
         }
         let sargs = self.scalar_args();
         for a in &an.inputs {
             let p = ident(&a.name);
-            let _ = writeln!(c, "  {name}_load_{p}({p}, {p}_s{sargs});");
+            let _ = writeln!(c, "  {name}_load_{p}({p}, {p}_in{sargs});");
         }
-        let streams: Vec<String> =
-            an.inputs.iter().map(|a| format!("{}_s", ident(&a.name))).chain(an.outputs.iter().map(|o| format!("{}_s", ident(&o.name)))).collect();
+        let streams: Vec<&str> = streams.iter().map(|(s, _)| s.as_str()).collect();
         let _ = writeln!(c, "  {name}_compute({}{sargs});", streams.join(", "));
         for o in &an.outputs {
             let p = ident(&o.name);
-            let _ = writeln!(c, "  {name}_store_{p}({p}, {p}_s{sargs});");
+            let _ = writeln!(c, "  {name}_store_{p}({p}, {p}_out{sargs});");
         }
         let _ = writeln!(c, "}}");
         let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem));

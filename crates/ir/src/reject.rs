@@ -442,8 +442,9 @@ impl Reason {
             }
             Reason::KernelTooLarge { .. } => "choose smaller tiles (#pragma tessera tile(…))".to_string(),
             Reason::DataflowUnsupported { .. } => "the dataflow kernel streams out-of-place stencils: a perfect nest of 1 to 3 \
-                 step-1 loops, each statement writing its own array at the loop indices (plus constants) from other arrays \
-                 read at the loop indices plus constants, rows of compile-time length; the region runs the tessera kernel"
+                 step-1 loops, each statement writing its own array at the loop indices (plus constants) from arrays read \
+                 at the loop indices plus constants (the written one only at the element written), rows of compile-time \
+                 length; the region runs the tessera kernel"
                 .to_string(),
             Reason::Internal { .. } | Reason::KernelInconsistent { .. } => {
                 "this is a bug in Tessera: please report it with the region".to_string()

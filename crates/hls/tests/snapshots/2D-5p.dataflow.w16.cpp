@@ -11,7 +11,7 @@
 #include "tessera_dataflow.h"
 
 // Load process of 'A': the rows of its Load box in row order, each element read once.
-static void tessera_snap_load_A(hls::burst_maxi<tessera::wide_t<16, float>> A, hls::stream<tessera::wide_t<16, float>> &A_s, float fac) {
+static void tessera_snap_load_A(hls::burst_maxi<tessera::wide_t<16, float>> A, hls::stream<tessera::wide_t<16, float>> &A_in, float fac) {
   (void)fac;
   const long tdf_L0 = 1L;
   (void)tdf_L0;
@@ -24,12 +24,12 @@ static void tessera_snap_load_A(hls::burst_maxi<tessera::wide_t<16, float>> A, h
   tessera_df_request_first<16, 64>(A, (long)(tdf_L0 - 1 + 0L) * (long)(53L) + (tdf_L1 - 1), tdf_n);
   for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {
     const bool tdf_next = tdf_r + 1 < tdf_rows;
-    tessera_df_read_row<16, 64, float>(A, (long)(tdf_L0 - 1 + tdf_r) * (long)(53L) + (tdf_L1 - 1), tdf_n, A_s, tdf_next ? (long)(tdf_L0 - 1 + tdf_r + 1) * (long)(53L) + (tdf_L1 - 1) : 0L, tdf_next ? tdf_n : 0L);
+    tessera_df_read_row<16, 64, float>(A, (long)(tdf_L0 - 1 + tdf_r) * (long)(53L) + (tdf_L1 - 1), tdf_n, A_in, tdf_next ? (long)(tdf_L0 - 1 + tdf_r + 1) * (long)(53L) + (tdf_L1 - 1) : 0L, tdf_next ? tdf_n : 0L);
   }
 }
 
 // Compute process: the reuse window in on-chip buffers, 16 lanes per cycle.
-static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_s, hls::stream<tessera::wide_t<16, float>> &X_s, float fac) {
+static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, hls::stream<tessera::wide_t<16, float>> &X_out, float fac) {
   (void)fac;
   const long tdf_L0 = 1L;
   (void)tdf_L0;
@@ -46,7 +46,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_s, h
   for (int tdf_r = 0; tdf_r < 3; tdf_r++) {
     for (int tdf_q = 0; tdf_q < 4; tdf_q++) {
 #pragma HLS PIPELINE II=1
-      A_lb[tdf_r][tdf_q] = A_s.read();
+      A_lb[tdf_r][tdf_q] = A_in.read();
     }
   }
   int A_head = 0;  // the slot of the window's first row
@@ -66,7 +66,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_s, h
     for (int tdf_t = 0; tdf_t < tdf_steps; tdf_t++) {
 #pragma HLS PIPELINE II=1
       if (tdf_more && tdf_t < 4) {
-        A_lb[A_k3][A_q] = A_s.read();
+        A_lb[A_k3][A_q] = A_in.read();
         A_q++;
         (void)A_r;
       }
@@ -101,7 +101,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_s, h
             tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::get_lane<float>(A_w0[(1 + tdf_l) / 16], (1 + tdf_l) % 16) + tessera::get_lane<float>(A_w2[(1 + tdf_l) / 16], (1 + tdf_l) % 16) + tessera::get_lane<float>(A_w1[(tdf_l) / 16], (tdf_l) % 16) + tessera::get_lane<float>(A_w1[(2 + tdf_l) / 16], (2 + tdf_l) % 16))));
           }
         }
-        X_s.write(X_o);
+        X_out.write(X_o);
         tdf_ow++;
         (void)tdf_oj;
       }
@@ -111,7 +111,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_s, h
 }
 
 // Store process of 'X': the rows of its Store set, partial words strobed.
-static void tessera_snap_store_X(hls::burst_maxi<tessera::wide_t<16, float>> X, hls::stream<tessera::wide_t<16, float>> &X_s, float fac) {
+static void tessera_snap_store_X(hls::burst_maxi<tessera::wide_t<16, float>> X, hls::stream<tessera::wide_t<16, float>> &X_out, float fac) {
   (void)fac;
   const long tdf_L0 = 1L;
   (void)tdf_L0;
@@ -122,7 +122,7 @@ static void tessera_snap_store_X(hls::burst_maxi<tessera::wide_t<16, float>> X, 
   const long tdf_rows = tdf_n0 * 1;
   int tdf_pending = 0;
   for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {
-    tessera_df_write_row<16, 64, 8, float>(X, (long)(tdf_L0 + tdf_r) * (long)(53L) + (tdf_L1), 51L, X_s, tdf_pending);
+    tessera_df_write_row<16, 64, 8, float>(X, (long)(tdf_L0 + tdf_r) * (long)(53L) + (tdf_L1), 51L, X_out, tdf_pending);
   }
   tessera_df_write_drain(X, tdf_pending);
 }
@@ -133,11 +133,11 @@ extern "C" void tessera_snap(hls::burst_maxi<tessera::wide_t<16, float>> A, hls:
 #pragma HLS INTERFACE mode=s_axilite port=fac
 #pragma HLS INTERFACE mode=s_axilite port=return
 #pragma HLS DATAFLOW
-  hls::stream<tessera::wide_t<16, float>> A_s("A_s");
-#pragma HLS STREAM variable=A_s depth=64
-  hls::stream<tessera::wide_t<16, float>> X_s("X_s");
-#pragma HLS STREAM variable=X_s depth=64
-  tessera_snap_load_A(A, A_s, fac);
-  tessera_snap_compute(A_s, X_s, fac);
-  tessera_snap_store_X(X, X_s, fac);
+  hls::stream<tessera::wide_t<16, float>> A_in("A_in");
+#pragma HLS STREAM variable=A_in depth=64
+  hls::stream<tessera::wide_t<16, float>> X_out("X_out");
+#pragma HLS STREAM variable=X_out depth=64
+  tessera_snap_load_A(A, A_in, fac);
+  tessera_snap_compute(A_in, X_out, fac);
+  tessera_snap_store_X(X, X_out, fac);
 }
