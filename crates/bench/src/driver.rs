@@ -348,7 +348,11 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     r.ran_mode = Some(ran.record.mode.clone());
     let traffic = ran.record.traffic()?;
     let plan_ok = plan.as_ref().ok();
-    let buffer_elements = if ran.record.mode == "baseline" { 0 } else { plan_ok.map_or(0, |p| p.buffers.total_elements) };
+    let buffer_elements = match ran.record.mode.as_str() {
+        "baseline" => 0,
+        "dataflow" => tessera_hls::dataflow::analyze(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
+        _ => plan_ok.map_or(0, |p| p.buffers.total_elements),
+    };
     let moved = traffic.bytes();
     let compulsory = facts.compulsory_bytes();
     r.exact = Some(Exact {

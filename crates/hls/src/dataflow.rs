@@ -175,6 +175,16 @@ impl Analysis {
         (a.offsets[d].1 - a.offsets[d].0 + self.w - 1).div_euclid(self.w) + 1
     }
 
+    /// Elements the compute process's on-chip buffers hold (line / plane buffers in
+    /// words, or the 1D word ring).
+    pub fn buffer_elements(&self) -> i64 {
+        if self.depth() == 1 {
+            let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+            return self.inputs.len() as i64 * (lag + 1) * self.w;
+        }
+        self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
+    }
+
     /// Iterations of the compute process's pipelined loops (its cycles at II = 1,
     /// fill included) for an outermost trip count `n0` (the only one that may be
     /// symbolic).
