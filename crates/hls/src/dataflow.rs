@@ -39,6 +39,23 @@
 //! reduction, no scalar write. Every
 //! loop but the outermost has a compile-time trip count (the line buffers' size),
 //! and the buffers fit the device's block RAM.
+//!
+//! Known limits of this first version (not checked against a Vitis installation):
+//! - whole-row strips: the line buffers hold complete rows (planes), so the inner trip
+//!   counts must be compile-time constants and large planes can exceed the block RAM
+//!   (strips tiled by a resource model are future work);
+//! - the kernel reads the box hull of the Load set (`box \ Load` is in the plan dump:
+//!   the corners of a 5-point star, the edges of a 3D star), whole DDR words at the row
+//!   ends;
+//! - a point-wise in-place array is read by its load process and written by its store
+//!   process through its one `m_axi` argument (the runtime ABI has one port per array);
+//!   whether Vitis accepts one reading and one writing process on one argument without
+//!   a second bundle is unverified;
+//! - the load process keeps one burst requested ahead, the store process 8 bursts
+//!   awaiting responses; stream depths are fixed (64 words), no FIFO sizing from the
+//!   processes' latencies;
+//! - II = 1 of the compute loop rests on the buffer partitioning (one read per bank and
+//!   cycle); synthesis has not confirmed it.
 
 use crate::cpp::{self, ident, Leaves};
 use crate::Kernel;
