@@ -135,7 +135,7 @@ macro_rules! variants {
 }
 
 variants! {
-    modes: [paper, tessera],
+    modes: [paper, tessera, dataflow],
     port_widths: [w4 = 4, w8 = 8, w16 = 16],
     tiles: [small = Small, large = Large],
     known_failures: [],

@@ -60,6 +60,7 @@ pub const SHIM_HEADERS: &[(&str, &str)] = &[
     ("tessera_hls.h", include_str!("../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../host/include/tessera_ship.h")),
+    ("tessera_dataflow.h", include_str!("../../host/include/tessera_dataflow.h")),
     ("tessera_math.h", include_str!("../../host/include/tessera_math.h")),
 ];
 
@@ -657,10 +658,11 @@ mod tests {
     #[test]
     fn shim_headers_are_embedded() {
         let names: Vec<&str> = SHIM_HEADERS.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h", "tessera_ship.h", "tessera_math.h"]);
+        assert_eq!(names, ["tessera_emu_abi.h", "tessera_hls.h", "tessera_wide.h", "tessera_ship.h", "tessera_dataflow.h", "tessera_math.h"]);
         assert!(SHIM_HEADERS[1].1.contains("class burst_maxi"));
         assert!(SHIM_HEADERS[3].1.contains("tessera_ship_out_posted"));
-        assert!(SHIM_HEADERS[4].1.contains("TESSERA_MATH_1(sqrt)"));
+        assert!(SHIM_HEADERS[4].1.contains("class stream"));
+        assert!(SHIM_HEADERS[5].1.contains("TESSERA_MATH_1(sqrt)"));
     }
 
     #[test]

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tessera_ir::Region;
-use tessera_model::{estimate, host_transfer_s, BaselineLoop, BlockedRows, Estimate, OverlappedRows, Params, ResourceParams, Structure, Traffic};
+use tessera_model::{
+    estimate, host_transfer_s, BaselineLoop, BlockedRows, Dataflow, Estimate, OverlappedRows, Params, ResourceParams, Structure,
+    Traffic,
+};
 use tessera_poly::{optimize, Plan, PolyOptions};
 
 /// Where things are.
@@ -229,10 +232,16 @@ fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, Str
     }))
 }
 
-/// The structure of the kernel that ran in `mode`.
-fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic) -> Result<Structure, String> {
+/// The structure of the kernel that ran in `mode` (`region` at port width `w`).
+fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
     match mode {
         "baseline" => baseline_structure(facts, traffic),
+        "dataflow" => {
+            let an = tessera_hls::dataflow::analyze(region, w)
+                .map_err(|e| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark()))?;
+            let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
+            Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))
+        }
         "paper" | "tessera" => {
             let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
@@ -274,6 +283,10 @@ fn describe(s: &Structure) -> String {
             r.rows,
             r.depth_ops,
             chain(r.accumulation_ops)
+        ),
+        Structure::Dataflow(d) => format!(
+            "dataflow: load, compute ({} iterations at II=1), store processes concurrent, depth {} ops",
+            d.compute_iterations, d.depth_ops
         ),
     }
 }
@@ -358,7 +371,11 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     r.ran_mode = Some(ran.record.mode.clone());
     let traffic = ran.record.traffic()?;
     let plan_ok = plan.as_ref().ok();
-    let buffer_elements = if ran.record.mode == "baseline" { 0 } else { plan_ok.map_or(0, |p| p.buffers.total_elements) };
+    let buffer_elements = match ran.record.mode.as_str() {
+        "baseline" => 0,
+        "dataflow" => tessera_hls::dataflow::analyze(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
+        _ => plan_ok.map_or(0, |p| p.buffers.total_elements),
+    };
     let moved = traffic.bytes();
     let compulsory = facts.compulsory_bytes();
     r.exact = Some(Exact {
@@ -380,7 +397,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     if !ran.bit_exact {
         return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
     }
-    let s = structure(&ran.record.mode, &facts, plan_ok, &traffic)?;
+    let s = structure(&ran.record.mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?;
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
     let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);

@@ -143,7 +143,7 @@ impl Tiles {
 }
 
 /// Kernel modes the bench knows how to model.
-pub const MODES: [&str; 3] = ["baseline", "paper", "tessera"];
+pub const MODES: [&str; 4] = ["baseline", "paper", "tessera", "dataflow"];
 
 /// One benchmark configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -154,7 +154,7 @@ pub struct Config {
     pub tiles: Tiles,
     /// Port width in elements per beat (4, 8, 16).
     pub port_width: u32,
-    /// Kernel mode (`baseline`, `paper`, `tessera`).
+    /// Kernel mode (`baseline`, `paper`, `tessera`, `dataflow`).
     pub mode: String,
     /// How the modelled clock is chosen.
     #[serde(skip)]

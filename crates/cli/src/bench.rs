@@ -27,7 +27,7 @@ pub struct BenchArgs {
     /// Port width in elements per beat: 4, 8 or 16 (16 floats = 512 bit).
     #[arg(long, default_value_t = 16)]
     pub port_width: u32,
-    /// Kernel mode: tessera (the default, as in `tessera cc`), paper or baseline (the
+    /// Kernel mode: tessera (the default, as in `tessera cc`), paper, dataflow or baseline (the
     /// baseline is always run as the reference).
     #[arg(long, default_value = "tessera")]
     pub mode: String,
@@ -80,7 +80,7 @@ pub fn run(a: &BenchArgs) -> ExitCode {
         return usage(format!("--port-width {}: expected 4, 8 or 16", a.port_width));
     }
     if !MODES.contains(&a.mode.as_str()) {
-        return usage(format!("--mode {}: expected baseline, paper or tessera", a.mode));
+        return usage(format!("--mode {}: expected baseline, paper, tessera or dataflow", a.mode));
     }
     let clock = match a.clock_mhz {
         Some(c) if c.is_finite() && c > 0.0 => ClockRule::Fixed(c),

@@ -18,7 +18,7 @@
 //! record vouches for what was built). A dry run prints the `rm -f` and `printf`
 //! commands that do the same.
 //!
-//! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`,
+//! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`, `tessera_dataflow.h`,
 //! `tessera_math.h`, `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
 //!
@@ -40,10 +40,11 @@ use tessera_flow::{
 use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
 
 /// The headers generated kernels include, written to `<out>/include/`.
-const HEADERS: [(&str, &str); 5] = [
+const HEADERS: [(&str, &str); 6] = [
     ("tessera_hls.h", include_str!("../../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../../host/include/tessera_ship.h")),
+    ("tessera_dataflow.h", include_str!("../../../host/include/tessera_dataflow.h")),
     ("tessera_math.h", include_str!("../../../host/include/tessera_math.h")),
     ("tessera_emu_abi.h", include_str!("../../../host/include/tessera_emu_abi.h")),
 ];

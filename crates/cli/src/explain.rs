@@ -11,6 +11,8 @@
 //! `tessera_compiler::shape`). `--dump=<stage>`
 //! prints a stage's stable text dump (`scop`, `deps`, `plan`, `buffers`, `all`),
 //! `--json` a machine-readable summary, `--timings` the optimizer's time per region.
+//! The text output ends each region with its exact Load and Store sets
+//! (`tessera_poly::dataflow`: what the `dataflow` mode's kernel reads and writes).
 //!
 //! A C/C++ file is compiled with clang-19 and the Tessera plugin only to dump the
 //! region IR (`-fplugin-arg-tessera-dump-ir`); extra clang arguments go after `--`
@@ -119,6 +121,17 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
         // optimizer rejects) the baseline; none for a region that stays on the host.
         if checked.is_ok() && stage.is_none() {
             print!("{}", resources_text(region, plan));
+        }
+        // The exact Load and Store sets (what a dataflow kernel reads and writes).
+        if checked.is_ok() && stage.is_none() {
+            if let Ok(sets) = tessera_poly::scop::extract(region).and_then(|scop| {
+                tessera_poly::dataflow::sets(&scop).map_err(|message| {
+                    tessera_poly::PolyReject::new(tessera_poly::PolyRejectReason::Internal { message }, &region.location)
+                })
+            }) {
+                println!("  Load and Store sets:");
+                print!("{}", tessera_poly::dataflow::describe(&sets));
+            }
         }
         if a.timings {
             println!("  optimizer time: {ms:.1} ms");

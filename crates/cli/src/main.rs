@@ -60,7 +60,7 @@ enum Command {
         /// Write the kernel files into this directory instead of printing the kernel.
         #[arg(short = 'o', long)]
         out_dir: Option<PathBuf>,
-        /// Kernel flavour: tessera (the default, as in `tessera cc`), paper or baseline.
+        /// Kernel flavour: tessera (the default, as in `tessera cc`), paper, dataflow or baseline.
         #[arg(long, default_value = "tessera")]
         mode: String,
     },

@@ -314,7 +314,7 @@ fn generate_kernel(
         tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
     // Without sizes from the options or a pragma, the resource model picks them.
     let chosen = match (opts.mode, &opts.tile, &region.tile) {
-        (Mode::Paper | Mode::Tessera, None, None) => tiles::choose(region, &poly),
+        (Mode::Paper | Mode::Tessera | Mode::Dataflow, None, None) => tiles::choose(region, &poly),
         _ => None,
     };
     if let Some(c) = &chosen {
@@ -325,6 +325,24 @@ fn generate_kernel(
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),
         Err(r) => format!("{}: not tiled: {}\n", r.loc, r.remark()),
     };
+    let mut why = None;
+    // Mode dataflow: the streaming kernel, else the tessera mode's (`dataflow-unsupported`
+    // in the plan; a bug is reported like any other).
+    if opts.mode == Mode::Dataflow {
+        match tessera_hls::dataflow::generate(region, name, opts.port_width) {
+            Ok((kernel, df)) => {
+                text.push_str(&df);
+                text.push_str("kernel: dataflow\n");
+                return (kernel, Mode::Dataflow, text, None);
+            }
+            Err(e) => {
+                text.push_str(&format!("dataflow kernel not generated: {}\nkernel: tessera (fallback from dataflow mode)\n", e.remark()));
+                if e.kind() == reject::Kind::Bug {
+                    why = Some((format!("the dataflow kernel cannot be generated: {}", e.remark()), e));
+                }
+            }
+        }
+    }
     if let Some(c) = &chosen {
         text.push_str(&format!("{}\n", c.note));
         if !c.fits {
@@ -339,13 +357,15 @@ fn generate_kernel(
     let variant = match opts.mode {
         Mode::Baseline => None,
         Mode::Paper => Some(tessera_hls::paper::Variant::Paper),
-        Mode::Tessera => Some(tessera_hls::paper::Variant::Tessera),
+        Mode::Tessera | Mode::Dataflow => Some(tessera_hls::paper::Variant::Tessera),
     };
-    let mut why = None;
     if let Some(variant) = variant {
         match &plan {
             Ok(plan) => match tessera_hls::paper::generate(region, plan, name, opts.port_width, variant) {
-                Ok(kernel) => return (kernel, opts.mode, text, None),
+                Ok(kernel) => {
+                    let mode = if opts.mode == Mode::Dataflow { Mode::Tessera } else { opts.mode };
+                    return (kernel, mode, text, why);
+                }
                 Err(e) => {
                     text.push_str(&format!("{} kernel not generated: {}\n", variant.name(), e.remark()));
                     why = Some((format!("the {} kernel cannot be generated: {}", variant.name(), e.remark()), e));

@@ -14,6 +14,11 @@ pub enum Mode {
     /// reads of read-only arrays, posted writes of write-only arrays; see
     /// `tessera_hls::paper::Variant::Tessera`), with the same fallback.
     Tessera,
+    /// The streaming kernel (`tessera_hls::dataflow`): load, compute and store
+    /// processes under `#pragma HLS DATAFLOW`, every input element read once, V
+    /// outputs per cycle. A region outside its input class gets the `tessera` kernel
+    /// (then the baseline), with the reason `dataflow-unsupported` in its plan.
+    Dataflow,
 }
 
 impl Mode {
@@ -23,6 +28,7 @@ impl Mode {
             Mode::Baseline => "baseline",
             Mode::Paper => "paper",
             Mode::Tessera => "tessera",
+            Mode::Dataflow => "dataflow",
         }
     }
 }
@@ -96,9 +102,10 @@ impl Options {
                         "baseline" => Mode::Baseline,
                         "paper" => Mode::Paper,
                         "tessera" => Mode::Tessera,
+                        "dataflow" => Mode::Dataflow,
                         _ => {
                             return Err(format!(
-                                "-fplugin-arg-tessera-mode={value}: unknown mode (known: baseline, paper, tessera)"
+                                "-fplugin-arg-tessera-mode={value}: unknown mode (known: baseline, paper, tessera, dataflow)"
                             ))
                         }
                     }
@@ -169,6 +176,8 @@ mod tests {
         assert_eq!((o.tile, o.port_width), (Some(vec![64, 32]), 8));
         assert!(Options::from_plugin_args(&["port-width=3"]).unwrap_err().contains("4, 8 or 16"));
         assert!(Options::from_plugin_args(&["mode=fast"]).unwrap_err().contains("unknown mode"));
+        assert_eq!(Options::from_plugin_args(&["mode=dataflow"]).unwrap().mode, Mode::Dataflow);
+        assert_eq!(Mode::Dataflow.name(), "dataflow");
         assert!(!Options::default().reassociate);
         assert!(Options::from_plugin_args(&["reassociate"]).unwrap().reassociate);
         assert_eq!((Options::default().banks, Options::from_plugin_args(&["banks=2"]).unwrap().banks), (1, 2));

@@ -12,6 +12,7 @@
 
 pub mod baseline;
 pub mod cpp;
+pub mod dataflow;
 pub mod paper;
 mod ship;
 

@@ -272,6 +272,12 @@ pub enum Reason {
         /// What.
         detail: String,
     },
+    /// Mode `dataflow`: the region is outside the streaming kernel's input class
+    /// (`tessera_hls::dataflow`); it gets the `tessera` mode's kernel instead.
+    DataflowUnsupported {
+        /// What.
+        detail: String,
+    },
 }
 
 impl Reason {
@@ -308,6 +314,7 @@ impl Reason {
             Reason::KernelUnsupported { .. } => "kernel-unsupported",
             Reason::KernelTooLarge { .. } => "kernel-too-large",
             Reason::KernelInconsistent { .. } => "kernel-inconsistent",
+            Reason::DataflowUnsupported { .. } => "dataflow-unsupported",
         }
     }
 
@@ -343,9 +350,10 @@ impl Reason {
             | Reason::ReductionNotTiled { .. }
             | Reason::ReductionOrder { .. }
             | Reason::Internal { .. } => Stage::Tiling,
-            Reason::KernelUnsupported { .. } | Reason::KernelTooLarge { .. } | Reason::KernelInconsistent { .. } => {
-                Stage::Generation
-            }
+            Reason::KernelUnsupported { .. }
+            | Reason::KernelTooLarge { .. }
+            | Reason::KernelInconsistent { .. }
+            | Reason::DataflowUnsupported { .. } => Stage::Generation,
         }
     }
 
@@ -414,6 +422,7 @@ impl Reason {
             Reason::Internal { message } => format!("internal optimizer error: {message}"),
             Reason::KernelUnsupported { detail } | Reason::KernelTooLarge { detail } => detail.clone(),
             Reason::KernelInconsistent { detail } => format!("internal generator error: {detail}"),
+            Reason::DataflowUnsupported { detail } => format!("no dataflow kernel: {detail}"),
         }
     }
 
@@ -459,6 +468,11 @@ impl Reason {
                 "fix '#pragma tessera tile(…)' or -fplugin-arg-tessera-tile".to_string()
             }
             Reason::KernelTooLarge { .. } => "choose smaller tiles (#pragma tessera tile(…))".to_string(),
+            Reason::DataflowUnsupported { .. } => "the dataflow kernel streams out-of-place stencils: a perfect nest of 1 to 3 \
+                 step-1 loops, each statement writing its own array at the loop indices (plus constants) from arrays read \
+                 at the loop indices plus constants (the written one only at the element written), rows of compile-time \
+                 length; the region runs the tessera kernel"
+                .to_string(),
             Reason::Internal { .. } | Reason::KernelInconsistent { .. } => {
                 "this is a bug in Tessera: please report it with the region".to_string()
             }
@@ -561,6 +575,7 @@ mod tests {
             Reason::KernelUnsupported { detail: s() },
             Reason::KernelTooLarge { detail: s() },
             Reason::KernelInconsistent { detail: s() },
+            Reason::DataflowUnsupported { detail: s() },
         ];
         let mut codes: Vec<&str> = all.iter().map(Reason::code).collect();
         codes.sort_unstable();
@@ -573,7 +588,7 @@ mod tests {
             assert!(json.contains(&format!("\"code\":\"{}\"", r.code())), "{json}");
         }
         assert_eq!(all.iter().filter(|r| r.kind() == Kind::Bug).count(), 2);
-        assert_eq!(all.iter().filter(|r| r.stage() == Stage::Generation).count(), 3);
+        assert_eq!(all.iter().filter(|r| r.stage() == Stage::Generation).count(), 4);
     }
 
     #[test]

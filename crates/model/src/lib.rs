@@ -44,6 +44,10 @@
 //!       overlaps work the kernel does meanwhile. In a paper kernel every burst is
 //!       exposed, and the formula is BlockedRows'.
 //!
+//! Dataflow (mode dataflow: load, compute, store processes concurrently; see [`dataflow`])
+//!   C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr) + max(load beats per port, compute
+//!       iterations, store beats per port)
+//!
 //! roofline_s = (DDR bytes read + written) / BW_ddr
 //! kernel_s   = max(C / f, roofline_s)                 no kernel beats the DDR bank
 //! host_s     = (bytes to device + bytes from device) / BW_pcie
@@ -60,10 +64,12 @@
 #![warn(missing_docs)]
 
 pub mod axi;
+pub mod dataflow;
 pub mod params;
 pub mod resources;
 pub mod traffic;
 
+pub use dataflow::Dataflow;
 pub use params::{Param, Params};
 pub use resources::{estimate_resources, usage, KernelShape, ResourceEstimate, ResourceParams, Resources, Usage};
 pub use traffic::{Bursts, Port, Traffic};
@@ -186,6 +192,8 @@ pub enum Structure {
     BlockedRows(BlockedRows),
     /// `tessera` mode.
     OverlappedRows(OverlappedRows),
+    /// `dataflow` mode ([`dataflow`]).
+    Dataflow(Dataflow),
 }
 
 /// Cycles of one kernel execution, by cause (they add up to `total`).
@@ -260,7 +268,7 @@ impl fmt::Display for ModelError {
 impl std::error::Error for ModelError {}
 
 /// Cycles of the datapath for a statement of `depth_ops` operations.
-fn depth_cycles(depth_ops: u32, clock_mhz: f64, p: &Params) -> u64 {
+pub(crate) fn depth_cycles(depth_ops: u32, clock_mhz: f64, p: &Params) -> u64 {
     ns_to_cycles(depth_ops as f64 * p.fp_op_ns, clock_mhz)
 }
 
@@ -326,6 +334,7 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
                 compute: r.rows * row_cycles(r.depth_ops, r.accumulation_ops, clock_mhz, p),
             }
         }
+        Structure::Dataflow(d) => dataflow::cycles(d, traffic, clock_mhz, p)?,
     };
     Ok(Cycles { total: c.latency + c.transfer + c.compute, ..c })
 }

@@ -29,6 +29,7 @@
 
 pub mod affine;
 pub mod buffers;
+pub mod dataflow;
 pub mod deps;
 pub mod dump;
 mod isl;

@@ -1,0 +1,908 @@
+//! The streaming kernel of mode `dataflow`: the classic stencil architecture of load,
+//! compute and store processes under `#pragma HLS DATAFLOW`, connected by
+//! `hls::stream`s of wide words (`host/include/tessera_dataflow.h`).
+//!
+//! ```text
+//!  DDR ─ load_A ──A_in──┐                                       ┌──X_out── store_X ─ DDR
+//!  DDR ─ load_B ──B_in──┴─ compute: line buffers, V lanes/cycle ─┴──Y_out── store_Y ─ DDR
+//! ```
+//!
+//! - **load** (one per input array, own `m_axi` bundle): the rows of the array's Load
+//!   box (`tessera_poly::dataflow`: the box hull of the elements the region reads), in
+//!   row order, whole rows — every element of the box is read from DDR exactly once —
+//!   realigned to the row's first element and pushed as wide words.
+//! - **compute**: for nests of depth 2 and 3 the reuse window along the outermost
+//!   dimension lives in a circular buffer of K0 + 1 slots (rows in 2D, planes in 3D; K0
+//!   the rows the stencil spans): while output row (plane) i is computed from slots
+//!   holding rows i + lo .. i + hi, row i + hi + 1 streams into the spare slot. Slots
+//!   are selected by rotating indices (modular indexing without division). For a 1D
+//!   nest a ring of words delays the output by the words the stencil reaches ahead.
+//!   The pipelined loop (II = 1) produces one output word per cycle: V = W lanes, each
+//!   evaluating exactly the source's expression for its iteration (same tree, same
+//!   casts, no reassociation: `cpp.rs`), so results are the CPU's bit for bit.
+//! - **store** (one per output array, own bundle): the output rows, realigned to DDR
+//!   words, in bursts with byte strobes for the partial words at the row ends; at most
+//!   8 bursts await their responses.
+//!
+//! The ports are the tiled kernels' (`hls::burst_maxi<tessera::wide_t<W, T>>`, one per
+//! array argument, in the region's variable order; scalars `s_axilite`), so the
+//! runtime ABI is the other modes'.
+//!
+//! Input class ([`analyze`]; anything else is `dataflow-unsupported` and the region
+//! gets the `tessera` kernel): a perfect nest of 1 to 3 loops with step 1 and
+//! rectangular affine bounds (`tessera_poly::scop`); every statement assigns an
+//! element of an array no other statement writes, with subscripts `loop index +
+//! constant` for every loop in order; every read has subscripts of the same form and
+//! is of an array the region does not write, or of exactly the element the iteration
+//! writes (a point-wise in-place update: its load and store processes share the
+//! array's one port, reading each element before its update writes it); no
+//! reduction, no scalar write. Every
+//! loop but the outermost has a compile-time trip count (the line buffers' size),
+//! and the buffers fit the device's block RAM.
+//!
+//! Known limits of this first version (not checked against a Vitis installation):
+//! - whole-row strips: the line buffers hold complete rows (planes), so the inner trip
+//!   counts must be compile-time constants and large planes can exceed the block RAM
+//!   (strips tiled by a resource model are future work);
+//! - the kernel reads the box hull of the Load set (`box \ Load` is in the plan dump:
+//!   the corners of a 5-point star, the edges of a 3D star), whole DDR words at the row
+//!   ends;
+//! - a point-wise in-place array is read by its load process and written by its store
+//!   process through its one `m_axi` argument (the runtime ABI has one port per array);
+//!   whether Vitis accepts one reading and one writing process on one argument without
+//!   a second bundle is unverified;
+//! - the load process keeps one burst requested ahead, the store process 8 bursts
+//!   awaiting responses; stream depths are fixed (64 words), no FIFO sizing from the
+//!   processes' latencies;
+//! - II = 1 of the compute loop rests on the buffer partitioning (one read per bank and
+//!   cycle); synthesis has not confirmed it.
+
+use crate::cpp::{self, ident, Leaves};
+use crate::Kernel;
+use std::cell::Cell;
+use std::fmt::Write as _;
+use tessera_ir::reject::Reason;
+use tessera_ir::{Expr, LValue, Region, ScalarType, Stmt, VarKind};
+use tessera_poly::{AccessKind, Aff, Scop, Sym};
+
+/// Block RAM bits of the VCU118's XCVU9P (2160 BRAM36 of 36 Kib): the line buffers
+/// must fit.
+const DEVICE_BRAM_BITS: i64 = 2160 * 36 * 1024;
+
+/// Write bursts a store process leaves awaiting their responses.
+const PENDING_WRITES: i64 = 8;
+
+/// Depth of every stream (wide words).
+const STREAM_DEPTH: i64 = 64;
+
+/// Outstanding AXI transactions per port and direction.
+const OUTSTANDING: i64 = 16;
+
+/// Prefix of every name the generated code introduces.
+const PREFIX: &str = "tdf_";
+
+fn unsupported(detail: impl Into<String>) -> Reason {
+    Reason::DataflowUnsupported { detail: detail.into() }
+}
+
+/// One loop of the nest.
+#[derive(Clone, Debug)]
+pub struct DfLoop {
+    /// Index name.
+    pub var: String,
+    /// Index type.
+    pub ty: ScalarType,
+    /// Lower bound.
+    pub lower: Aff,
+    /// Exclusive upper bound.
+    pub upper: Aff,
+    /// Trip count when it is a compile-time constant.
+    pub trip: Option<i64>,
+}
+
+/// An array the region reads.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// Source name.
+    pub name: String,
+    /// Element type.
+    pub elem: ScalarType,
+    /// Per dimension, the smallest and largest subscript offset of its reads.
+    pub offsets: Vec<(i64, i64)>,
+}
+
+/// An array the region writes (one statement).
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Source name.
+    pub name: String,
+    /// Element type.
+    pub elem: ScalarType,
+    /// The statement that writes it.
+    pub stmt: usize,
+    /// Per dimension, the write's subscript offset.
+    pub offsets: Vec<i64>,
+}
+
+/// The region in the dataflow kernel's terms.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The SCoP (accesses numbered as the printer meets them).
+    pub scop: Scop,
+    /// The loops, outermost first.
+    pub loops: Vec<DfLoop>,
+    /// Arrays read.
+    pub inputs: Vec<Input>,
+    /// Arrays written.
+    pub outputs: Vec<Output>,
+    /// Elements per beat.
+    pub w: i64,
+}
+
+impl Input {
+    /// Rows of the reuse window along dimension 0 (K0).
+    pub fn window(&self) -> i64 {
+        self.offsets[0].1 - self.offsets[0].0 + 1
+    }
+}
+
+impl Analysis {
+    /// Depth of the nest.
+    pub fn depth(&self) -> usize {
+        self.loops.len()
+    }
+
+    /// Elements of a row of `a`'s Load box (innermost dimension), for depth ≥ 2.
+    fn in_cols(&self, a: &Input) -> i64 {
+        let d = self.depth() - 1;
+        self.loops[d].trip.unwrap_or(0) + a.offsets[d].1 - a.offsets[d].0
+    }
+
+    /// Rows of a plane of `a`'s Load box (depth 3), else 1.
+    fn in_rows(&self, a: &Input) -> i64 {
+        if self.depth() == 3 {
+            self.loops[1].trip.unwrap_or(0) + a.offsets[1].1 - a.offsets[1].0
+        } else {
+            1
+        }
+    }
+
+    /// Words of a row of `a`'s Load box (depth ≥ 2).
+    fn in_words(&self, a: &Input) -> i64 {
+        (self.in_cols(a) + self.w - 1) / self.w
+    }
+
+    /// Output words per row (depth ≥ 2).
+    fn out_words(&self) -> i64 {
+        (self.loops[self.depth() - 1].trip.unwrap_or(0) + self.w - 1) / self.w
+    }
+
+    /// Output rows per plane (depth 3), else 1.
+    fn out_rows(&self) -> i64 {
+        if self.depth() == 3 {
+            self.loops[1].trip.unwrap_or(0)
+        } else {
+            1
+        }
+    }
+
+    /// Words of the window an output word reads from one row of `a`: `NW`.
+    fn window_words(&self, a: &Input) -> i64 {
+        let d = self.depth() - 1;
+        (a.offsets[d].1 - a.offsets[d].0 + self.w - 1).div_euclid(self.w) + 1
+    }
+
+    /// Elements the compute process's on-chip buffers hold (line / plane buffers in
+    /// words, or the 1D word ring).
+    pub fn buffer_elements(&self) -> i64 {
+        if self.depth() == 1 {
+            let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+            return self.inputs.len() as i64 * (lag + 1) * self.w;
+        }
+        self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
+    }
+
+    /// Iterations of the compute process's pipelined loops (its cycles at II = 1,
+    /// fill included) for an outermost trip count `n0` (the only one that may be
+    /// symbolic).
+    pub fn compute_iterations(&self, n0: i64) -> i64 {
+        if n0 <= 0 {
+            return 0;
+        }
+        let w = self.w;
+        if self.depth() == 1 {
+            let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+            let ko = (n0 + w - 1) / w;
+            let ki = self.inputs.iter().map(|a| (n0 + a.offsets[0].1 - a.offsets[0].0 + w - 1) / w).max().unwrap_or(0);
+            return ki.max(ko + lag);
+        }
+        let fill: i64 = self.inputs.iter().map(|a| a.window() * self.in_rows(a) * self.in_words(a)).sum();
+        let outs = self.out_rows() * self.out_words();
+        let more = self.inputs.iter().map(|a| self.in_rows(a) * self.in_words(a)).max().unwrap_or(0).max(outs);
+        fill + (n0 - 1) * more + outs
+    }
+}
+
+/// Whether `region` is in the dataflow kernel's input class at port width `w`, and
+/// its description.
+pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
+    let w = port_width as i64;
+    if !port_width.is_power_of_two() || port_width > 64 {
+        return Err(unsupported(format!("port width {port_width} is not a power of two from 1 to 64")));
+    }
+    if let Some(r) = region.reductions.first() {
+        return Err(unsupported(format!("the region has a reduction ('{}')", r.var)));
+    }
+    let scop = tessera_poly::scop::extract(region).map_err(|r| unsupported(r.message()))?;
+    let d = scop.depth();
+    if !(1..=3).contains(&d) {
+        return Err(unsupported(format!("the loop nest has depth {d}; the dataflow kernel streams nests of depth 1 to 3")));
+    }
+    // The IR's loops: step 1, `<` tests (a `!=` or decreasing loop is the tessera mode's).
+    let mut fors = Vec::new();
+    let mut body: &[Stmt] = &region.body;
+    while let [Stmt::For { var, ty, step, ne, body: inner, .. }] = body {
+        if *step != 1 || *ne {
+            return Err(unsupported(format!("loop '{var}' is not 'for ({var} = lb; {var} < ub; {var}++)'")));
+        }
+        fors.push((var.clone(), *ty));
+        body = inner;
+    }
+    if fors.len() != d || body.len() != scop.statements.len() {
+        return Err(Reason::KernelInconsistent { detail: "the region's loop nest does not match its SCoP".into() });
+    }
+    let mut names: Vec<String> = region.vars.iter().map(|v| v.name.clone()).collect();
+    names.extend(fors.iter().map(|(v, _)| v.clone()));
+    if let Some(n) = names.iter().find(|n| n.starts_with(PREFIX)) {
+        return Err(unsupported(format!("the name '{n}' is reserved for the generated kernel's own variables")));
+    }
+    let loops: Vec<DfLoop> = scop
+        .loops
+        .iter()
+        .zip(&fors)
+        .map(|(l, (_, ty))| DfLoop {
+            var: l.var.clone(),
+            ty: *ty,
+            lower: l.lower.clone(),
+            upper: l.upper.clone(),
+            trip: l.upper.sub(&l.lower).as_constant(),
+        })
+        .collect();
+    // Accesses.
+    let mut outputs: Vec<Output> = Vec::new();
+    for (s, st) in scop.statements.iter().enumerate() {
+        let &wid = st.accesses.last().expect("a statement writes");
+        let a = &scop.accesses[wid];
+        let offs = tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts)
+            .ok_or_else(|| unsupported(format!("the write {} is not at the loop indices plus constants, in loop order", a.text)))?;
+        if outputs.iter().any(|o| o.name == a.array) {
+            return Err(unsupported(format!("'{}' is written by two statements", a.array)));
+        }
+        let elem = scop.array(&a.array).expect("accessed").elem;
+        outputs.push(Output { name: a.array.clone(), elem, stmt: s, offsets: offs });
+    }
+    let mut inputs: Vec<Input> = Vec::new();
+    for a in scop.accesses.iter().filter(|a| a.kind == AccessKind::Read) {
+        let Some(offs) = tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts) else {
+            return Err(unsupported(format!("the read {} is not at the loop indices plus constants, in loop order", a.text)));
+        };
+        // An array read and written: only the element the iteration writes (a
+        // point-wise update, `ey[i][j] = ey[i][j] - …`), so that every element is read
+        // before it is written, whatever the processes' overlap.
+        if outputs.iter().any(|o| o.name == a.array && o.offsets != offs) {
+            return Err(unsupported(format!(
+                "'{}' is both read and written at other elements (an in-place update, {}); the streams read each \
+                 element before it is written only in out-of-place or point-wise updates",
+                a.array, a.text
+            )));
+        }
+        if !inputs.iter().any(|i| i.name == a.array) {
+            let offsets = tessera_poly::dataflow::read_offsets(&scop, &a.array).expect("checked above");
+            let elem = scop.array(&a.array).expect("accessed").elem;
+            inputs.push(Input { name: a.array.clone(), elem, offsets });
+        }
+    }
+    for l in &loops[1..] {
+        match l.trip {
+            Some(t) if t >= 1 => {}
+            Some(_) => return Err(unsupported(format!("loop '{}' has no iteration", l.var))),
+            None => {
+                return Err(unsupported(format!(
+                    "the trip count of loop '{}' is not a compile-time constant (the line buffers hold whole rows)",
+                    l.var
+                )))
+            }
+        }
+    }
+    // Inner extents of every streamed array (row strides).
+    for name in inputs.iter().map(|a| &a.name).chain(outputs.iter().map(|o| &o.name)) {
+        let v = region.var(name).expect("an array of the region");
+        if v.dims[1..].iter().any(|e| e.is_none()) {
+            return Err(unsupported(format!("an inner extent of '{name}' is unknown")));
+        }
+        if w * v.elem.size() as i64 > 128 {
+            return Err(unsupported(format!("a beat of {w} elements of '{name}' is wider than an AXI data bus (1024 bits)")));
+        }
+    }
+    let an = Analysis { scop, loops, inputs, outputs, w };
+    if d >= 2 {
+        let bits: i64 = an
+            .inputs
+            .iter()
+            .map(|a| (a.window() + 1) * an.in_rows(a) * an.in_words(a) * w * a.elem.size() as i64 * 8)
+            .sum();
+        if bits > DEVICE_BRAM_BITS {
+            return Err(unsupported(format!(
+                "the line buffers need {bits} bits, more than the XCVU9P's {DEVICE_BRAM_BITS} bits of block RAM"
+            )));
+        }
+    }
+    Ok(an)
+}
+
+/// Generates the dataflow kernel `name` for `region`; also returns the text the plan
+/// dump gets (the processes and the exact Load / Store sets).
+pub fn generate(region: &Region, name: &str, port_width: u32) -> Result<(Kernel, String), Reason> {
+    let an = analyze(region, port_width)?;
+    let sets = tessera_poly::dataflow::sets(&an.scop).map_err(|m| Reason::Internal { message: m })?;
+    let g = Gen { region, an: &an, name };
+    let kernel = g.kernel();
+    let mut plan = String::new();
+    let _ = writeln!(plan, "dataflow kernel (port width {port_width}):");
+    for a in &an.inputs {
+        let _ = writeln!(plan, "  load {}: rows of its Load box, whole rows, each element read once", a.name);
+    }
+    let _ = writeln!(plan, "  compute: {} output word(s) of {port_width} lanes per cycle", an.outputs.len());
+    for o in &an.outputs {
+        let _ = writeln!(plan, "  store {}: rows of its Store set, strobed partial words", o.name);
+    }
+    let _ = writeln!(plan, "Load and Store sets (isl):");
+    plan.push_str(&tessera_poly::dataflow::describe(&sets));
+    Ok((kernel, plan))
+}
+
+struct Gen<'a> {
+    region: &'a Region,
+    an: &'a Analysis,
+    name: &'a str,
+}
+
+/// Extents and section bounds mention scalars only.
+struct NoArrays;
+
+impl Leaves for NoArrays {
+    fn read(&self, array: &str, _index: &[Expr]) -> String {
+        unreachable!("array extents do not read array '{array}'")
+    }
+}
+
+/// The leaves of a statement in the compute process: the k-th read is the
+/// statement's k-th read access, a lane of a window word.
+struct Body<'g> {
+    g: &'g Gen<'g>,
+    reads: &'g [usize],
+    next: Cell<usize>,
+}
+
+impl Leaves for Body<'_> {
+    fn read(&self, _array: &str, _index: &[Expr]) -> String {
+        let k = self.next.get();
+        self.next.set(k + 1);
+        self.g.lane_read(self.reads[k])
+    }
+}
+
+impl Gen<'_> {
+    fn w(&self) -> i64 {
+        self.an.w
+    }
+
+    fn depth(&self) -> usize {
+        self.an.depth()
+    }
+
+    fn word(&self, elem: ScalarType) -> String {
+        format!("tessera::wide_t<{}, {}>", self.w(), elem.c_name())
+    }
+
+    fn seg(&self, elem: ScalarType) -> i64 {
+        (4096 / (self.w() * elem.size() as i64)).min(256)
+    }
+
+    fn aff(&self, a: &Aff) -> String {
+        if let Some(c) = a.as_constant() {
+            return format!("{c}L");
+        }
+        format!(
+            "({})",
+            a.format(&|s| match s {
+                Sym::Param(p) => format!("(long){}", ident(p)),
+                other => unreachable!("loop bounds mention parameters only: {other:?}"),
+            })
+        )
+    }
+
+    fn input(&self, name: &str) -> &Input {
+        self.an.inputs.iter().find(|a| a.name == name).expect("an input")
+    }
+
+    /// The scalar parameters every process takes.
+    fn scalars(&self) -> Vec<&tessera_ir::Var> {
+        self.region.vars.iter().filter(|v| v.kind == VarKind::Scalar && !v.writes_back()).collect()
+    }
+
+    fn scalar_params(&self) -> String {
+        self.scalars().iter().map(|v| format!(", {} {}", v.elem.c_name(), ident(&v.name))).collect()
+    }
+
+    fn scalar_args(&self) -> String {
+        self.scalars().iter().map(|v| format!(", {}", ident(&v.name))).collect()
+    }
+
+    /// The start of every process: scalars marked used, derived parameters, the
+    /// loop bounds (`tdf_L<d>`) and the outermost trip count (`tdf_n0`).
+    fn prologue(&self, c: &mut String) {
+        for v in self.scalars() {
+            let _ = writeln!(c, "  (void){};", ident(&v.name));
+        }
+        for dp in &self.an.scop.derived {
+            let _ = writeln!(c, "  const {} {} = {};", dp.ty.c_name(), ident(&dp.name), cpp::expr_with(&dp.expr, &NoArrays));
+            let _ = writeln!(c, "  (void){};", ident(&dp.name));
+        }
+        for (d, l) in self.an.loops.iter().enumerate() {
+            let _ = writeln!(c, "  const long tdf_L{d} = {};", self.aff(&l.lower));
+            let _ = writeln!(c, "  (void)tdf_L{d};");
+        }
+        let l0 = &self.an.loops[0];
+        let _ = writeln!(c, "  const long tdf_n0 = {} - tdf_L0;", self.aff(&l0.upper));
+        let _ = writeln!(c, "  if (tdf_n0 <= 0) return;");
+    }
+
+    /// `((long)(r0) * E1 + r1) * E2 + c`: the element index of `array[idx…]`.
+    fn linear(&self, array: &str, idx: &[String]) -> String {
+        let v = self.region.var(array).expect("an array");
+        let mut s = format!("(long)({})", idx[0]);
+        for (j, i) in idx.iter().enumerate().skip(1) {
+            let e = cpp::expr_with(v.dims[j].as_ref().expect("checked"), &NoArrays);
+            let lhs = if j == 1 { s.clone() } else { format!("({s})") };
+            s = format!("{lhs} * (long)({e}) + ({i})");
+        }
+        s
+    }
+
+    /// The element where row `r` (flat row counter, a C++ expression) of a box starts:
+    /// the box's corner `tdf_L<d> + off[d]`, rows of `per_plane` per plane in 3D.
+    fn row_start(&self, array: &str, off: &[i64], r: &str, per_plane: i64) -> String {
+        let d = self.depth();
+        let o = |x: i64| match x {
+            0 => String::new(),
+            x if x < 0 => format!(" - {}", -x),
+            x => format!(" + {x}"),
+        };
+        let idx: Vec<String> = match d {
+            1 => vec![format!("tdf_L0{}", o(off[0]))],
+            2 => vec![format!("tdf_L0{} + {r}", o(off[0])), format!("tdf_L1{}", o(off[1]))],
+            _ => vec![
+                format!("tdf_L0{} + ({r}) / {per_plane}", o(off[0])),
+                format!("tdf_L1{} + ({r}) % {per_plane}", o(off[1])),
+                format!("tdf_L2{}", o(off[2])),
+            ],
+        };
+        self.linear(array, &idx)
+    }
+
+    fn load_process(&self, c: &mut String, a: &Input) {
+        let port = ident(&a.name);
+        let ty = self.word(a.elem);
+        let _ = writeln!(c, "// Load process of '{}': the rows of its Load box in row order, each element read once.", a.name);
+        let _ = writeln!(
+            c,
+            "static void {}_load_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_in{}) {{",
+            self.name,
+            self.scalar_params()
+        );
+        self.prologue(c);
+        let lo: Vec<i64> = a.offsets.iter().map(|o| o.0).collect();
+        let (rows, n) = match self.depth() {
+            1 => ("1L".to_string(), format!("tdf_n0 + {}", a.offsets[0].1 - a.offsets[0].0)),
+            _ => (
+                format!("(tdf_n0 + {}) * {}", a.window() - 1, self.an.in_rows(a)),
+                format!("{}L", self.an.in_cols(a)),
+            ),
+        };
+        let per_plane = self.an.in_rows(a);
+        let _ = writeln!(c, "  const long tdf_rows = {rows};");
+        let _ = writeln!(c, "  const long tdf_n = {n};");
+        let _ = writeln!(c, "  tessera_df_request_first<{}, {}>({port}, {}, tdf_n);", self.w(), self.seg(a.elem), self.row_start(&a.name, &lo, "0L", per_plane));
+        let _ = writeln!(c, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
+        let _ = writeln!(c, "    const bool tdf_next = tdf_r + 1 < tdf_rows;");
+        let _ = writeln!(
+            c,
+            "    tessera_df_read_row<{}, {}, {}>({port}, {}, tdf_n, {port}_in, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
+            self.w(),
+            self.seg(a.elem),
+            a.elem.c_name(),
+            self.row_start(&a.name, &lo, "tdf_r", per_plane),
+            self.row_start(&a.name, &lo, "tdf_r + 1", per_plane)
+        );
+        let _ = writeln!(c, "  }}");
+        let _ = writeln!(c, "}}\n");
+    }
+
+    fn store_process(&self, c: &mut String, o: &Output) {
+        let port = ident(&o.name);
+        let ty = self.word(o.elem);
+        let _ = writeln!(c, "// Store process of '{}': the rows of its Store set, partial words strobed.", o.name);
+        let _ = writeln!(
+            c,
+            "static void {}_store_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_out{}) {{",
+            self.name,
+            self.scalar_params()
+        );
+        self.prologue(c);
+        let d = self.depth();
+        let (rows, n) = match d {
+            1 => ("1L".to_string(), "tdf_n0".to_string()),
+            _ => (format!("tdf_n0 * {}", self.an.out_rows()), format!("{}L", self.an.loops[d - 1].trip.unwrap_or(0))),
+        };
+        let _ = writeln!(c, "  const long tdf_rows = {rows};");
+        let _ = writeln!(c, "  int tdf_pending = 0;");
+        let _ = writeln!(c, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
+        let _ = writeln!(
+            c,
+            "    tessera_df_write_row<{}, {}, {PENDING_WRITES}, {}>({port}, {}, {n}, {port}_out, tdf_pending);",
+            self.w(),
+            self.seg(o.elem),
+            o.elem.c_name(),
+            self.row_start(&o.name, &o.offsets, "tdf_r", self.an.out_rows())
+        );
+        let _ = writeln!(c, "  }}");
+        let _ = writeln!(c, "  tessera_df_write_drain({port}, tdf_pending);");
+        let _ = writeln!(c, "}}\n");
+    }
+
+    /// The window of words a read access's lanes come from: `<array>_w<k0>[_<k1>]`
+    /// (k: the access's row offsets relative to the array's smallest).
+    fn window_name(&self, array: &str, offs: &[i64]) -> String {
+        let a = self.input(array);
+        let d = self.depth();
+        let mut s = format!("{}_w", ident(array));
+        for (j, (o, lo)) in offs.iter().zip(&a.offsets).take(d - 1).enumerate() {
+            let _ = write!(s, "{}{}", if j == 0 { "" } else { "_" }, o - lo.0);
+        }
+        s
+    }
+
+    /// A read access as the lane `tdf_l` of its window.
+    fn lane_read(&self, access: usize) -> String {
+        let acc = &self.an.scop.accesses[access];
+        let offs = tessera_poly::dataflow::loop_offsets(&self.an.scop, &acc.subscripts).expect("checked");
+        let a = self.input(&acc.array);
+        let d = self.depth();
+        let e = offs[d - 1] - a.offsets[d - 1].0;
+        let w = self.w();
+        let win = self.window_name(&acc.array, &offs);
+        let pos = if e == 0 { "tdf_l".to_string() } else { format!("{e} + tdf_l") };
+        format!("tessera::get_lane<{}>({win}[({pos}) / {w}], ({pos}) % {w})", a.elem.c_name())
+    }
+
+    /// The windows the statements read (name, array, row offsets).
+    fn windows(&self) -> Vec<(String, String, Vec<i64>)> {
+        let mut v: Vec<(String, String, Vec<i64>)> = Vec::new();
+        for acc in self.an.scop.accesses.iter().filter(|a| a.kind == AccessKind::Read) {
+            let offs = tessera_poly::dataflow::loop_offsets(&self.an.scop, &acc.subscripts).expect("checked");
+            let name = self.window_name(&acc.array, &offs);
+            if !v.iter().any(|x| x.0 == name) {
+                v.push((name, acc.array.clone(), offs));
+            }
+        }
+        v.sort();
+        v
+    }
+
+    /// The lanes of one output word: every statement's value for its iteration.
+    fn lanes(&self, c: &mut String, ind: &str, rel_last: &str, outer: &[String]) {
+        let w = self.w();
+        let d = self.depth();
+        for o in &self.an.outputs {
+            let _ = writeln!(c, "{ind}{} {}_o = 0;", self.word(o.elem), ident(&o.name));
+        }
+        let last = &self.an.loops[d - 1];
+        let n_last = match last.trip {
+            Some(t) if d > 1 => format!("{t}"),
+            _ => "tdf_n0".to_string(),
+        };
+        let _ = writeln!(c, "{ind}for (int tdf_l = 0; tdf_l < {w}; tdf_l++) {{");
+        let _ = writeln!(c, "#pragma HLS UNROLL");
+        let _ = writeln!(c, "{ind}  const long tdf_j = {rel_last} * {w} + tdf_l;");
+        let _ = writeln!(c, "{ind}  if (tdf_j < {n_last}) {{");
+        let ind2 = format!("{ind}    ");
+        // The loop indices of this lane's iteration, in the source's types.
+        let mut rel: Vec<String> = outer.to_vec();
+        rel.push("tdf_j".into());
+        for (x, l) in self.an.loops.iter().enumerate() {
+            let _ = writeln!(c, "{ind2}const {ty} {v} = ({ty})(tdf_L{x} + {r});", ty = l.ty.c_name(), v = ident(&l.var), r = rel[x]);
+            let _ = writeln!(c, "{ind2}(void){};", ident(&l.var));
+        }
+        for o in &self.an.outputs {
+            let Stmt::Assign { value, target: LValue::Element { .. }, .. } = self.stmt(o.stmt) else { unreachable!("checked") };
+            let ids = &self.an.scop.statements[o.stmt].accesses;
+            let body = Body { g: self, reads: &ids[..ids.len() - 1], next: Cell::new(0) };
+            let value = cpp::expr_with(value, &body);
+            let _ = writeln!(c, "{ind2}tessera::set_lane<{t}>({}_o, tdf_l, static_cast<{t}>({value}));", ident(&o.name), t = o.elem.c_name());
+        }
+        let _ = writeln!(c, "{ind}  }}");
+        let _ = writeln!(c, "{ind}}}");
+        for o in &self.an.outputs {
+            let _ = writeln!(c, "{ind}{p}_out.write({p}_o);", p = ident(&o.name));
+        }
+    }
+
+    fn stmt(&self, s: usize) -> &Stmt {
+        let mut body: &[Stmt] = &self.region.body;
+        while let [Stmt::For { body: inner, .. }] = body {
+            body = inner;
+        }
+        &body[s]
+    }
+
+    fn stream_params(&self) -> String {
+        let mut p = Vec::new();
+        for a in &self.an.inputs {
+            p.push(format!("hls::stream<{}> &{}_in", self.word(a.elem), ident(&a.name)));
+        }
+        for o in &self.an.outputs {
+            p.push(format!("hls::stream<{}> &{}_out", self.word(o.elem), ident(&o.name)));
+        }
+        p.join(", ")
+    }
+
+    fn compute_process(&self, c: &mut String) {
+        let _ = writeln!(c, "// Compute process: the reuse window in on-chip buffers, {} lanes per cycle.", self.w());
+        let _ = writeln!(c, "static void {}_compute({}{}) {{", self.name, self.stream_params(), self.scalar_params());
+        self.prologue(c);
+        if self.depth() == 1 {
+            self.compute_1d(c);
+        } else {
+            self.compute_nd(c);
+        }
+        let _ = writeln!(c, "}}\n");
+    }
+
+    fn compute_1d(&self, c: &mut String) {
+        let an = self.an;
+        let w = self.w();
+        let lag = an.inputs.iter().map(|a| an.window_words(a) - 1).max().unwrap_or(0);
+        let ring = lag + 1;
+        let _ = writeln!(c, "  // Each output word needs the input words from its own to {lag} word(s) ahead: a ring of {ring}.");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let _ = writeln!(c, "  static {} {p}_ring[{ring}];", self.word(a.elem));
+            let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_ring dim=1 complete");
+            let _ = writeln!(c, "  const long {p}_words = (tdf_n0 + {} + {}) / {w};", a.offsets[0].1 - a.offsets[0].0, w - 1);
+        }
+        let _ = writeln!(c, "  const long tdf_out_words = (tdf_n0 + {}) / {w};", w - 1);
+        let mut total = format!("tdf_out_words + {lag}");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            total = format!("({p}_words > {total} ? {p}_words : {total})");
+        }
+        let _ = writeln!(c, "  const long tdf_steps = {total};");
+        let _ = writeln!(c, "  int tdf_pos = 0;");
+        let _ = writeln!(c, "  for (long tdf_s = 0; tdf_s < tdf_steps; tdf_s++) {{");
+        let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let _ = writeln!(c, "    if (tdf_s < {p}_words) {p}_ring[tdf_pos] = {p}_in.read();");
+        }
+        let _ = writeln!(c, "    if (tdf_s >= {lag} && tdf_s - {lag} < tdf_out_words) {{");
+        let _ = writeln!(c, "      const long tdf_ow = tdf_s - {lag};");
+        for (win, array, _) in self.windows() {
+            let a = self.input(&array);
+            let nw = an.window_words(a);
+            let _ = writeln!(c, "      {} {win}[{nw}];", self.word(a.elem));
+            let _ = writeln!(c, "      for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
+            let _ = writeln!(c, "#pragma HLS UNROLL");
+            let _ = writeln!(c, "        const int tdf_q = tdf_pos + 1 + tdf_d;  // word tdf_ow + tdf_d");
+            let _ = writeln!(c, "        {win}[tdf_d] = {}_ring[tdf_q >= {ring} ? tdf_q - {ring} : tdf_q];", ident(&array));
+            let _ = writeln!(c, "      }}");
+        }
+        self.lanes(c, "      ", "tdf_ow", &[]);
+        let _ = writeln!(c, "    }}");
+        let _ = writeln!(c, "    tdf_pos = tdf_pos + 1 == {ring} ? 0 : tdf_pos + 1;");
+        let _ = writeln!(c, "  }}");
+    }
+
+    fn compute_nd(&self, c: &mut String) {
+        let an = self.an;
+        let three = self.depth() == 3;
+        let ko = an.out_words();
+        let nr = an.out_rows();
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let (s, rows, kw) = (a.window() + 1, an.in_rows(a), an.in_words(a));
+            let dims = if three { format!("[{s}][{rows}][{kw}]") } else { format!("[{s}][{kw}]") };
+            let _ = writeln!(
+                c,
+                "  // '{}': {} slots (the {} {} the stencil spans and one being loaded), {kw} words per row.",
+                a.name,
+                s,
+                a.window(),
+                if three { "planes" } else { "rows" }
+            );
+            let _ = writeln!(c, "  static {} {p}_lb{dims};", self.word(a.elem));
+            let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=1 complete");
+            let last_dim = if three { 3 } else { 2 };
+            if three && a.offsets[1].1 > a.offsets[1].0 {
+                let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=2 cyclic factor={}", a.offsets[1].1 - a.offsets[1].0 + 1);
+            }
+            let nw = an.window_words(a);
+            if nw > 1 {
+                let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim={last_dim} cyclic factor={nw}");
+            }
+            let _ = writeln!(c, "#pragma HLS BIND_STORAGE variable={p}_lb type=ram_2p impl=bram");
+        }
+        let _ = writeln!(c, "  // Fill: the first {} of every window.", if three { "planes" } else { "rows" });
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let (rows, kw) = (an.in_rows(a), an.in_words(a));
+            let _ = writeln!(c, "  for (int tdf_r = 0; tdf_r < {}; tdf_r++) {{", a.window());
+            let _ = writeln!(c, "    for (int tdf_q = 0; tdf_q < {}; tdf_q++) {{", rows * kw);
+            let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
+            if three {
+                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q / {kw}][tdf_q % {kw}] = {p}_in.read();");
+            } else {
+                let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q] = {p}_in.read();");
+            }
+            let _ = writeln!(c, "    }}");
+            let _ = writeln!(c, "  }}");
+            let _ = writeln!(c, "  int {p}_head = 0;  // the slot of the window's first row");
+        }
+        let outs = nr * ko;
+        let more = an.inputs.iter().map(|a| an.in_rows(a) * an.in_words(a)).max().unwrap_or(0).max(outs);
+        let _ = writeln!(c, "  for (long tdf_i = 0; tdf_i < tdf_n0; tdf_i++) {{");
+        let _ = writeln!(c, "    const bool tdf_more = tdf_i + 1 < tdf_n0;  // a next row to load");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let s = a.window() + 1;
+            for k in 0..=a.window() {
+                let _ = writeln!(c, "    const int {p}_k{k} = {p}_head + {k} >= {s} ? {p}_head + {k} - {s} : {p}_head + {k};");
+                let _ = writeln!(c, "    (void){p}_k{k};");
+            }
+            let _ = writeln!(c, "    int {p}_r = 0, {p}_q = 0;  // next row / word to load into slot {p}_k{}", a.window());
+        }
+        let _ = writeln!(c, "    int tdf_oj = 0, tdf_ow = 0;  // next output row / word");
+        let _ = writeln!(c, "    const int tdf_steps = tdf_more ? {more} : {outs};");
+        let _ = writeln!(c, "    for (int tdf_t = 0; tdf_t < tdf_steps; tdf_t++) {{");
+        let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let (rows, kw) = (an.in_rows(a), an.in_words(a));
+            let spare = format!("{p}_k{}", a.window());
+            let _ = writeln!(c, "      if (tdf_more && tdf_t < {}) {{", rows * kw);
+            if three {
+                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_r][{p}_q] = {p}_in.read();");
+                let _ = writeln!(c, "        if (++{p}_q == {kw}) {{ {p}_q = 0; {p}_r++; }}");
+            } else {
+                let _ = writeln!(c, "        {p}_lb[{spare}][{p}_q] = {p}_in.read();");
+                let _ = writeln!(c, "        {p}_q++;");
+                let _ = writeln!(c, "        (void){p}_r;");
+            }
+            let _ = writeln!(c, "      }}");
+        }
+        let _ = writeln!(c, "      if (tdf_t < {outs}) {{");
+        for (win, array, offs) in self.windows() {
+            let a = self.input(&array);
+            let p = ident(&array);
+            let nw = an.window_words(a);
+            let kw = an.in_words(a);
+            let slot = format!("{p}_k{}", offs[0] - a.offsets[0].0);
+            let row = if three { format!("[tdf_oj + {}]", offs[1] - a.offsets[1].0) } else { String::new() };
+            let _ = writeln!(c, "        {} {win}[{nw}];", self.word(a.elem));
+            let _ = writeln!(c, "        for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
+            let _ = writeln!(c, "#pragma HLS UNROLL");
+            let _ = writeln!(c, "          const int tdf_q = tdf_ow + tdf_d;");
+            let _ = writeln!(c, "          {win}[tdf_d] = tdf_q < {kw} ? {p}_lb[{slot}]{row}[tdf_q] : {}(0);", self.word(a.elem));
+            let _ = writeln!(c, "        }}");
+        }
+        let outer: Vec<String> = if three { vec!["tdf_i".into(), "tdf_oj".into()] } else { vec!["tdf_i".into()] };
+        self.lanes(c, "        ", "tdf_ow", &outer);
+        if three {
+            let _ = writeln!(c, "        if (++tdf_ow == {ko}) {{ tdf_ow = 0; tdf_oj++; }}");
+        } else {
+            let _ = writeln!(c, "        tdf_ow++;");
+            let _ = writeln!(c, "        (void)tdf_oj;");
+        }
+        let _ = writeln!(c, "      }}");
+        let _ = writeln!(c, "    }}");
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let _ = writeln!(c, "    {p}_head = {p}_head + 1 == {} ? 0 : {p}_head + 1;", a.window() + 1);
+        }
+        let _ = writeln!(c, "  }}");
+    }
+
+    fn kernel(&self) -> Kernel {
+        let region = self.region;
+        let an = self.an;
+        let name = self.name;
+        let mut c = String::new();
+        let loc = &region.location;
+        let _ = writeln!(c, "// Tessera kernel {name}");
+        let _ = writeln!(c, "// Region: {} in {}(), `#pragma omp {}`.", loc, region.function, region.directive);
+        let _ = writeln!(c, "// Mode: dataflow — load, compute and store processes under #pragma HLS DATAFLOW,");
+        let _ = writeln!(c, "// connected by streams of {}-element words: every input element read from DDR once", self.w());
+        let _ = writeln!(c, "// (whole rows of its Load box), the reuse window in on-chip buffers, {} outputs per", self.w());
+        let _ = writeln!(c, "// cycle, rows written back in strobed bursts. Every implicit conversion of the source is");
+        let _ = writeln!(c, "// an explicit cast and each lane evaluates the source's expression, so results match the");
+        let _ = writeln!(c, "// host bit for bit.");
+        let _ = writeln!(c);
+        let _ = writeln!(c, "#include \"tessera_wide.h\"");
+        let _ = writeln!(c, "#include \"tessera_dataflow.h\"");
+        if cpp::uses_math(region) {
+            let _ = writeln!(c, "#include \"{}\"", cpp::MATH_HEADER);
+        }
+        let _ = writeln!(c);
+        for a in &an.inputs {
+            self.load_process(&mut c, a);
+        }
+        self.compute_process(&mut c);
+        for o in &an.outputs {
+            self.store_process(&mut c, o);
+        }
+        let params: Vec<String> = region
+            .vars
+            .iter()
+            .map(|v| match v.kind {
+                VarKind::Scalar if !v.writes_back() => format!("{} {}", v.elem.c_name(), ident(&v.name)),
+                _ => format!("{} {}", self.port_type(v.elem), ident(&v.name)),
+            })
+            .collect();
+        let _ = writeln!(c, "extern \"C\" void {name}({}) {{", params.join(", "));
+        for (bundle, v) in region.vars.iter().filter(|v| v.kind != VarKind::Scalar || v.writes_back()).enumerate() {
+            let seg = self.seg(v.elem);
+            let _ = writeln!(
+                c,
+                "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{bundle} max_read_burst_length={seg} max_write_burst_length={seg} num_read_outstanding={OUTSTANDING} num_write_outstanding={OUTSTANDING}",
+                ident(&v.name)
+            );
+        }
+        for v in self.scalars() {
+            let _ = writeln!(c, "#pragma HLS INTERFACE mode=s_axilite port={}", ident(&v.name));
+        }
+        let _ = writeln!(c, "#pragma HLS INTERFACE mode=s_axilite port=return");
+        let streamed: Vec<&str> = an.inputs.iter().map(|a| a.name.as_str()).chain(an.outputs.iter().map(|o| o.name.as_str())).collect();
+        for v in region.vars.iter().filter(|v| (v.kind != VarKind::Scalar || v.writes_back()) && !streamed.contains(&v.name.as_str())) {
+            let _ = writeln!(c, "  (void){};", ident(&v.name));
+        }
+        let _ = writeln!(c, "#pragma HLS DATAFLOW");
+        let streams: Vec<(String, ScalarType)> = an
+            .inputs
+            .iter()
+            .map(|a| (format!("{}_in", ident(&a.name)), a.elem))
+            .chain(an.outputs.iter().map(|o| (format!("{}_out", ident(&o.name)), o.elem)))
+            .collect();
+        for (st, elem) in &streams {
+            let _ = writeln!(c, "  hls::stream<{}> {st}(\"{st}\");", self.word(*elem));
+            let _ = writeln!(c, "#pragma HLS STREAM variable={st} depth={STREAM_DEPTH}");
+        }
+        let sargs = self.scalar_args();
+        for a in &an.inputs {
+            let p = ident(&a.name);
+            let _ = writeln!(c, "  {name}_load_{p}({p}, {p}_in{sargs});");
+        }
+        let streams: Vec<&str> = streams.iter().map(|(s, _)| s.as_str()).collect();
+        let _ = writeln!(c, "  {name}_compute({}{sargs});", streams.join(", "));
+        for o in &an.outputs {
+            let p = ident(&o.name);
+            let _ = writeln!(c, "  {name}_store_{p}({p}, {p}_out{sargs});");
+        }
+        let _ = writeln!(c, "}}");
+        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem));
+        Kernel { name: name.to_string(), source: c, emu_entry }
+    }
+
+    fn port_type(&self, elem: ScalarType) -> String {
+        format!("hls::burst_maxi<{}>", self.word(elem))
+    }
+}

@@ -1,0 +1,200 @@
+//! The dataflow kernels (mode `dataflow`, `tessera_hls::dataflow`): which benchmark
+//! stencils qualify, the 2D 5-point kernel's text (snapshot
+//! `tests/snapshots/2D-5p.dataflow.w16.cpp`), warning-free compiles (emulation and
+//! Vitis' view), bit-exact runs on the emulated device against the baseline kernel,
+//! and the point of the mode: DDR reads are exactly the beats of the Load set's rows,
+//! writes exactly the Store set.
+//!
+//! Bless the snapshot after an intended change of the generator with
+//! `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`, then review
+//! the diff.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use tessera_hls::Kernel;
+use tessera_ir::Region;
+
+/// The benchmark stencils the dataflow kernel takes: all ten (fdtd's updates are
+/// point-wise in place, `ey[i][j] = ey[i][j] - …`, which it streams too).
+const QUALIFYING: &[&str] = SMALL;
+
+fn dataflow(region: &Region, w: u32, name: &str) -> Kernel {
+    tessera_hls::dataflow::generate(region, name, w).unwrap_or_else(|e| panic!("{name}: {e}")).0
+}
+
+/// Vitis' `hls_stream.h`, reduced to what the kernels call.
+const VITIS_STREAM_STUB: &str = r#"#pragma once
+namespace hls {
+template <typename T> class stream {
+ public:
+  stream();
+  explicit stream(const char *name);
+  T read();
+  void write(const T &v);
+  bool empty();
+  bool full();
+};
+}  // namespace hls
+"#;
+
+#[test]
+fn which_benchmark_stencils_qualify() {
+    for name in SMALL {
+        let r = tessera_hls::dataflow::analyze(&small(name), 16);
+        assert_eq!(r.is_ok(), QUALIFYING.contains(name), "{name}: {:?}", r.err());
+        if let Err(e) = r {
+            assert_eq!(e.code(), "dataflow-unsupported");
+            panic!("{name}: {}", e.remark());
+        }
+    }
+}
+
+/// An in-place stencil (Gauss-Seidel) falls back with the reason's code, message and
+/// hint.
+#[test]
+fn in_place_stencils_fall_back() {
+    let r = load("tests/ir/gauss_seidel5.ir.json");
+    let e = tessera_hls::dataflow::analyze(&r, 16).unwrap_err();
+    assert_eq!(
+        e.remark().split(';').next().unwrap(),
+        "[dataflow-unsupported] no dataflow kernel: 'A' is both read and written at other elements (an in-place update, A[i - 1][j])"
+    );
+    assert!(e.hint().unwrap().contains("out-of-place"), "{}", e.remark());
+}
+
+#[test]
+fn snapshot_of_the_2d_5_point_kernel() {
+    let k = dataflow(&small("2D-5p"), 16, "tessera_snap");
+    let path = repo().join("crates/hls/tests/snapshots/2D-5p.dataflow.w16.cpp");
+    if std::env::var_os("TESSERA_BLESS").is_some() {
+        std::fs::write(&path, &k.source).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == k.source,
+        "the kernel differs from {}; review and bless with `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`\n{}",
+        path.display(),
+        k.source
+    );
+    for must in ["#pragma HLS DATAFLOW", "hls::stream<tessera::wide_t<16, float>> A_in", "#pragma HLS PIPELINE II=1", "A_lb[4][4]"] {
+        assert!(k.source.contains(must), "{must}");
+    }
+}
+
+#[test]
+fn kernels_compile_warning_free() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ks = Vec::new();
+    for (i, name) in QUALIFYING.iter().enumerate() {
+        let w = [4, 8, 16][i % 3];
+        ks.push(dataflow(&small(name), w, &format!("tessera_df{i}")));
+    }
+    std::thread::scope(|s| {
+        for (i, k) in ks.iter().enumerate() {
+            let dir = tmp.path().join(format!("k{i}"));
+            s.spawn(move || {
+                std::fs::create_dir_all(dir.join("vitis")).unwrap();
+                std::fs::write(dir.join("vitis/hls_stream.h"), VITIS_STREAM_STUB).unwrap();
+                compile_check(k, &dir)
+            });
+        }
+    });
+}
+
+/// Per array: (read bytes, write bytes, enabled write bytes).
+fn bytes(r: &tessera_rt::report::Record) -> Vec<(String, (u64, u64, u64))> {
+    let arrays = &r.arrays.as_ref().expect("emulated kernels count traffic").0;
+    arrays
+        .iter()
+        .map(|(n, t)| (n.clone(), t.as_ref().map_or((0, 0, 0), |t| (t.read_bytes, t.write_bytes, t.write_enabled_bytes))))
+        .collect()
+}
+
+/// Runs every qualifying stencil at port widths 4, 8, 16 against the baseline kernel:
+/// same results bit for bit, same elements stored (enabled bytes).
+fn check(name: &str, region: &Region, cache: &Path) -> Vec<String> {
+    let inputs = Inputs::new(region, &[], 2024);
+    let base = tessera_hls::baseline::generate(region, "tessera_base");
+    let (want, base_rec) = run(region, &manifest(region, &base, "baseline"), &inputs, cache);
+    let base_bytes = bytes(&base_rec);
+    let mut failures = Vec::new();
+    for w in [4u32, 8, 16] {
+        let label = format!("{name} dataflow w={w}");
+        let k = dataflow(region, w, "tessera_df");
+        let (got, rec) = run(region, &manifest(region, &k, "dataflow"), &inputs, cache);
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            if g != e {
+                let v = &region.vars[i];
+                let first = g.iter().zip(e).position(|(a, b)| a != b).unwrap() / v.elem.size();
+                failures.push(format!("{label}: array {} differs first at element {first}", v.name));
+            }
+        }
+        let enabled: Vec<u64> = bytes(&rec).iter().map(|(_, b)| b.2).collect();
+        let base_enabled: Vec<u64> = base_bytes.iter().map(|(_, b)| b.2).collect();
+        if enabled != base_enabled {
+            failures.push(format!("{label}: enabled write bytes {enabled:?}, baseline {base_enabled:?}"));
+        }
+    }
+    failures
+}
+
+#[test]
+fn benchmarks_bit_exact_on_the_emulated_device() {
+    let cache = tempfile::tempdir().unwrap();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(name) = QUALIFYING.get(i) else { break };
+                let f = check(name, &small(name), cache.path());
+                failures.lock().unwrap().extend(f);
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The beats a set of rows occupies: per row (a run of `n` elements from element
+/// `e`), the DDR words it touches.
+fn row_beats(rows: &[(i64, i64)], w: i64) -> i64 {
+    rows.iter().map(|&(e, n)| (e + n - 1).div_euclid(w) - e.div_euclid(w) + 1).sum()
+}
+
+/// The 2D 5-point stencil (37 × 53 floats, rows not aligned to beats): A's Load set is
+/// rows 1..35 whole and rows 0 and 36 without their corners — the kernel reads the
+/// box hull's rows 0..36 × columns 0..52, whose beats
+/// are exactly the Load set's rows' beats plus partial edges; X's Store set is rows
+/// 1..35 × columns 1..51, written with strobes for exactly those elements.
+#[test]
+fn traffic_is_the_load_and_store_sets() {
+    let cache = tempfile::tempdir().unwrap();
+    let region = small("2D-5p");
+    let (ni, nj) = (37i64, 53i64); // tests/ir/small: NI = 37, NJ = 53
+    let inputs = Inputs::new(&region, &[], 7);
+    for w in [4i64, 8, 16] {
+        let k = dataflow(&region, w as u32, "tessera_df");
+        let (_, rec) = run(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path());
+        let b: std::collections::BTreeMap<String, (u64, u64, u64)> = bytes(&rec).into_iter().collect();
+        // The Load set of A, row by row (exact: the corners are not read by the source;
+        // the box hull adds them, which lie in beats the rows touch anyway whenever the
+        // row's first / last needed element shares its beat).
+        let load_rows: Vec<(i64, i64)> = (0..ni).map(|i| if i == 0 || i == ni - 1 { (i * nj + 1, nj - 2) } else { (i * nj, nj) }).collect();
+        let hull_rows: Vec<(i64, i64)> = (0..ni).map(|i| (i * nj, nj)).collect();
+        let (load_beats, hull_beats) = (row_beats(&load_rows, w), row_beats(&hull_rows, w));
+        let a = b["A"];
+        assert_eq!(a.0 as i64, hull_beats * w * 4, "w={w}: A read bytes");
+        // Each element of the box read once: no more than one beat per row beyond the Load set's.
+        assert!(hull_beats - load_beats <= 2 * 2, "w={w}: {hull_beats} beats read, the Load set's rows need {load_beats}");
+        assert_eq!((a.1, a.2), (0, 0));
+        let store_rows: Vec<(i64, i64)> = (1..ni - 1).map(|i| (i * nj + 1, nj - 2)).collect();
+        let x = b["X"];
+        assert_eq!(x.0, 0, "w={w}: X is not read");
+        assert_eq!(x.1 as i64, row_beats(&store_rows, w) * w * 4, "w={w}: X write bytes (whole beats)");
+        assert_eq!(x.2 as i64, (ni - 2) * (nj - 2) * 4, "w={w}: X enabled bytes = the Store set");
+    }
+}

@@ -1,0 +1,80 @@
+//! Mode `dataflow`'s streaming kernel (`tessera_hls::dataflow`): load, compute and
+//! store processes run concurrently under `#pragma HLS DATAFLOW`, connected by FIFOs.
+//! In steady state each process moves one word per cycle, so the slowest sets the
+//! pace; the pipeline's fill and drain add one read round trip, the datapath's depth
+//! and one write response.
+//!
+//! ```text
+//! C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr)
+//!     + max( max_ports Σ_read bursts ⌈b/β⌉,      load processes (exact, from the run)
+//!            I_compute,                            compute iterations at II = 1, its
+//!                                                  buffer fill included (static)
+//!            max_ports Σ_write bursts ⌈b/β⌉ )     store processes (exact)
+//! kernel_s = max(C / f, (bytes read + written) / BW_ddr)
+//! ```
+//!
+//! Known optimism: every round trip but the first read and the last write is assumed
+//! hidden by the requests in flight (the load process requests one burst ahead, the
+//! store process leaves 8 bursts awaiting their responses); ports of one DDR bank
+//! share its bandwidth only through the roofline term.
+
+use crate::traffic::Traffic;
+use crate::{depth_cycles, ns_to_cycles, Cycles, ModelError, Params};
+use serde::Serialize;
+
+/// The static structure of a dataflow kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Dataflow {
+    /// Iterations of the compute process's pipelined loops (one output word of V
+    /// lanes per iteration, plus the line buffers' fill).
+    pub compute_iterations: u64,
+    /// Floating-point operations on the statement's longest path.
+    pub depth_ops: u32,
+}
+
+/// Cycles of a dataflow kernel moving `traffic` (equations in the module docs).
+pub(crate) fn cycles(d: &Dataflow, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Cycles, ModelError> {
+    traffic.check(p).map_err(ModelError::IllegalBurst)?;
+    let rd = ns_to_cycles(p.read_round_trip_ns, clock_mhz);
+    let wr = ns_to_cycles(p.write_response_ns, clock_mhz);
+    let load = traffic.ports.iter().map(|x| x.read.beat_cycles(p)).max().unwrap_or(0);
+    let store = traffic.ports.iter().map(|x| x.write.beat_cycles(p)).max().unwrap_or(0);
+    let fill = depth_cycles(d.depth_ops, clock_mhz, p);
+    let steady = load.max(store).max(d.compute_iterations);
+    let (transfer, compute) = if d.compute_iterations >= load.max(store) { (0, steady) } else { (steady, 0) };
+    Ok(Cycles { total: 0, latency: rd + wr, transfer, compute: compute + fill })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{estimate, Bound, Port, Structure, Traffic};
+
+    const P: crate::Params = crate::Params::VCU118;
+
+    /// 4096 rows of 256 words streamed in and 4094 rows out on separate ports (64 MiB
+    /// each way): the compute process's 1 050 000 iterations set the pace at 50 MHz;
+    /// at 400 MHz the DDR bank is the bound.
+    #[test]
+    fn the_slowest_process_sets_the_pace() {
+        let mut a = Port::new("A", 64);
+        a.read.add(64, 4096 * 4);
+        let mut x = Port::new("X", 64);
+        x.write.add(64, 4094 * 4);
+        let t = Traffic { ports: vec![a, x] };
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, depth_ops: 5 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        // 5 + 5 round trips, ⌈75 ns / 20 ns⌉ = 4 pipeline cycles, 1 050 000 iterations.
+        assert_eq!(e.cycles.total, 10 + 4 + 1_050_000);
+        assert_eq!((e.cycles.latency, e.cycles.compute, e.cycles.transfer), (10, 1_050_004, 0));
+        assert_eq!(e.bound, Bound::Cycles);
+        // Loads dominate when compute is cheap.
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1000, depth_ops: 5 });
+        let e = estimate(&s, &t, 50.0, &P).unwrap();
+        assert_eq!(e.cycles.total, 10 + 4 + 4096 * 4 * 64);
+        assert_eq!(e.cycles.transfer, 4096 * 4 * 64);
+        // At 400 MHz both ports move 2^20 beats in 2.6 ms; the bank needs 2^27 B / 19.2 GB/s = 7 ms.
+        let e = estimate(&s, &t, 400.0, &P).unwrap();
+        assert_eq!(e.bound, Bound::Bandwidth);
+        assert!((e.roofline_fraction() - 1.0).abs() < 1e-12);
+    }
+}
