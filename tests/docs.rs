@@ -48,6 +48,10 @@ fn forbidden() -> Vec<String> {
     vec![format!("shared{}design", '/'), format!("shared{}seeds", '/'), format!("..{}shared", '/')]
 }
 
+/// This file, which quotes bad citations on purpose (the scanner's own tests and the
+/// names above); it is not scanned.
+const SELF: &str = "tests/docs.rs";
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
@@ -267,7 +271,7 @@ fn every_cited_repository_path_exists() {
     let exists = |p: &Path| tracked.contains(p) || dirs.contains(p);
     let mut problems = Vec::new();
     let mut scanned = 0;
-    for f in &files {
+    for f in files.iter().filter(|f| f.as_str() != SELF) {
         let Ok(bytes) = std::fs::read(root.join(f)) else { continue };
         if bytes.contains(&0) {
             continue;
