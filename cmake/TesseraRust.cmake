@@ -8,7 +8,7 @@
 #   * imports <target>/release/libtessera_bridge.a and the generated cxx headers
 #     (<target>/cxxbridge/tessera-bridge/src/lib.rs.h, rust/cxx.h),
 #   * provides tessera_link_rust_bridge(<target>), the link recipe of
-#     design/toolchain.md §3: the archive goes BEFORE clang-cpp/LLVM, all its
+#     docs/toolchain.md §3: the archive goes BEFORE clang-cpp/LLVM, all its
 #     symbols are hidden (--exclude-libs) so that the bundled Rust/isl code never
 #     binds to the ~5000 isl_* symbols libLLVM exports, and --gc-sections drops
 #     dead code that references symbols the archive does not define.

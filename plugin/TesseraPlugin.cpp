@@ -36,7 +36,7 @@
 // body (it is a captured region), so the end call cannot be skipped.
 //
 // The AST is mutated in HandleTopLevelDecl, before CodeGen sees the function
-// (see design/toolchain.md §2 for why, and for the pitfalls handled here).
+// (see docs/toolchain.md §2 for why, and for the pitfalls handled here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,7 +227,7 @@ bool inLambda(const DeclContext *DC) {
 /// is: the `refersToEnclosingVariableOrCapture` flag, cloned from the capture
 /// inits of the outermost captured region \p Outer and from the clause
 /// expressions (both live in the directive's context \p Context). A wrong flag
-/// silently yields a wrong address inside lambdas (design/toolchain.md §2.6).
+/// silently yields a wrong address inside lambdas (docs/toolchain.md §2, pitfall 6).
 /// Returns the first variable that cannot be named there (a local of an
 /// enclosing function or region that the directive does not capture), or null.
 const VarDecl *referenceFlags(const OMPExecutableDirective &D,

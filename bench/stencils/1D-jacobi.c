@@ -1,7 +1,7 @@
 /* 1D-jacobi — PolyBench jacobi-1d, first statement (4 points).
    One sweep, float arrays, offloaded with Tessera and checked bit for bit against
    the same loop run sequentially on the CPU. Sizes: -DN=<n> (defaults: small).
-   Part of the paper's benchmark set (../../shared/design/benchmarks.md). */
+   Part of the paper's benchmark set (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

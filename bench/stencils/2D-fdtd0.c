@@ -1,7 +1,7 @@
 /* 2D-fdtd0 — PolyBench fdtd-2d, ey update, in place (4 points).
    One sweep, float arrays, offloaded with Tessera and checked bit for bit against
    the same loop run sequentially on the CPU. Sizes: -DNI=<n> -DNJ=<n> (defaults: small).
-   Part of the paper's benchmark set (../../shared/design/benchmarks.md). */
+   Part of the paper's benchmark set (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

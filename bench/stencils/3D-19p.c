@@ -1,7 +1,7 @@
 /* 3D-19p — Adept 19-point stencil: faces and edges, no corners, no centre, runtime coefficient (19 points).
    One sweep, float arrays, offloaded with Tessera and checked bit for bit against
    the same loop run sequentially on the CPU. Sizes: -DNI=<n> -DNJ=<n> -DNK=<n> (defaults: small).
-   Part of the paper's benchmark set (../../shared/design/benchmarks.md). */
+   Part of the paper's benchmark set (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

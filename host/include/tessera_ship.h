@@ -4,7 +4,7 @@
 // crates/hls/src/paper.rs) call these helpers; the code is the same under Vitis and in
 // emulation (plain Vitis HLS API, no emulation hooks).
 //
-// Rules (shared/design/perf-model.md):
+// Rules (docs/performance-model.md, "AXI and Vitis HLS rules"):
 // - a port beat carries W lanes; lane l of word k is array element k*W + l, so every
 //   DDR-side offset and length is a whole number of beats;
 // - a burst has at most SEG beats and never crosses a multiple of SEG words, where

@@ -145,7 +145,7 @@ pub struct LaunchStats {
     pub kernel_wall_s: f64,
     /// Exact traffic of every array argument through the kernel's memory ports, in
     /// manifest order (`None` for an array the kernel did not access through a port
-    /// object, so nothing was counted). See `shared/design/perf-model.md`.
+    /// object, so nothing was counted). See `docs/performance-model.md`.
     pub arrays: Arrays,
 }
 

@@ -5,7 +5,7 @@
 //! - **Accesses per iteration**: every read and write of the statements
 //!   (`accesses_per_iteration`, what the baseline kernel's counting ports see), and the
 //!   same with duplicate reads of one element in one statement merged
-//!   (`distinct_accesses_per_iteration`, what HLS issues: perf-model.md calibration).
+//!   (`distinct_accesses_per_iteration`, what HLS issues: docs/performance-model.md, "Calibration").
 //! - **In place**: some array is both read and written.
 //! - **Operation depth**: floating-point operations (`+ - * /`, negation, `?:`) on the
 //!   longest path of a statement's expression tree; conversions and reads are free.

@@ -1,5 +1,5 @@
 //! `tessera bench`: the paper's ten stencils (`bench/stencils/*.c`,
-//! `shared/design/benchmarks.md`) built with Tessera, run on the emulated device,
+//! `docs/benchmarks.md`) built with Tessera, run on the emulated device,
 //! checked bit for bit, and modelled on the VCU118.
 //!
 //! ```text
@@ -23,7 +23,7 @@
 //! Modules: [`analysis`] (pure facts from the IR and plan), [`shape`] (the structure
 //! the resource model needs), [`runreport`] (the runtime
 //! report), [`driver`] (builds and runs: the only I/O), [`output`] (table, JSON, SVG).
-//! Figures are labelled by kind (perf-model.md): *exact* counts, *modelled* FPGA
+//! Figures are labelled by kind (docs/performance-model.md): *exact* counts, *modelled* FPGA
 //! time, *measured here* compile and emulation times.
 
 #![warn(missing_docs)]
@@ -92,7 +92,7 @@ impl Size {
     }
 }
 
-/// Tile-size preset (benchmarks.md, "Configurations used by the paper").
+/// Tile-size preset (docs/benchmarks.md, "Configurations used by the paper").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tiles {
@@ -167,7 +167,7 @@ impl Default for Config {
     }
 }
 
-/// Exact counts of the configured kernel's run (perf-model.md kind 1).
+/// Exact counts of the configured kernel's run (docs/performance-model.md, kind 1).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Exact {
     /// DDR bytes read.
@@ -215,7 +215,7 @@ pub struct BaselineFigures {
     pub resources: Option<ResourceFigures>,
 }
 
-/// Modelled FPGA figures (perf-model.md kind 2).
+/// Modelled FPGA figures (docs/performance-model.md, kind 2).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Modelled {
     /// The baseline kernel's time.
@@ -282,7 +282,7 @@ impl ResourceFigures {
     }
 }
 
-/// Times measured on this machine (perf-model.md kind 3).
+/// Times measured on this machine (docs/performance-model.md, kind 3).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Measured {
     /// `tessera cc` of the configured kernel (wall).

@@ -8,7 +8,7 @@
 //! `tofrom`/`from`: back to the host; no map clause: the region's own copy), and the
 //! data environment is one Tessera implements. Reductions come first, then the body
 //! in source order, then the variables; the first violation becomes the remark.
-//! The rules are the input class of `../shared/design/method.md`; the dependence and
+//! The rules are the input class of `docs/method.md`; the dependence and
 //! tiling checks of the optimizer come on top of these.
 
 use crate::options::MathMode;

@@ -1,6 +1,6 @@
 //! The optimized kernel: step 5 of Mayer, Brandner, Philippsen, "Employing polyhedral
 //! methods to optimize stencils on FPGAs with stencil-specific caches, data reuse, and
-//! wide data bursts" (IMPACT 2024, Sec. 4 and Fig. 5/6; `shared/design/method.md`),
+//! wide data bursts" (IMPACT 2024, Sec. 4 and Fig. 5/6; `docs/method.md`),
 //! printed from the plan of steps 1–4 (`tessera_poly::Plan`).
 //!
 //! ```text
@@ -35,7 +35,7 @@
 //!
 //! Where this differs from the paper's own generator, and why:
 //! - A chunk's next slice is loaded whole at the start of each iteration of p(1)
-//!   (method.md, step 5), not row by row inside p(2) as in Fig. 5. In 2D the two are
+//!   (docs/method.md, step 5), not row by row inside p(2) as in Fig. 5. In 2D the two are
 //!   the same (the slice is one row, loaded inside the pipelined loop); in 3D the
 //!   pipelined loop holds the computation and the line write-back only.
 //! - A buffer row keeps the plan's layout (box element q at `halo_left + q`) whatever
@@ -245,7 +245,7 @@ impl Names {
 }
 
 /// Helper functions of the kernel source, all named `tessera_…`.
-/// Flip-flops of the VCU118's XCVU9P (perf-model.md, "Device resources"): the most
+/// Flip-flops of the VCU118's XCVU9P (DS890; docs/performance-model.md, "Target platform facts"): the most
 /// register bits completely partitioned buffers can occupy. A plan beyond it is
 /// refused (the region gets the baseline kernel) rather than printed.
 const DEVICE_FLIP_FLOPS: i64 = 2_364_480;

@@ -1,4 +1,4 @@
-//! AXI4 burst rules (perf-model.md, "AXI / Vitis HLS rules"): a burst has 1–256 beats
+//! AXI4 burst rules (docs/performance-model.md, "AXI and Vitis HLS rules"): a burst has 1–256 beats
 //! and never crosses a 4 KiB boundary, so at 64-byte beats it has at most 64 beats.
 //!
 //! [`split`] cuts a contiguous transfer into the longest legal bursts (for structures

@@ -1,6 +1,6 @@
 //! Tessera's performance model: modelled FPGA seconds for one kernel execution on the
 //! VCU118, from the exact DDR counts of the emulated run and the kernel's static
-//! structure (perf-model.md, kind 2 "modelled"). Pure functions; every parameter is in
+//! structure (docs/performance-model.md, kind 2 "modelled"). Pure functions; every parameter is in
 //! [`params`], once, with its source.
 //!
 //! Cycles and clock are kept apart: a structure is turned into **cycles** at a given
@@ -126,7 +126,7 @@ impl ClockRule {
 }
 
 /// The plain HLS kernel: the original loop nest, pipelined innermost loop, every
-/// array access a single-beat `m_axi` transaction (perf-model.md calibration).
+/// array access a single-beat `m_axi` transaction (docs/performance-model.md, "Calibration").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BaselineLoop {
     /// Executions of the statement(s).

@@ -7,9 +7,9 @@
 //!
 //! Where a source gives a range, the model takes the end that makes Tessera look
 //! *worse* (a faster baseline, slower optimized round trips): modelled speedups are
-//! then lower bounds with respect to that parameter. Facts quoted as "perf-model.md"
-//! are from `shared/design/perf-model.md` (VCU118 facts and the calibration against the
-//! paper's measurements).
+//! then lower bounds with respect to that parameter. The sources, the VCU118 facts and
+//! the calibration against the paper's measurements are written up in
+//! `docs/performance-model.md`; each `source` names the section it relies on.
 
 use serde::Serialize;
 
@@ -51,55 +51,55 @@ params! {
     /// DDR bandwidth of the one bank a design uses (bytes per second).
     ddr_bytes_per_s: f64 = 19.2e9,
         unit "B/s",
-        source "VCU118 DDR4 bank C1: DDR4-2400 on a 64-bit bus, 2400 MT/s x 8 B = 19.2 GB/s theoretical (perf-model.md, target platform facts; vendor guidance 17-19 GB/s achievable with 512-bit bursts). The roofline, and a cap no kernel can beat.";
+        source "VCU118 DDR4 bank C1: DDR4-2400 on a 64-bit bus, 2400 MT/s x 8 B = 19.2 GB/s theoretical (docs/performance-model.md, \"Target platform facts\"; vendor guidance 17-19 GB/s achievable with 512-bit bursts). The roofline, and a cap no kernel can beat.";
     /// Time of one array access of the baseline kernel (ns).
     baseline_access_ns: f64 = 90.0,
         unit "ns",
-        source "perf-model.md calibration: a plain HLS kernel behaves as if every array access were its own serialized single-beat round trip of roughly 90-100 ns (about 65 ns in one 1D case); duplicate reads of one element in one statement are merged. Lower end of the range: a slower baseline would inflate the speedups.";
+        source "Calibration against the paper's baseline run times (docs/performance-model.md, \"Calibration\"): a plain HLS kernel behaves as if every array access were its own serialized single-beat round trip of roughly 90-100 ns (about 65 ns in one 1D case); duplicate reads of one element in one statement are merged. Lower end of the range: a slower baseline would inflate the speedups.";
     /// Factor on every access of an in-place baseline kernel (an array read and
     /// written through its one port).
     baseline_in_place_factor: f64 = 2.5,
         unit "x",
-        source "perf-model.md calibration: in-place kernels (read-modify-write of the same array through one port) were 2.5-6x worse per access, consistent with waiting for write acknowledgements. Lower end of the range, for the same reason.";
+        source "Calibration against the paper's baseline run times (docs/performance-model.md, \"Calibration\"): in-place kernels (read-modify-write of the same array through one port) were 2.5-6x worse per access, consistent with waiting for write acknowledgements. Lower end of the range, for the same reason.";
     /// Read round trip of a burst: read request to first beat (ns).
     read_round_trip_ns: f64 = 100.0,
         unit "ns",
-        source "perf-model.md calibration: the paper's optimized designs, each round trip (read request -> first beat) roughly 100 ns.";
+        source "Calibration against the paper's optimized designs (docs/performance-model.md, \"Calibration\"): each round trip (read request -> first beat) roughly 100 ns.";
     /// Write round trip of a burst: last write beat to write response (ns).
     write_response_ns: f64 = 100.0,
         unit "ns",
-        source "perf-model.md calibration: the paper's optimized designs, each round trip (last write beat -> response) roughly 100 ns.";
+        source "Calibration against the paper's optimized designs (docs/performance-model.md, \"Calibration\"): each round trip (last write beat -> response) roughly 100 ns.";
     /// Beats one AXI port moves per kernel clock cycle and direction.
     beats_per_cycle: f64 = 1.0,
         unit "beats/cycle",
-        source "AXI4 data channels carry one beat per clock (perf-model.md: 'plus beats at one per cycle').";
+        source "AXI4 data channels carry one beat per clock (docs/performance-model.md, \"AXI and Vitis HLS rules\"; the calibration counts beats at one per cycle).";
     /// Longest AXI4 incrementing burst (beats).
     axi_max_burst_beats: u64 = 256,
         unit "beats",
-        source "AXI4 (ARM IHI 0022): INCR bursts are 1-256 beats (perf-model.md, AXI rules).";
+        source "AXI4 (ARM IHI 0022): INCR bursts are 1-256 beats (docs/performance-model.md, \"AXI and Vitis HLS rules\").";
     /// Address boundary no AXI burst crosses (bytes).
     axi_boundary_bytes: u64 = 4096,
         unit "B",
-        source "AXI4 (ARM IHI 0022): a burst never crosses a 4 KiB boundary; at 64-byte beats a burst is at most 64 beats (perf-model.md, AXI rules).";
+        source "AXI4 (ARM IHI 0022): a burst never crosses a 4 KiB boundary; at 64-byte beats a burst is at most 64 beats (docs/performance-model.md, \"AXI and Vitis HLS rules\").";
     /// Host <-> board transfer rate over PCIe, both directions (bytes per second).
     pcie_bytes_per_s: f64 = 1.55e9,
         unit "B/s",
-        source "perf-model.md: PCIe Gen3 x16 in theory, but the paper's measured end-to-end rate is about 1.53 GB/s to the device and 1.58 GB/s back; modelled as 1.55 GB/s, linear in bytes.";
+        source "The paper's measured host transfers (docs/performance-model.md, \"Target platform facts\"): PCIe Gen3 x16 in theory, but the paper's measured end-to-end rate is about 1.53 GB/s to the device and 1.58 GB/s back; modelled as 1.55 GB/s, linear in bytes.";
     /// Latency of one floating-point operation (add, subtract, multiply, divide) on
     /// the critical path of the unrolled datapath (ns).
     fp_op_ns: f64 = 15.0,
         unit "ns",
-        source "Tessera estimate, not calibrated: a pipelined floating-point adder or multiplier of about 4-5 stages at about 300 MHz. Only the compute term of a row uses it, which is small next to the DDR round trips; and the II of a loop that accumulates a floating reduction in the loop's order (each iteration waits for the previous addition): a baseline loop's where it exceeds the iteration's accesses, a tiled kernel's row (its unrolled accumulations one after another) where it exceeds the row's depth.";
+        source "Tessera's estimate, not calibrated (docs/performance-model.md, \"Tessera's own estimates\"): a pipelined floating-point adder or multiplier of about 4-5 stages at about 300 MHz. Only the compute term of a row uses it, which is small next to the DDR round trips; and the II of a loop that accumulates a floating reduction in the loop's order (each iteration waits for the previous addition): a baseline loop's where it exceeds the iteration's accesses, a tiled kernel's row (its unrolled accumulations one after another) where it exceeds the row's depth.";
     /// The clock every design is modelled at unless `--clock-mhz` overrides it (MHz).
     paper_clock_mhz: f64 = 50.0,
         unit "MHz",
-        source "perf-model.md: the paper's frequency search found 50-345 MHz per design (3D 50-145, 2D 200-345), but its speedups were measured at 50 MHz 'to ease comparison'. A design's real clock is only known after synthesis.";
+        source "The paper's comparison clock (docs/performance-model.md, \"Target platform facts\"): its frequency search found 50-345 MHz per design (3D 50-145, 2D 200-345), but its speedups were measured at 50 MHz 'to ease comparison'. A design's real clock is only known after synthesis.";
     /// The kernel clock a Vitis build for a VU9P board targets, for the bench's second
     /// roofline figure (MHz). Not timing-closed: a modelled what-if beside the paper's
     /// comparison clock, which stays the default of every other figure.
     target_clock_mhz: f64 = 250.0,
         unit "MHz",
-        source "Vitis shells drive HLS kernels from the platform's scalable kernel clock (UG1393, 'Identifying Platform Clocks': clock ID 0, set at link time with v++ --kernel_frequency / --freqhz; its platforminfo example reports a 300 MHz default clock, 500 MHz for clock 1). Tessera takes 250 MHz, below that default, as the target of a VU9P kernel (the paper's 2D designs closed at 200-345 MHz, its 3D ones at 50-145). Modelled: not timing-closed.";
+        source "Vitis shells drive HLS kernels from the platform's scalable kernel clock (UG1393, 'Identifying Platform Clocks': clock ID 0, set at link time with v++ --kernel_frequency / --freqhz; its platforminfo example reports a 300 MHz default clock, 500 MHz for clock 1). Tessera takes 250 MHz, below that default, as the target of a VU9P kernel (the paper's 2D designs closed at 200-345 MHz, its 3D ones at 50-145). Modelled: not timing-closed (docs/performance-model.md, \"Target platform facts\").";
 }
 
 #[cfg(test)]

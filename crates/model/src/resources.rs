@@ -57,9 +57,9 @@ macro_rules! resource_params {
     };
 }
 
-const DS890: &str = "Xilinx DS890 UltraScale+ FPGA product tables, XCVU9P (the VCU118's device): 6,840 DSP slices, 2,160 BRAM36 (75.9 Mb), 960 URAM (270 Mb), 1,182,240 CLB LUTs, 2,364,480 CLB flip-flops. The whole device; a Vitis platform's static region would take a share of it.";
-const PG060: &str = "modelled: typical Xilinx Floating-Point Operator (PG060) figures on UltraScale+ for the implementation Vitis HLS binds by default (add/sub 'full DSP usage', multiply 'max DSP usage', divide and square root without DSPs), rounded; not taken from a synthesis of Tessera's kernels. Quoted DSP counts: single add/sub 2, single multiply 3, double add/sub 3, double multiply 11.";
-const TESSERA: &str = "modelled: Tessera's estimate, not calibrated against a synthesis report.";
+const DS890: &str = "Xilinx DS890 UltraScale+ FPGA product tables, XCVU9P (the VCU118's device): 6,840 DSP slices, 2,160 BRAM36 (75.9 Mb), 960 URAM (270 Mb), 1,182,240 CLB LUTs, 2,364,480 CLB flip-flops. The whole device; a Vitis platform's static region would take a share of it (docs/performance-model.md, \"Target platform facts\").";
+const PG060: &str = "modelled: typical Xilinx Floating-Point Operator (PG060) figures on UltraScale+ for the implementation Vitis HLS binds by default (add/sub 'full DSP usage', multiply 'max DSP usage', divide and square root without DSPs), rounded; not taken from a synthesis of Tessera's kernels. Quoted DSP counts: single add/sub 2, single multiply 3, double add/sub 3, double multiply 11 (docs/performance-model.md, \"Tessera's own estimates\").";
+const TESSERA: &str = "modelled: Tessera's estimate, not calibrated against a synthesis report (docs/performance-model.md, \"Tessera's own estimates\").";
 
 resource_params! {
     /// DSP slices of the device.

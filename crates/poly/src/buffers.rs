@@ -1,5 +1,5 @@
 //! Step 2 of the method: working sets, cache buffer kinds, fusion and cost
-//! (paper Sec. 3 and Sec. 4, step 2; `shared/design/method.md` step 2).
+//! (paper Sec. 3 and Sec. 4, step 2; `docs/method.md`, step 2).
 //!
 //! **Working sets.** For an access `R` and the tiled schedule `Sch'`, the paper maps
 //! tiled time to array elements with `R' = (R⁻¹ . Sch')⁻¹` and applies it to the
@@ -49,7 +49,7 @@
 //! buffer), so redirected subscripts add the constant `left`. w = 1 gives the paper's
 //! unaligned Fig. 4 numbers. Array base addresses are assumed aligned to w elements.
 //!
-//! **Fusion** (Sec. 3, "Fusion of Caches for Temporal Locality"; method.md 2.4):
+//! **Fusion** (Sec. 3, "Fusion of Caches for Temporal Locality"; `docs/method.md`, step 2, item 4):
 //! - accesses connected by a dependence must share one buffer or all be `nc`; with the
 //!   paper's simplification, a dependence-connected group with any pair of disjoint
 //!   working sets is `nc` entirely, as is one containing a write that padding makes

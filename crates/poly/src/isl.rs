@@ -1,6 +1,6 @@
 //! The thin layer over isl-rs 0.3.1 (bundled isl 0.27) that the optimizer uses.
 //!
-//! Facts this layer works around (`shared/design/toolchain.md` §4):
+//! Facts this layer works around (`docs/toolchain.md` §4):
 //! - isl-rs' `to_str()` leaks the malloc'd string; [`text`] and friends call isl's
 //!   `isl_*_to_str` directly and free the result.
 //! - A `Context` has no lifetime link to its objects. `optimize()` allocates one

@@ -1,7 +1,7 @@
 //! Tessera's polyhedral optimizer: steps 1–4 of Mayer, Brandner, Philippsen,
 //! "Employing polyhedral methods to optimize stencils on FPGAs with stencil-specific
-//! caches, data reuse, and wide data bursts" (IMPACT 2024; `shared/seeds/`), restated
-//! in `shared/design/method.md`. Step 5 (code generation) consumes the [`Plan`].
+//! caches, data reuse, and wide data bursts" (IMPACT 2024), restated
+//! in `docs/method.md`. Step 5 (code generation) consumes the [`Plan`].
 //!
 //! ```text
 //! Region (IR)

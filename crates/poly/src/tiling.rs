@@ -9,8 +9,8 @@
 //! of two or more sizes gives one per loop, outermost first, and a region whose depth
 //! differs is not tiled (`tile-size-count`, reported per region; never truncated or
 //! padded).
-//! Beyond the paper, depth 4 gets 16⁴ and depth 5 gets 8⁵. (`shared/design/
-//! benchmarks.md` calls 512/64²/32³ the paper's "default" configuration; the issue
+//! Beyond the paper, depth 4 gets 16⁴ and depth 5 gets 8⁵. (`docs/benchmarks.md`
+//! calls 512/64²/32³ the paper's "default" configuration; the issue
 //! and the paper's headline figures use 1024/128²/32³, which win here.)
 //!
 //! **Tiled schedule (paper Sec. 2, `T(SZ, p, δ)`).** With `δ^o_x = −lb_x` every tile

@@ -1,9 +1,9 @@
-//! The paper's ten benchmark stencils (Table 1; `shared/design/benchmarks.md`) at the
+//! The paper's ten benchmark stencils (Table 1; `docs/benchmarks.md`) at the
 //! paper's sizes (1D N = 2²⁴, 2D 4096², 3D 256³), default tiles and port widths
 //! w ∈ {4, 8, 16}.
 //!
 //! Default tiles: (1024), (128,128), (32,32,32) — what the issue and the paper's
-//! headline figures (Fig. 7 "large", Fig. 8) use. `benchmarks.md` calls 512/64²/32³ the
+//! headline figures (Fig. 7 "large", Fig. 8) use. `docs/benchmarks.md` calls 512/64²/32³ the
 //! paper's "default" configuration; the issue's numbers win (`default_tile_sizes`).
 //!
 //! Table 1 says "Step 2 of Sec. 4 can always fuse the accesses into 2 or 3 shared
@@ -13,7 +13,7 @@
 //! read and write the same element in one instance (no dependence), so read and write
 //! share a chunk.
 //!
-//! Shapes compared with the paper's own generator (`method.md`, w = 16, its default
+//! Shapes compared with the paper's own generator (`docs/method.md`, step 5, w = 16, its default
 //! tiles 64² / 32³): 2D-5p `A_c[3][96]` + `X_c[1][96]`, heat-3d `A_c[3][34][64]` +
 //! `B_c[1][1][64]`. The box dimensions agree ([3][..] and [3][34][..] for the fused
 //! chunk of the input, [1][..] and [1][1][..] for the output line); the innermost

@@ -1,5 +1,5 @@
-//! The paper's running example (IMPACT'24, Fig. 2 and Fig. 4; `shared/design/method.md`
-//! step 2 test vector):
+//! The paper's running example (IMPACT'24, Fig. 2 and Fig. 4; `docs/method.md`,
+//! step 2, running example):
 //!
 //! ```c
 //! for (i = 1; i < N-1; i++) for (j = 1; j < N-1; j++) for (k = 1; k < N-1; k++)
@@ -18,7 +18,7 @@ use tessera_poly::{dump, BufferKind, IntraTrip, Plan, Stage};
 /// Fig. 4 and the four permutations the paper does not print ("the other 4
 /// permutations are not cheaper"). Fig. 4's arithmetic is used: (i,k,j) has A in a
 /// full buffer 33³ and V in a chunk 1·32·32; (i,j,k) has A in a chunk 2·33·33 and V in
-/// a full buffer 32³ (the paper's prose swaps V's kinds; method.md resolves it).
+/// a full buffer 32³ (the paper's prose swaps V's kinds; docs/method.md follows Fig. 4).
 /// (j,i,k) ties with (i,j,k) — A gets a chunk [33,2,33] moving along j — and loses the
 /// tie by enumeration order; (k,i,j) ties with (i,k,j) for the same reason.
 const EXPECTED: [(&str, u64); 6] =
@@ -96,7 +96,7 @@ fn fig4_constant_size() {
     assert_eq!(p.tiling.loops[2].padded_upper.as_ref().and_then(|a| a.as_constant()), Some(257));
 }
 
-/// method.md step 5: "A' [2,33,33] becomes A'' [2,33,36] for w=4". With symbolic N the
+/// docs/method.md, step 5: "A' [2,33,33] becomes A'' [2,33,36] for w=4". With symbolic N the
 /// misalignment is unknown and the worst case (3 halo elements on the left) is assumed;
 /// with N = 256 the first element of every row of A' is A[·][·][tk] with tk = 1 + 32m,
 /// one element past a 4-aligned address: left halo 1, shape 36 again.
