@@ -147,6 +147,7 @@ fn build(cfg: &Config, env: &Env, name: &str, mode: &str, dir: &Path) -> Result<
         .arg(format!("-fplugin-arg-tessera-mode={mode}"))
         .arg(format!("-fplugin-arg-tessera-tile={}", tile.join(",")))
         .arg(format!("-fplugin-arg-tessera-port-width={}", cfg.port_width))
+        .arg(format!("-fplugin-arg-tessera-banks={}", cfg.banks))
         .arg(format!("-fplugin-arg-tessera-dump-ir={}", ir_dir.display()))
         .arg(&src)
         .arg("-o")
@@ -296,7 +297,13 @@ fn stencil(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64) -> S
     let tile = cfg.tiles.sizes(d);
     let mut r = StencilResult {
         name: name.to_string(),
-        config: StencilConfig { tiles: cfg.tiles.name().into(), tile_sizes: tile.clone(), port_width: cfg.port_width, mode: cfg.mode.clone() },
+        config: StencilConfig {
+            tiles: cfg.tiles.name().into(),
+            tile_sizes: tile.clone(),
+            port_width: cfg.port_width,
+            mode: cfg.mode.clone(),
+            banks: cfg.banks,
+        },
         status: Status::Failed,
         error: None,
         bit_exact: None,
@@ -369,7 +376,11 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     r.measured.run_s = Some(ran.run_s);
     r.bit_exact = Some(ran.bit_exact);
     r.ran_mode = Some(ran.record.mode.clone());
-    let traffic = ran.record.traffic()?;
+    let mut traffic = ran.record.traffic()?;
+    // Each port in the bank the compiler put its array in (the manifest's rule).
+    for port in &mut traffic.ports {
+        port.bank = tessera_compiler::bank_of(&region, &port.name, cfg.banks);
+    }
     let plan_ok = plan.as_ref().ok();
     let buffer_elements = match ran.record.mode.as_str() {
         "baseline" => 0,

@@ -156,6 +156,8 @@ pub struct Config {
     pub port_width: u32,
     /// Kernel mode (`baseline`, `paper`, `tessera`, `dataflow`).
     pub mode: String,
+    /// DDR banks the kernels use (`-fplugin-arg-tessera-banks`): 1 or 2.
+    pub banks: u32,
     /// How the modelled clock is chosen.
     #[serde(skip)]
     pub clock: ClockRule,
@@ -163,7 +165,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { size: Size::Paper, tiles: Tiles::Default, port_width: 16, mode: "paper".into(), clock: ClockRule::Paper }
+        Config { size: Size::Paper, tiles: Tiles::Default, port_width: 16, mode: "paper".into(), banks: 1, clock: ClockRule::Paper }
     }
 }
 
@@ -355,6 +357,8 @@ pub struct StencilConfig {
     pub port_width: u32,
     /// Requested mode.
     pub mode: String,
+    /// DDR banks.
+    pub banks: u32,
 }
 
 /// A whole bench run.

@@ -419,7 +419,7 @@ mod tests {
     fn result(name: &str, status: Status, speedup: Option<f64>) -> StencilResult {
         StencilResult {
             name: name.into(),
-            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: "paper".into() },
+            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: "paper".into(), banks: 1 },
             status,
             error: if status == Status::ModeUnavailable { Some("-fplugin-arg-tessera-mode=paper: unknown mode".into()) } else { None },
             bit_exact: Some(true),

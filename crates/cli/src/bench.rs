@@ -31,6 +31,10 @@ pub struct BenchArgs {
     /// baseline is always run as the reference).
     #[arg(long, default_value = "tessera")]
     pub mode: String,
+    /// DDR banks the kernels use: 1, or 2 (written arrays in the second bank; each bank
+    /// then carries one direction; -fplugin-arg-tessera-banks).
+    #[arg(long, default_value_t = 1)]
+    pub banks: u32,
     /// Model every design at this clock instead of the paper's comparison clock (50 MHz).
     #[arg(long)]
     pub clock_mhz: Option<f64>,
@@ -104,7 +108,11 @@ pub fn run(a: &BenchArgs) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(&work_dir) {
         return usage(format!("{}: {e}", work_dir.display()));
     }
-    let cfg = Config { size, tiles, port_width: a.port_width, mode: a.mode.clone(), clock };
+    if !matches!(a.banks, 1 | 2) {
+        eprintln!("tessera bench: --banks {}: expected 1 or 2", a.banks);
+        return ExitCode::from(2);
+    }
+    let cfg = Config { size, tiles, port_width: a.port_width, mode: a.mode.clone(), banks: a.banks, clock };
     let env = Env { tessera: exe, stencil_dir, work_dir: work_dir.clone(), timeout: Duration::from_secs(a.timeout) };
     let bench = tessera_bench::run(&cfg, &env, &a.only, &mut |line: &str| {
         eprintln!("{line}");

@@ -382,11 +382,17 @@ fn generate_kernel(
 /// stays in bank 0 (inputs and outputs on separate buses).
 fn assign_banks(region: &Region, args: &mut [Arg]) {
     for a in args {
-        let written = region.vars.iter().any(|v| v.name == a.name && (v.written || v.writes_back()));
         if let Some(arr) = a.array.as_mut() {
-            arr.bank = u32::from(written);
+            arr.bank = bank_of(region, &a.name, 2);
         }
     }
+}
+
+/// The DDR bank of variable `name` of `region` with `banks` banks: 1 for an array the
+/// region writes when there are two, else 0.
+pub fn bank_of(region: &Region, name: &str, banks: u32) -> u32 {
+    let written = region.vars.iter().any(|v| v.name == name && (v.written || v.writes_back()));
+    u32::from(banks == 2 && written)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map

@@ -75,6 +75,15 @@ mod tests {
         // At 400 MHz both ports move 2^20 beats in 2.6 ms; the bank needs 2^27 B / 19.2 GB/s = 7 ms.
         let e = estimate(&s, &t, 400.0, &P).unwrap();
         assert_eq!(e.bound, Bound::Bandwidth);
-        assert!((e.roofline_fraction() - 1.0).abs() < 1e-12);
+        // One bank serves reads and writes: 87 % of its bandwidth (turnarounds).
+        assert!((e.roofline_fraction() - 0.87).abs() < 1e-12);
+        // Two banks: each carries one direction; the writes' bank (90 %) is the slower.
+        let mut t2 = t.clone();
+        t2.ports[1].bank = 1;
+        let e2 = estimate(&s, &t2, 400.0, &P).unwrap();
+        let (reads, writes) = (4096.0 * 4.0 * 64.0 * 64.0, 4094.0 * 4.0 * 64.0 * 64.0);
+        assert!((e2.ddr_s - f64::max(reads / (19.2e9 * 0.97), writes / (19.2e9 * 0.90))).abs() < 1e-15);
+        assert!((e2.roofline_s - reads / 19.2e9).abs() < 1e-15);
+        assert!(e2.kernel_s < e.kernel_s);
     }
 }

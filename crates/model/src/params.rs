@@ -52,6 +52,19 @@ params! {
     ddr_bytes_per_s: f64 = 19.2e9,
         unit "B/s",
         source "VCU118 DDR4 bank C1: DDR4-2400 on a 64-bit bus, 2400 MT/s x 8 B = 19.2 GB/s theoretical (docs/performance-model.md, \"Target platform facts\"; vendor guidance 17-19 GB/s achievable with 512-bit bursts). The roofline, and a cap no kernel can beat.";
+    /// Fraction of a bank's theoretical bandwidth a stream of sequential reads gets.
+    ddr_efficiency_read: f64 = 0.97,
+        unit "1",
+        source "AMD UG585 (Zynq-7000 SoC Technical Reference Manual), 'DDR Efficiency' table: sequential reads 97 % of the controller's theoretical throughput. AMD gives no such table for the UltraScale+ DDR4 MIG (PG150 says to simulate the traffic); Tessera takes the figures of AMD's own DDR controller for the same traffic mixes (docs/performance-model.md, \"DDR efficiency\").";
+    /// Fraction of a bank's theoretical bandwidth a stream of sequential writes gets.
+    ddr_efficiency_write: f64 = 0.90,
+        unit "1",
+        source "AMD UG585, 'DDR Efficiency' table: sequential writes 90 % (docs/performance-model.md, \"DDR efficiency\").";
+    /// Fraction of a bank's theoretical bandwidth when one bank serves reads and writes
+    /// (bus turnarounds between them).
+    ddr_efficiency_mixed: f64 = 0.87,
+        unit "1",
+        source "AMD UG585, 'DDR Efficiency' table: sequential reads and writes together 87 %, the cost of the bus turning around between them; with banks=2 a kernel's reads and writes use separate banks and each gets its one-direction figure (docs/performance-model.md, \"DDR efficiency\").";
     /// Time of one array access of the baseline kernel (ns).
     baseline_access_ns: f64 = 90.0,
         unit "ns",
@@ -109,7 +122,7 @@ mod tests {
     #[test]
     fn every_parameter_has_a_unit_and_a_source() {
         let t = Params::VCU118.table();
-        assert_eq!(t.len(), 12);
+        assert_eq!(t.len(), 15);
         for p in &t {
             assert!(!p.unit.is_empty() && p.source.len() > 30, "{}", p.name);
         }

@@ -64,12 +64,22 @@ pub struct Port {
     pub read_exposed: u64,
     /// Write bursts whose response was awaited with no later write in flight.
     pub write_exposed: u64,
+    /// The DDR bank the port is linked to (0 or 1; `banks=2` puts written arrays in 1).
+    pub bank: u32,
 }
 
 impl Port {
     /// A port without traffic.
     pub fn new(name: &str, beat_bytes: u64) -> Port {
-        Port { name: name.to_string(), beat_bytes, read: Bursts::default(), write: Bursts::default(), read_exposed: 0, write_exposed: 0 }
+        Port {
+            name: name.to_string(),
+            beat_bytes,
+            read: Bursts::default(),
+            write: Bursts::default(),
+            read_exposed: 0,
+            write_exposed: 0,
+            bank: 0,
+        }
     }
 
     /// Bytes read (whole beats).
@@ -104,6 +114,17 @@ impl Traffic {
     /// Bytes moved in both directions.
     pub fn bytes(&self) -> u64 {
         self.read_bytes() + self.write_bytes()
+    }
+
+    /// Per DDR bank the ports use, in bank order: (bank, bytes read, bytes written).
+    pub fn per_bank(&self) -> Vec<(u32, u64, u64)> {
+        let mut banks: std::collections::BTreeMap<u32, (u64, u64)> = std::collections::BTreeMap::new();
+        for p in &self.ports {
+            let b = banks.entry(p.bank).or_default();
+            b.0 += p.read_bytes();
+            b.1 += p.write_bytes();
+        }
+        banks.into_iter().map(|(k, (r, w))| (k, r, w)).collect()
     }
 
     /// Bursts in both directions.
