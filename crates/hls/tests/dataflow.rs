@@ -68,16 +68,9 @@ fn in_place_stencils_fall_back() {
 fn snapshot_of_the_2d_5_point_kernel() {
     let k = dataflow(&small("2D-5p"), 16, "tessera_snap");
     let path = repo().join("crates/hls/tests/snapshots/2D-5p.dataflow.w16.cpp");
-    if std::env::var_os("TESSERA_BLESS").is_some() {
-        std::fs::write(&path, &k.source).unwrap();
+    if let Some(stale) = common::snapshot(&path, &k.source) {
+        panic!("the kernel differs from its snapshot {stale}\nreview, then bless with `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`");
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        want == k.source,
-        "the kernel differs from {}; review and bless with `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`\n{}",
-        path.display(),
-        k.source
-    );
     for must in ["#pragma HLS DATAFLOW", "hls::stream<tessera::wide_t<16, float>> A_in", "#pragma HLS PIPELINE II=1", "A_lb[4][4]"] {
         assert!(k.source.contains(must), "{must}");
     }

@@ -170,7 +170,6 @@ fn pipelined_loops_unroll_constant_loops_only() {
 
 #[test]
 fn snapshots() {
-    let bless = std::env::var_os("TESSERA_BLESS").is_some();
     let dir = repo().join("crates/hls/tests/snapshots");
     let mut stale = Vec::new();
     for ((name, w, tile), variant) in SNAPSHOTS.iter().flat_map(|s| VARIANTS.map(|v| (s, v))) {
@@ -180,12 +179,7 @@ fn snapshots() {
             Variant::Paper => dir.join(format!("{name}.w{w}.cpp")),
             Variant::Tessera => dir.join(format!("{name}.tessera.w{w}.cpp")),
         };
-        if bless {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, &text).unwrap();
-        } else if std::fs::read_to_string(&path).unwrap_or_default() != text {
-            stale.push(path.display().to_string());
-        }
+        stale.extend(common::snapshot(&path, &text));
     }
     assert!(
         stale.is_empty(),

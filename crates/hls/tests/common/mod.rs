@@ -18,6 +18,33 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Compares `text` with the snapshot file `path`, or writes it there when
+/// `TESSERA_BLESS` is set. A mismatch comes back as the path and the first line that
+/// differs (snapshot, then new), for the caller's list of stale snapshots.
+#[allow(dead_code)] // not every test binary has snapshots
+pub fn snapshot(path: &Path, text: &str) -> Option<String> {
+    if std::env::var_os("TESSERA_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a snapshot file")).unwrap();
+        std::fs::write(path, text).unwrap();
+        return None;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    if want == text {
+        return None;
+    }
+    let (old, new): (Vec<&str>, Vec<&str>) = (want.lines().collect(), text.lines().collect());
+    let at = old.iter().zip(&new).position(|(a, b)| a != b).unwrap_or(old.len().min(new.len()));
+    Some(format!(
+        "{} (line {}):
+  - {}
+  + {}",
+        path.display(),
+        at + 1,
+        old.get(at).unwrap_or(&"<end>"),
+        new.get(at).unwrap_or(&"<end>")
+    ))
+}
+
 /// A region IR file, relative to the repository root.
 pub fn load(rel: &str) -> Region {
     let p = repo().join(rel);
