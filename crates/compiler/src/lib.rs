@@ -34,6 +34,18 @@ pub mod reject;
 pub mod shape;
 pub mod tiles;
 
+/// What the unit tests of several modules share.
+#[cfg(test)]
+mod test_support {
+    use tessera_ir::Region;
+
+    /// A region IR file of `tests/ir/`, e.g. `bench/2D-jacobi.ir.json`.
+    pub fn fixture(rel: &str) -> Region {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir").join(rel);
+        Region::from_json(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    }
+}
+
 pub use options::{MathMode, Mode, Options};
 pub use reject::{Rejection, RejectReason};
 
@@ -310,17 +322,18 @@ fn generate_kernel(
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    let mut poly =
+    let poly =
         tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
-    // Without sizes from the options or a pragma, the resource model picks them.
+    // Without sizes from the options or a pragma, the resource model picks them (and
+    // has planned the region at them).
     let chosen = match (opts.mode, &opts.tile, &region.tile) {
         (Mode::Paper | Mode::Tessera | Mode::Dataflow, None, None) => tiles::choose(region, &poly),
         _ => None,
     };
-    if let Some(c) = &chosen {
-        poly.tile = Some(c.tile.clone());
-    }
-    let plan = tessera_poly::optimize(region, &poly);
+    let (plan, chosen) = match chosen {
+        Some(c) => (c.plan, Some((c.note, c.fits))),
+        None => (tessera_poly::optimize(region, &poly), None),
+    };
     let mut text = match &plan {
         Ok(plan) => tessera_poly::dump(plan, tessera_poly::Stage::All),
         Err(r) => format!("{}: not tiled: {}\n", r.loc, r.remark()),
@@ -343,11 +356,11 @@ fn generate_kernel(
             }
         }
     }
-    if let Some(c) = &chosen {
-        text.push_str(&format!("{}\n", c.note));
-        if !c.fits {
+    if let Some((note, fits)) = &chosen {
+        text.push_str(&format!("{note}\n"));
+        if !fits {
             let reason = RejectReason::KernelTooLarge {
-                detail: format!("even at the smallest tiles tried the tiled kernel does not fit the device: {}", c.note),
+                detail: format!("even at the smallest tiles tried the tiled kernel does not fit the device: {note}"),
             };
             let w = format!("not tiled: {}", reason.remark());
             text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", opts.mode.name()));

@@ -229,15 +229,11 @@ pub fn tiled(region: &Region, plan: &Plan) -> KernelShape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use crate::test_support::fixture;
     use tessera_model::resources::Resources;
     use tessera_model::{estimate_resources, usage, ResourceParams};
     use tessera_poly::{optimize, PolyOptions};
 
-    fn fixture(rel: &str) -> Region {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir").join(rel);
-        Region::from_json(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
-    }
 
     /// 2D-jacobi: `B[i][j] = 0.2 * (A[i][j] + A[i][j-1] + A[i][j+1] + A[i+1][j] + A[i-1][j])`
     /// on floats: 4 float additions, the sum converted to double, one double multiply,

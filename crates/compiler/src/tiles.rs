@@ -15,7 +15,7 @@
 use crate::shape;
 use tessera_ir::Region;
 use tessera_model::{estimate_resources, usage, ResourceParams};
-use tessera_poly::{optimize, PolyOptions};
+use tessera_poly::{optimize, Plan, PolyOptions, PolyReject};
 
 /// What [`choose`] decided.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +27,8 @@ pub struct TileChoice {
     pub fits: bool,
     /// One line for the plan file: the sizes, the binding resource and its share.
     pub note: String,
+    /// The optimizer's plan at `tile` (when it planned them).
+    pub plan: Result<Plan, PolyReject>,
 }
 
 /// The tile sizes for `region` under the optimizer's options `opts` (their `tile` is
@@ -35,8 +37,10 @@ pub struct TileChoice {
 pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
     let p = ResourceParams::XCVU9P;
     let port_width = opts.port_width;
-    let first = optimize(region, &PolyOptions { tile: None, ..opts.clone() }).ok()?;
+    let mut first = optimize(region, &PolyOptions { tile: None, ..opts.clone() }).ok()?;
     let mut tile: Vec<i64> = first.tiling.tile_sizes.clone();
+    // The plan of the default sizes given explicitly (the caller's plan).
+    first.options.tile = Some(tile.clone());
     let lanes_loop = first.tiling.permutation.last().copied();
     let mut plan = first;
     let mut tried = 0;
@@ -54,12 +58,12 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
             if tried > 0 { format!(", after {tried} halving(s) of the defaults") } else { String::new() }
         );
         if u.fits {
-            return Some(TileChoice { tile, fits: true, note });
+            return Some(TileChoice { tile, fits: true, note, plan: Ok(plan) });
         }
         let minimum = |d: usize| if Some(d) == lanes_loop { i64::from(port_width.max(1)) } else { 1 };
         // The largest size that can still be halved; the innermost on ties.
         let Some(d) = (0..tile.len()).filter(|&d| tile[d] / 2 >= minimum(d)).max_by_key(|&d| (tile[d], d)) else {
-            return Some(TileChoice { tile, fits: false, note });
+            return Some(TileChoice { tile, fits: false, note, plan: Ok(plan) });
         };
         tile[d] /= 2;
         tried += 1;
@@ -68,7 +72,7 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
             Err(e) => {
                 let smaller = tile.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
                 let note = format!("{note}; the optimizer refuses the smaller tiles {smaller}: {}", e.remark());
-                return Some(TileChoice { tile, fits: false, note });
+                return Some(TileChoice { tile, fits: false, note, plan: Err(e) });
             }
         }
     }
@@ -77,15 +81,10 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use crate::test_support::fixture;
 
     fn opts16() -> PolyOptions {
         PolyOptions { tile: None, port_width: 16, reassociate: false }
-    }
-
-    fn fixture(rel: &str) -> Region {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir").join(rel);
-        Region::from_json(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
     }
 
     /// 1D-jacobi: 15 DSPs per lane (modelled), so 1024 and 512 lanes do not fit the
@@ -102,7 +101,7 @@ mod tests {
     /// at least the port width along the loop that gives the lanes.
     #[test]
     fn every_benchmark_stencil_fits() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/bench");
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/bench");
         let mut n = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let path = e.unwrap().path();
@@ -113,6 +112,8 @@ mod tests {
             let r = fixture(&format!("bench/{name}"));
             let c = choose(&r, &opts16()).unwrap_or_else(|| panic!("{name}: not planned"));
             assert!(c.fits, "{name}: {c:?}");
+            // The plan handed back is the one of the chosen sizes.
+            assert_eq!(c.plan, optimize(&r, &PolyOptions { tile: Some(c.tile.clone()), ..opts16() }), "{name}");
             let defaults = tessera_poly::tiling::default_tile_sizes(c.tile.len());
             assert!(c.tile.iter().zip(&defaults).all(|(t, d)| t <= d), "{name}: {c:?}");
             n += 1;
