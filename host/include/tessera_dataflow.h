@@ -28,6 +28,19 @@
 
 #include "tessera_wide.h"
 
+// TESSERA_PROCESS_STATE: the storage class of the buffers a process keeps over its
+// loop (line and plane buffers, rings). Under Vitis `static`: on-chip memory the
+// process owns. In emulation `static thread_local`: the emulated device runs a launch
+// in the thread that made it, and host threads may launch the same kernel at the same
+// time (target regions inside `omp parallel`); with plain `static` they would share
+// one buffer and read each other's rows. Generated kernels declare no other static
+// data (crates/hls/tests/dataflow.rs checks this for every mode).
+#ifdef TESSERA_HLS_VITIS
+#define TESSERA_PROCESS_STATE static
+#else
+#define TESSERA_PROCESS_STATE static thread_local
+#endif
+
 #ifdef TESSERA_HLS_VITIS
 #include <hls_stream.h>
 #else

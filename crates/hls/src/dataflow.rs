@@ -677,7 +677,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "  // Each output word needs the input words from its own to {lag} word(s) ahead: a ring of {ring}.");
         for a in &an.inputs {
             let p = ident(&a.name);
-            let _ = writeln!(c, "  static {} {p}_ring[{ring}];", self.word(a.elem));
+            let _ = writeln!(c, "  TESSERA_PROCESS_STATE {} {p}_ring[{ring}];", self.word(a.elem));
             let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_ring dim=1 complete");
             let _ = writeln!(c, "  const long {p}_words = (tdf_n0 + {} + {}) / {w};", a.offsets[0].1 - a.offsets[0].0, w - 1);
         }
@@ -730,7 +730,7 @@ impl Gen<'_> {
                 a.window(),
                 if three { "planes" } else { "rows" }
             );
-            let _ = writeln!(c, "  static {} {p}_lb{dims};", self.word(a.elem));
+            let _ = writeln!(c, "  TESSERA_PROCESS_STATE {} {p}_lb{dims};", self.word(a.elem));
             let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=1 complete");
             let last_dim = if three { 3 } else { 2 };
             if three && a.offsets[1].1 > a.offsets[1].0 {

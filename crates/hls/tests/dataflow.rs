@@ -191,3 +191,69 @@ fn traffic_is_the_load_and_store_sets() {
         assert_eq!(x.2 as i64, (ni - 2) * (nj - 2) * 4, "w={w}: X enabled bytes = the Store set");
     }
 }
+
+/// Whether a line of generated C++ declares mutable data of static storage duration:
+/// `static` or `thread_local` other than a function definition or constant data.
+fn declares_static_data(line: &str) -> bool {
+    let t = line.trim_start();
+    let storage = t.starts_with("static ") || t.starts_with("thread_local ");
+    let function = t.ends_with('{') && t.contains('(');
+    let constant = t.starts_with("static const ") || t.starts_with("static constexpr ");
+    storage && !function && !constant
+}
+
+/// The class of bug behind concurrent offloads of one kernel reading each other's rows:
+/// a kernel keeping state in static storage, which every launch shares. No generator
+/// (baseline, paper, tessera, dataflow) declares static data except through
+/// `TESSERA_PROCESS_STATE` (per launching thread in emulation), on every benchmark
+/// stencil at every port width.
+#[test]
+fn kernels_keep_no_state_shared_between_launches() {
+    let mut bad = Vec::new();
+    for name in SMALL {
+        let region = small(name);
+        let mut ks = vec![("baseline".to_string(), tessera_hls::baseline::generate(&region, "tessera_k"))];
+        for w in [4u32, 8, 16] {
+            ks.push((format!("paper w={w}"), tiled(&region, None, w, "tessera_k", Variant::Paper)));
+            ks.push((format!("tessera w={w}"), tiled(&region, None, w, "tessera_k", Variant::Tessera)));
+            ks.push((format!("dataflow w={w}"), dataflow(&region, w, "tessera_k")));
+        }
+        for (label, k) in ks {
+            for (n, line) in k.source.lines().chain(k.emu_entry.lines()).enumerate() {
+                if declares_static_data(line) {
+                    bad.push(format!("{name} {label}, line {}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "static data in generated kernels:\n{}", bad.join("\n"));
+    assert!(declares_static_data("  static float A_lb[4][4];"));
+    assert!(!declares_static_data("  TESSERA_PROCESS_STATE float A_lb[4][4];"));
+    assert!(!declares_static_data("static void k_compute(hls::stream<float> &A_in) {"));
+}
+
+/// The same dataflow kernels launched at once from four threads, each on its own
+/// inputs, several times: every launch's results equal the same launch made alone
+/// (the line buffers and rings are per launching thread).
+#[test]
+fn concurrent_launches_of_one_kernel_are_independent() {
+    let cache = tempfile::tempdir().unwrap();
+    for name in ["2D-5p", "3D-heat", "1D-jacobi"] {
+        let region = small(name);
+        let k = dataflow(&region, 4, "tessera_conc");
+        let m = manifest(&region, &k, "dataflow");
+        let inputs: Vec<Inputs> = (0..4u32).map(|t| Inputs::new(&region, &[], 7 + t)).collect();
+        let alone: Vec<Vec<Vec<u8>>> = inputs.iter().map(|i| run(&region, &m, i, cache.path()).0).collect();
+        std::thread::scope(|s| {
+            for (t, (inp, want)) in inputs.iter().zip(&alone).enumerate() {
+                let (region, m, cache) = (&region, &m, cache.path());
+                s.spawn(move || {
+                    for rep in 0..6 {
+                        let got = run(region, m, inp, cache).0;
+                        assert!(got == *want, "{name}: thread {t}, launch {rep} differs from the same launch made alone");
+                    }
+                });
+            }
+        });
+    }
+}

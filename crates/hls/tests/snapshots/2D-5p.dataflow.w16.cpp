@@ -38,7 +38,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
   const long tdf_n0 = 36L - tdf_L0;
   if (tdf_n0 <= 0) return;
   // 'A': 4 slots (the 3 rows the stencil spans and one being loaded), 4 words per row.
-  static tessera::wide_t<16, float> A_lb[4][4];
+  TESSERA_PROCESS_STATE tessera::wide_t<16, float> A_lb[4][4];
 #pragma HLS ARRAY_PARTITION variable=A_lb dim=1 complete
 #pragma HLS ARRAY_PARTITION variable=A_lb dim=2 cyclic factor=2
 #pragma HLS BIND_STORAGE variable=A_lb type=ram_2p impl=bram
