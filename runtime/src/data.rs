@@ -842,7 +842,7 @@ mod tests {
             region: "t.c:1".into(),
             kernel: Some("k".into()),
             rejected: None,
-            mode: "baseline".into(),
+            mode: tessera_ir::Mode::Baseline,
             args,
             kernel_source: String::new(),
             emu_entry_source: String::new(),

@@ -184,7 +184,7 @@ mod tests {
             region: "t.c:3".into(),
             kernel: Some("k".into()),
             rejected: rejected.map(String::from),
-            mode: "baseline".into(),
+            mode: tessera_ir::Mode::Baseline,
             args: vec![],
             kernel_source: String::new(),
             emu_entry_source: String::new(),

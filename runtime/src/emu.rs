@@ -627,7 +627,7 @@ mod tests {
             region: "t.c:1".into(),
             kernel: Some("k".into()),
             rejected: None,
-            mode: "baseline".into(),
+            mode: tessera_ir::Mode::Baseline,
             args: vec![],
             kernel_source: "void k(){}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),

@@ -670,10 +670,6 @@ fn device_clause_reason(num: i128, names: DeviceNum) -> Option<String> {
     }
 }
 
-/// The `mode` of the report line of a region that ran on the host: what ran, not the
-/// kernel that would have.
-pub const HOST_MODE: &str = "host";
-
 /// The start of the reason of a directive or region sent to OpenMP's host device by
 /// its `device` clause, which is the program's request, not a fallback.
 pub const DEVICE_HOST: &str = "its 'device' clause names the host device";
@@ -683,7 +679,7 @@ pub const DEVICE_HOST: &str = "its 'device' clause names the host device";
 /// pins to release after the host run ([`Launch::host`]).
 unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
     let host = |reason: String| {
-        Record::host(manifest.region.clone(), manifest.kernel.clone(), HOST_MODE.into(), reason)
+        Record::host(manifest.region.clone(), manifest.kernel.clone(), reason)
     };
     // `if(c)`: the call passes c's address after the arguments. False: the region runs
     // on OpenMP's host device, on host memory, as written — no copies, no fallback.
@@ -737,7 +733,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         None => manifest,
     };
     let host = |reason: String| {
-        Record::host(manifest.region.clone(), manifest.kernel.clone(), HOST_MODE.into(), reason)
+        Record::host(manifest.region.clone(), manifest.kernel.clone(), reason)
     };
     let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
     let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
@@ -760,7 +756,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         Ok(t) => Launch {
             record: Record {
                 device: kind,
-                mode: manifest.mode.clone(),
+                mode: manifest.mode.into(),
                 reason: guard_note,
                 kernel_wall_s: Some(t.stats.kernel_wall_s),
                 ..host(String::new())

@@ -206,15 +206,14 @@ fn parsed_manifest(ptr: *const c_char, text: &[u8]) -> Arc<Parsed> {
 pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int, args: *const *mut c_void) -> c_int {
     let config = process_config();
     let record = if manifest.is_null() {
-        Record::host("<unknown region>".into(), None, environment::HOST_MODE.into(), "null manifest".into())
+        Record::host("<unknown region>".into(), None, "null manifest".into())
     } else {
         let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
         match &parsed.manifest {
-            Err((region, reason)) => Record::host(region.clone(), None, environment::HOST_MODE.into(), reason.clone()),
+            Err((region, reason)) => Record::host(region.clone(), None, reason.clone()),
             Ok(m) if nargs < 0 || (nargs > 0 && args.is_null()) => Record::host(
                 m.region.clone(),
                 m.kernel.clone(),
-                environment::HOST_MODE.into(),
                 format!("invalid argument vector (nargs = {nargs})"),
             ),
             Ok(m) => {
@@ -256,15 +255,14 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
 pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
     let config = process_config();
     let record = if manifest.is_null() {
-        Record::host("<unknown region>".into(), None, environment::HOST_MODE.into(), "null manifest".into())
+        Record::host("<unknown region>".into(), None, "null manifest".into())
     } else {
         let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
         match &parsed.manifest {
-            Err((region, reason)) => Record::host(region.clone(), None, environment::HOST_MODE.into(), reason.clone()),
+            Err((region, reason)) => Record::host(region.clone(), None, reason.clone()),
             Ok(m) => Record::host(
                 m.region.clone(),
                 None,
-                environment::HOST_MODE.into(),
                 m.rejected.clone().unwrap_or_else(|| "its variables cannot be passed to the Tessera runtime".into()),
             ),
         }

@@ -55,13 +55,13 @@ mod tests {
 
     #[test]
     fn line_format() {
-        let r = Record::host("a.c:3".into(), Some("k".into()), "baseline".into(), "OMP_TARGET_OFFLOAD=DISABLED".into());
+        let r = Record::host("a.c:3".into(), Some("k".into()), "OMP_TARGET_OFFLOAD=DISABLED".into());
         assert_eq!(
             r.to_json(),
-            r#"{"region":"a.c:3","kernel":"k","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
+            r#"{"region":"a.c:3","kernel":"k","mode":"host","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
         );
         assert_eq!(r.verbose_line(), "tessera: a.c:3: running on the host: OMP_TARGET_OFFLOAD=DISABLED");
-        let e = Record { device: DeviceKind::Emu, reason: None, kernel_wall_s: Some(0.5), bytes_to_device: 8, ..r };
+        let e = Record { device: DeviceKind::Emu, mode: tessera_ir::Mode::Baseline.into(), reason: None, kernel_wall_s: Some(0.5), bytes_to_device: 8, ..r };
         assert_eq!(e.verbose_line(), "tessera: a.c:3: kernel k ran on emu");
         assert!(e.to_json().contains(r#""device":"emu","reason":null,"bytes_to_device":8"#));
         assert!(e.to_json().contains(r#""kernel_wall_s":0.5,"#));
@@ -92,7 +92,7 @@ mod tests {
     fn appends_lines() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("r.jsonl");
-        let r = Record::host("a.c:3".into(), None, "baseline".into(), "x".into());
+        let r = Record::host("a.c:3".into(), None, "x".into());
         append(&p, &r).unwrap();
         append(&p, &r).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();

@@ -231,7 +231,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         region: r.location.file_line(),
         kernel: Some(name.into()),
         rejected: None,
-        mode: "baseline".into(),
+        mode: tessera_ir::Mode::Baseline,
         args,
         kernel_source: k.source,
         emu_entry_source: k.emu_entry,

@@ -308,7 +308,7 @@ fn directives_with_unknown_footprints_never_run_half_on_the_host() {
     let mut blind = data_desc("d.c:9", DataOp::Update, &[], vec![]);
     blind.rejected = Some("member access 's.a[0:n]' is not supported".into());
     blind.unlocated = 1;
-    let opaque = tessera_rt::report::Record::host("d.c:7".into(), None, "tessera".into(), "why".into());
+    let opaque = tessera_rt::report::Record::host("d.c:7".into(), None, "why".into());
     unsafe {
         // Nothing mapped: the host OpenMP runtime may have it.
         let r = envs.data(&config, &blind, &[]);

@@ -198,7 +198,7 @@ fn mandatory_turns_host_runs_into_fatal_errors() {
     let (r, _, _) = run_scale1d(&mandatory, 8);
     assert!(r.offloaded());
     assert_eq!(tessera_rt::mandatory_violation(&mandatory, &r), None);
-    let host = Record::host("x.c:1".into(), None, "baseline".into(), "TESSERA_DEVICE=host".into());
+    let host = Record::host("x.c:1".into(), None, "TESSERA_DEVICE=host".into());
     assert_eq!(
         tessera_rt::mandatory_violation(&mandatory, &host).as_deref(),
         Some("tessera: fatal: x.c:1: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: TESSERA_DEVICE=host")

@@ -6,7 +6,7 @@
 
 use crate::analysis::{self, Facts};
 use crate::runreport::{self, RunRecord};
-use crate::{dims, shape, Bench, Config, Exact, Measured, Modelled, ResourceFigures, Status, StencilConfig, StencilResult, STENCILS};
+use crate::{dims, shape, Bench, Config, Exact, Measured, Modelled, Mode, ResourceFigures, RunMode, Status, StencilConfig, StencilResult, STENCILS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -133,7 +133,7 @@ fn excerpt(s: &str) -> String {
     lines.join("\n")
 }
 
-fn build(cfg: &Config, env: &Env, name: &str, mode: &str, dir: &Path) -> Result<Built, BuildError> {
+fn build(cfg: &Config, env: &Env, name: &str, mode: Mode, dir: &Path) -> Result<Built, BuildError> {
     let src = env.stencil_dir.join(format!("{name}.c"));
     let bin = dir.join(format!("{name}.{mode}"));
     let ir_dir = dir.join(format!("ir-{mode}"));
@@ -164,7 +164,7 @@ fn build(cfg: &Config, env: &Env, name: &str, mode: &str, dir: &Path) -> Result<
     Ok(Built { bin, ir_dir, compile_s: secs })
 }
 
-fn run_on_emu(env: &Env, name: &str, mode: &str, built: &Built, dir: &Path) -> Result<Ran, String> {
+fn run_on_emu(env: &Env, name: &str, mode: Mode, built: &Built, dir: &Path) -> Result<Ran, String> {
     let report = dir.join(format!("report-{mode}.jsonl"));
     let _ = std::fs::remove_file(&report);
     let mut cmd = Command::new(&built.bin);
@@ -234,25 +234,24 @@ fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, Str
 }
 
 /// The structure of the kernel that ran in `mode` (`region` at port width `w`).
-fn structure(mode: &str, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
+fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
     match mode {
-        "baseline" => baseline_structure(facts, traffic),
-        "dataflow" => {
+        Mode::Baseline => baseline_structure(facts, traffic),
+        Mode::Dataflow => {
             let an = tessera_hls::dataflow::analyze(region, w)
                 .map_err(|e| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark()))?;
             let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
             Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))
         }
-        "paper" | "tessera" => {
+        Mode::Paper | Mode::Tessera => {
             let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
             let accumulation_ops = analysis::row_accumulation_ops(plan, facts.accumulation_ops);
             Ok(match mode {
-                "paper" => Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops, accumulation_ops }),
+                Mode::Paper => Structure::BlockedRows(BlockedRows { rows, depth_ops: facts.depth_ops, accumulation_ops }),
                 _ => Structure::OverlappedRows(OverlappedRows { rows, depth_ops: facts.depth_ops, accumulation_ops }),
             })
         }
-        m => Err(format!("no model for kernel mode '{m}'")),
     }
 }
 
@@ -301,7 +300,7 @@ fn stencil(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64) -> S
             tiles: cfg.tiles.name().into(),
             tile_sizes: tile.clone(),
             port_width: cfg.port_width,
-            mode: cfg.mode.clone(),
+            mode: cfg.mode,
             banks: cfg.banks,
         },
         status: Status::Failed,
@@ -326,10 +325,10 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
 
     // The baseline: reference of the speedup, and the source of the region IR.
-    let base_built = build(cfg, env, name, "baseline", &dir).map_err(|e| match e {
+    let base_built = build(cfg, env, name, Mode::Baseline, &dir).map_err(|e| match e {
         BuildError::UnknownMode(m) | BuildError::Failed(m) => m,
     })?;
-    let base = run_on_emu(env, name, "baseline", &base_built, &dir)?;
+    let base = run_on_emu(env, name, Mode::Baseline, &base_built, &dir)?;
     if !base.bit_exact {
         r.bit_exact = Some(false);
         return Err("the baseline kernel's results differ from the CPU's".into());
@@ -355,12 +354,12 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     });
 
     // The configured kernel.
-    let (built, ran) = if cfg.mode == "baseline" {
+    let (built, ran) = if cfg.mode == Mode::Baseline {
         (base_built, base)
     } else {
-        match build(cfg, env, name, &cfg.mode, &dir) {
+        match build(cfg, env, name, cfg.mode, &dir) {
             Ok(b) => {
-                let ran = run_on_emu(env, name, &cfg.mode, &b, &dir)?;
+                let ran = run_on_emu(env, name, cfg.mode, &b, &dir)?;
                 (b, ran)
             }
             Err(BuildError::UnknownMode(m)) => {
@@ -375,16 +374,21 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     r.measured.emulation_s = ran.record.kernel_wall_s;
     r.measured.run_s = Some(ran.run_s);
     r.bit_exact = Some(ran.bit_exact);
-    r.ran_mode = Some(ran.record.mode.clone());
+    r.ran_mode = Some(ran.record.mode);
+    // What ran: a kernel (a region outside a mode's class runs a simpler one), never the host.
+    let ran_mode = match ran.record.mode {
+        RunMode::Kernel(m) => m,
+        m => return Err(format!("the {} run did not run a kernel: {m} ({})", cfg.mode, ran.record.reason.as_deref().unwrap_or("no reason"))),
+    };
     let mut traffic = ran.record.traffic()?;
     // Each port in the bank the compiler put its array in (the manifest's rule).
     for port in &mut traffic.ports {
         port.bank = tessera_compiler::bank_of(&region, &port.name, cfg.banks);
     }
     let plan_ok = plan.as_ref().ok();
-    let buffer_elements = match ran.record.mode.as_str() {
-        "baseline" => 0,
-        "dataflow" => tessera_hls::dataflow::analyze(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
+    let buffer_elements = match ran_mode {
+        Mode::Baseline => 0,
+        Mode::Dataflow => tessera_hls::dataflow::analyze(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
         _ => plan_ok.map_or(0, |p| p.buffers.total_elements),
     };
     let moved = traffic.bytes();
@@ -400,15 +404,15 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         bytes_to_device: ran.record.bytes_to_device,
         bytes_from_device: ran.record.bytes_from_device,
     });
-    r.resources = match (ran.record.mode.as_str(), plan_ok) {
-        ("baseline", _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
-        (mode, Some(plan)) => Some(ResourceFigures::new(mode, &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),
+    r.resources = match (ran_mode, plan_ok) {
+        (Mode::Baseline, _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
+        (mode, Some(plan)) => Some(ResourceFigures::new(mode.name(), &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),
         (_, None) => None,
     };
     if !ran.bit_exact {
         return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
     }
-    let s = structure(&ran.record.mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?;
+    let s = structure(ran_mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?;
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
     let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);

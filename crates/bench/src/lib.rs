@@ -38,6 +38,7 @@ pub use tessera_compiler::shape;
 
 pub use driver::{run, Env};
 use serde::Serialize;
+pub use tessera_ir::{Mode, RunMode};
 use tessera_model::ClockRule;
 
 /// The ten stencils of the paper's Table 1, in its order.
@@ -143,7 +144,7 @@ impl Tiles {
 }
 
 /// Kernel modes the bench knows how to model.
-pub const MODES: [&str; 4] = ["baseline", "paper", "tessera", "dataflow"];
+pub const MODES: [Mode; 4] = Mode::ALL;
 
 /// One benchmark configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -154,8 +155,8 @@ pub struct Config {
     pub tiles: Tiles,
     /// Port width in elements per beat (4, 8, 16).
     pub port_width: u32,
-    /// Kernel mode (`baseline`, `paper`, `tessera`, `dataflow`).
-    pub mode: String,
+    /// Kernel mode.
+    pub mode: Mode,
     /// DDR banks the kernels use (`-fplugin-arg-tessera-banks`): 1 or 2.
     pub banks: u32,
     /// How the modelled clock is chosen.
@@ -165,7 +166,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { size: Size::Paper, tiles: Tiles::Default, port_width: 16, mode: "paper".into(), banks: 1, clock: ClockRule::Paper }
+        Config { size: Size::Paper, tiles: Tiles::Default, port_width: 16, mode: Mode::Paper, banks: 1, clock: ClockRule::Paper }
     }
 }
 
@@ -333,7 +334,7 @@ pub struct StencilResult {
     pub bit_exact: Option<bool>,
     /// The mode the runtime reports for the run (a plan the generator refuses runs as
     /// the baseline kernel).
-    pub ran_mode: Option<String>,
+    pub ran_mode: Option<RunMode>,
     /// The baseline kernel (always built and run: the speedup's reference).
     pub baseline: Option<BaselineFigures>,
     /// Exact counts of the configured kernel.
@@ -356,7 +357,7 @@ pub struct StencilConfig {
     /// Elements per beat.
     pub port_width: u32,
     /// Requested mode.
-    pub mode: String,
+    pub mode: Mode,
     /// DDR banks.
     pub banks: u32,
 }

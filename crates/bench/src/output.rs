@@ -256,7 +256,7 @@ pub fn svg(b: &Bench) -> String {
     let (left, right) = (80.0, w - 20.0);
     let n = b.stencils.len().max(1) as f64;
     let group = (right - left) / n;
-    let mode = &b.config.mode;
+    let mode = b.config.mode.name();
     let colour = "#3b6fb6";
     let grey = "#9a9a9a";
     let mut o = String::new();
@@ -335,7 +335,7 @@ pub fn svg(b: &Bench) -> String {
         } else {
             vec![
                 (cx - bw - 2.0, base[k], grey, "baseline".into()),
-                (cx, design[k], colour, mode.clone()),
+                (cx, design[k], colour, mode.to_string()),
                 (cx + bw + 2.0, target[k], at_target.1, at_target.0),
             ]
         };
@@ -414,16 +414,16 @@ fn na(s: &StencilResult) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BaselineFigures, Config, Exact, Measured, Modelled, StencilConfig};
+    use crate::{BaselineFigures, Config, Exact, Measured, Modelled, Mode, StencilConfig};
 
     fn result(name: &str, status: Status, speedup: Option<f64>) -> StencilResult {
         StencilResult {
             name: name.into(),
-            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: "paper".into(), banks: 1 },
+            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: Mode::Paper, banks: 1 },
             status,
             error: if status == Status::ModeUnavailable { Some("-fplugin-arg-tessera-mode=paper: unknown mode".into()) } else { None },
             bit_exact: Some(true),
-            ran_mode: speedup.map(|_| "paper".into()),
+            ran_mode: speedup.map(|_| Mode::Paper.into()),
             baseline: Some(BaselineFigures {
                 ddr_read_bytes: 5 << 26,
                 ddr_write_bytes: 1 << 26,

@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_bench::{driver, output, Config, Env, Size, Tiles, MODES, STENCILS};
+use tessera_bench::{driver, output, Config, Env, Mode, Size, Tiles, STENCILS};
 use tessera_model::ClockRule;
 
 /// Arguments of `tessera bench`.
@@ -30,7 +30,7 @@ pub struct BenchArgs {
     /// Kernel mode: tessera (the default, as in `tessera cc`), paper, dataflow or baseline (the
     /// baseline is always run as the reference).
     #[arg(long, default_value = "tessera")]
-    pub mode: String,
+    pub mode: Mode,
     /// DDR banks the kernels use: 1, or 2 (written arrays in the second bank; each bank
     /// then carries one direction; -fplugin-arg-tessera-banks).
     #[arg(long, default_value_t = 1)]
@@ -83,9 +83,6 @@ pub fn run(a: &BenchArgs) -> ExitCode {
     if ![4, 8, 16].contains(&a.port_width) {
         return usage(format!("--port-width {}: expected 4, 8 or 16", a.port_width));
     }
-    if !MODES.contains(&a.mode.as_str()) {
-        return usage(format!("--mode {}: expected baseline, paper, tessera or dataflow", a.mode));
-    }
     let clock = match a.clock_mhz {
         Some(c) if c.is_finite() && c > 0.0 => ClockRule::Fixed(c),
         Some(c) => return usage(format!("--clock-mhz {c}: expected a positive number")),
@@ -112,7 +109,7 @@ pub fn run(a: &BenchArgs) -> ExitCode {
         eprintln!("tessera bench: --banks {}: expected 1 or 2", a.banks);
         return ExitCode::from(2);
     }
-    let cfg = Config { size, tiles, port_width: a.port_width, mode: a.mode.clone(), banks: a.banks, clock };
+    let cfg = Config { size, tiles, port_width: a.port_width, mode: a.mode, banks: a.banks, clock };
     let env = Env { tessera: exe, stencil_dir, work_dir: work_dir.clone(), timeout: Duration::from_secs(a.timeout) };
     let bench = tessera_bench::run(&cfg, &env, &a.only, &mut |line: &str| {
         eprintln!("{line}");

@@ -62,7 +62,7 @@ enum Command {
         out_dir: Option<PathBuf>,
         /// Kernel flavour: tessera (the default, as in `tessera cc`), paper, dataflow or baseline.
         #[arg(long, default_value = "tessera")]
-        mode: String,
+        mode: tessera_compiler::options::Mode,
     },
     /// Show what the polyhedral optimizer decides for each target region (tiling,
     /// permutation, cache buffers) of a C/C++ file or a dumped `*.ir.json`.
@@ -79,14 +79,14 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Cc { args } => cc::run(&args, cc::Language::C),
         Command::Cxx { args } => cc::run(&args, cc::Language::Cxx),
-        Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), &mode),
+        Command::Kernel { region, out_dir, mode } => kernel(&region, out_dir.as_deref(), mode),
         Command::Explain(args) => explain::run(&args),
         Command::Bitstream(args) => bitstream::run(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }
 
-fn kernel(path: &std::path::Path, out_dir: Option<&std::path::Path>, mode: &str) -> ExitCode {
+fn kernel(path: &std::path::Path, out_dir: Option<&std::path::Path>, mode: tessera_compiler::options::Mode) -> ExitCode {
     let fail = |msg: String| {
         eprintln!("tessera: error: {msg}");
         ExitCode::FAILURE
@@ -99,11 +99,7 @@ fn kernel(path: &std::path::Path, out_dir: Option<&std::path::Path>, mode: &str)
         Ok(r) => r,
         Err(e) => return fail(format!("{}: {e}", path.display())),
     };
-    let opts = match Options::from_plugin_args(&[format!("mode={mode}")]) {
-        Ok(o) => o,
-        Err(e) => return fail(e),
-    };
-    let out = compile_region(&region, &opts);
+    let out = compile_region(&region, &Options { mode, ..Options::default() });
     if let Some(r) = &out.rejection {
         println!("{}: remark: target region not offloaded: {}", r.loc, r.remark());
         return ExitCode::SUCCESS;

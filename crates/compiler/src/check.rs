@@ -536,13 +536,13 @@ mod tests {
         let baseline = compile_region(&free, &Options::from_plugin_args(&["mode=baseline"]).unwrap());
         assert!(baseline.manifest.kernel_source.contains("for (int i = n - 1; i > 0; i -= 1) {"), "{}", baseline.manifest.kernel_source);
         let tiled = compile_region(&free, &Options::default());
-        assert_eq!((tiled.manifest.mode.as_str(), tiled.fallback), ("tessera", None));
+        assert_eq!((tiled.manifest.mode, tiled.fallback), (crate::options::Mode::Tessera, None));
         let plan = &tiled.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
         assert!(plan.contains("decreasing loops run upwards (the nest has no dependence): i"), "{plan}");
         // a[i] = b[i] + a[i + 1], downwards: each iteration reads what the previous one wrote.
         let recurrence = region(lower, Expr::int(0), -1, 1);
         let out = compile_region(&recurrence, &Options::default());
-        assert_eq!(out.manifest.mode, "baseline");
+        assert_eq!(out.manifest.mode, crate::options::Mode::Baseline);
         let plan = &out.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
         assert!(plan.contains("i_neg in [1 - n, 0) step 1"), "{plan}");
         assert!(plan.contains("flow W0 a[-i_neg] -> R1 a[1 - i_neg], distance (1)"), "{plan}");
@@ -571,7 +571,7 @@ mod tests {
         let sqrt = with_call(MathFn::Sqrt);
         for mode in ["baseline", "paper", "tessera"] {
             let out = compile_region(&sqrt, &Options::from_plugin_args(&[format!("mode={mode}")]).unwrap());
-            assert_eq!((out.manifest.mode.as_str(), out.fallback.as_deref()), (mode, None));
+            assert_eq!((out.manifest.mode.name(), out.fallback.as_deref()), (mode, None));
             let k = &out.manifest.kernel_source;
             assert!(k.contains("#include \"tessera_math.h\"\n"), "{k}");
             assert!(k.contains("hls::sqrt("), "{k}");

@@ -927,11 +927,11 @@ mod tests {
         let out = crate::compile_region(&r, &crate::Options::default());
         assert!(out.rejection.is_none(), "{:?}", out.rejection);
         let m = &out.manifest;
-        assert_eq!(m.mode, "tessera", "{:?}", out.fallback);
+        assert_eq!(m.mode, crate::options::Mode::Tessera, "{:?}", out.fallback);
         let g = m.guard.as_ref().expect("a guard");
         assert_eq!(g.conditions.len(), 2);
         let fb = m.fallback().unwrap();
-        assert_eq!((fb.mode.as_str(), fb.hash == fb.content_hash()), ("baseline", true));
+        assert_eq!((fb.mode.name(), fb.hash == fb.content_hash()), ("baseline", true));
         assert!(fb.kernel_source.contains("b[i * n + j] = a[i * n + j];"), "{}", fb.kernel_source);
         assert!(out.files.iter().any(|(f, _)| f.ends_with("_linear.cpp")));
         let plan = &out.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).unwrap().1;
@@ -950,10 +950,10 @@ mod tests {
         let ij = add(mul(v("i"), v("n")), v("j"));
         let r = region(&[("i", v("m")), ("j", v("n"))], ij.clone(), vec![ij], &["m", "n"]);
         let out = crate::compile_region(&r, &crate::Options::default());
-        assert_eq!((out.manifest.mode.as_str(), out.manifest.guard.is_none()), ("tessera", true));
+        assert_eq!((out.manifest.mode.name(), out.manifest.guard.is_none()), ("tessera", true));
         // The baseline mode keeps the subscripts as written, without a guard.
         let out = crate::compile_region(&r, &crate::Options::from_plugin_args(&["mode=baseline"]).unwrap());
-        assert_eq!((out.manifest.mode.as_str(), out.manifest.guard.is_none()), ("baseline", true));
+        assert_eq!((out.manifest.mode.name(), out.manifest.guard.is_none()), ("baseline", true));
         assert!(out.manifest.kernel_source.contains("i * n + j"), "{}", out.manifest.kernel_source);
     }
 

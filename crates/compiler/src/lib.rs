@@ -177,7 +177,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         region: region.location.file_line(),
         kernel: None,
         rejected: rejection.as_ref().map(|r| r.remark()),
-        mode: opts.mode.name().to_string(),
+        mode: opts.mode,
         args,
         kernel_source: String::new(),
         emu_entry_source: String::new(),
@@ -236,7 +236,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                 let base = tessera_hls::baseline::generate_with(region, &base_name, opts.reassociate);
                 let fb = Manifest {
                     kernel: Some(base_name.clone()),
-                    mode: Mode::Baseline.name().to_string(),
+                    mode: Mode::Baseline,
                     kernel_source: base.source.clone(),
                     emu_entry_source: base.emu_entry.clone(),
                     xclbin: format!("{base_name}.xclbin"),
@@ -250,7 +250,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         .collect(),
                     fallback: tessera_ir::manifest::FallbackKernel {
                         kernel: base_name.clone(),
-                        mode: fb.mode.clone(),
+                        mode: fb.mode,
                         hash: fb.content_hash(),
                         kernel_source: base.source,
                         emu_entry_source: base.emu_entry,
@@ -261,7 +261,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                 files.push((format!("{base_name}.cpp"), manifest.guard.as_ref().expect("just set").fallback.kernel_source.clone()));
             }
         }
-        manifest.mode = mode.name().to_string();
+        manifest.mode = mode;
         manifest.kernel = Some(name.clone());
         manifest.xclbin = format!("{name}.xclbin");
         manifest.kernel_source = kernel.source.clone();
@@ -639,11 +639,11 @@ mod tests {
         let opts = Options::from_plugin_args(&["tile=4,4"]).unwrap();
         let out = compile_region(&r, &opts);
         assert!(out.rejection.is_none(), "{:?}", out.rejection);
-        assert_eq!(out.manifest.mode, "baseline");
+        assert_eq!(out.manifest.mode, crate::options::Mode::Baseline);
         let why = out.fallback.expect("a fallback reason");
         assert!(why.starts_with("not tiled: [tile-size-count] "), "{why}");
         let out = compile_region(&r, &Options::from_plugin_args(&["mode=baseline", "tile=4,4"]).unwrap());
-        assert_eq!((out.manifest.mode.as_str(), out.fallback), ("baseline", None));
+        assert_eq!((out.manifest.mode, out.fallback), (crate::options::Mode::Baseline, None));
     }
 
     /// Regions with reductions get the tiled kernel when its accumulations are exact:
@@ -666,7 +666,7 @@ mod tests {
         ] {
             let out = compile_region(&load(file), opts);
             assert!(out.rejection.is_none() && out.internal.is_none(), "{file}: {:?}", out.rejection);
-            assert_eq!(out.manifest.mode, mode, "{file}: {:?}", out.fallback);
+            assert_eq!(out.manifest.mode.name(), mode, "{file}: {:?}", out.fallback);
             let s = &out.manifest.args[0];
             assert_eq!((s.kind, s.array.as_ref().map(|a| a.map)), (VarKind::Array, Some(MapKind::Tofrom)), "{file}");
             if mode == "baseline" {

@@ -1,37 +1,7 @@
 //! Per-compile options, parsed from the plugin's `-fplugin-arg-tessera-<key>=<value>`
 //! arguments (the CLI builds the same strings).
 
-/// Which kind of kernel to generate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// The original loop nest as a Vitis HLS top function with default settings.
-    Baseline,
-    /// The paper's tiled kernel: stencil caches, wide aligned bursts, per-row
-    /// read / compute / write / wait (falls back to baseline per region when the
-    /// optimizer or the generator cannot handle it).
-    Paper,
-    /// The default: the paper's tiled kernel with overlapped shipment (prefetched
-    /// reads of read-only arrays, posted writes of write-only arrays; see
-    /// `tessera_hls::paper::Variant::Tessera`), with the same fallback.
-    Tessera,
-    /// The streaming kernel (`tessera_hls::dataflow`): load, compute and store
-    /// processes under `#pragma HLS DATAFLOW`, every input element read once, V
-    /// outputs per cycle. A region outside its input class gets the `tessera` kernel
-    /// (then the baseline), with the reason `dataflow-unsupported` in its plan.
-    Dataflow,
-}
-
-impl Mode {
-    /// The spelling used in options, manifests and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Baseline => "baseline",
-            Mode::Paper => "paper",
-            Mode::Tessera => "tessera",
-            Mode::Dataflow => "dataflow",
-        }
-    }
-}
+pub use tessera_ir::Mode;
 
 /// Which math functions a kernel may call (`math=exact|relaxed`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,19 +67,7 @@ impl Options {
             let a = a.as_ref();
             let (key, value) = a.split_once('=').unwrap_or((a, ""));
             match key {
-                "mode" => {
-                    o.mode = match value {
-                        "baseline" => Mode::Baseline,
-                        "paper" => Mode::Paper,
-                        "tessera" => Mode::Tessera,
-                        "dataflow" => Mode::Dataflow,
-                        _ => {
-                            return Err(format!(
-                                "-fplugin-arg-tessera-mode={value}: unknown mode (known: baseline, paper, tessera, dataflow)"
-                            ))
-                        }
-                    }
-                }
+                "mode" => o.mode = value.parse().map_err(|e| format!("-fplugin-arg-tessera-mode={value}: {e}"))?,
                 "tile" => match tessera_poly::parse_tile_list(value) {
                     Ok(s) => o.tile = Some(s),
                     Err(e) => {

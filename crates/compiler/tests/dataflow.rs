@@ -24,24 +24,24 @@ fn plan(out: &tessera_compiler::Outcome) -> String {
 fn a_stencil_gets_the_dataflow_kernel() {
     let opts = Options::from_plugin_args(&["mode=dataflow"]).unwrap();
     let out = compile_region(&load("tests/ir/small/2D-5p.ir.json"), &opts);
-    assert_eq!(out.manifest.mode, "dataflow");
+    assert_eq!(out.manifest.mode, tessera_compiler::options::Mode::Dataflow);
     assert_eq!((&out.fallback, &out.internal), (&None, &None));
     assert!(out.manifest.kernel_source.contains("#pragma HLS DATAFLOW"));
     let p = plan(&out);
     assert!(p.contains("Load and Store sets (isl):") && p.contains("  Load  A: ") && p.contains("  Store X: "), "{p}");
     assert!(p.ends_with("kernel: dataflow\n"), "{p}");
     // The same region in the default mode: the tessera kernel.
-    assert_eq!(compile_region(&load("tests/ir/small/2D-5p.ir.json"), &Options::default()).manifest.mode, "tessera");
+    assert_eq!(compile_region(&load("tests/ir/small/2D-5p.ir.json"), &Options::default()).manifest.mode, tessera_compiler::options::Mode::Tessera);
 }
 
 #[test]
 fn in_place_stencils_fall_back_with_the_reason() {
     let opts = Options::from_plugin_args(&["mode=dataflow"]).unwrap();
     // fdtd's ey update is point-wise in place: streamed.
-    assert_eq!(compile_region(&load("tests/ir/small/2D-fdtd0.ir.json"), &opts).manifest.mode, "dataflow");
+    assert_eq!(compile_region(&load("tests/ir/small/2D-fdtd0.ir.json"), &opts).manifest.mode, tessera_compiler::options::Mode::Dataflow);
     // Gauss-Seidel reads elements its sweep writes: the tessera kernel.
     let out = compile_region(&load("tests/ir/gauss_seidel5.ir.json"), &opts);
-    assert_eq!(out.manifest.mode, "tessera");
+    assert_eq!(out.manifest.mode, tessera_compiler::options::Mode::Tessera);
     assert_eq!(out.fallback, None);
     let p = plan(&out);
     assert!(p.contains("dataflow kernel not generated: [dataflow-unsupported] no dataflow kernel: 'A' is both read and written at other elements"), "{p}");

@@ -624,7 +624,7 @@ mod tests {
             region: "k.c:7".into(),
             kernel: Some(kernel.into()),
             rejected: None,
-            mode: "baseline".into(),
+            mode: tessera_ir::Mode::Baseline,
             args,
             kernel_source: source.into(),
             emu_entry_source: String::new(),

@@ -32,10 +32,12 @@
 pub mod data;
 pub mod eval;
 pub mod manifest;
+pub mod mode;
 pub mod print;
 pub mod reject;
 pub mod report;
 
+pub use mode::{Mode, RunMode};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON schema of [`Region`]. Bump on any incompatible change.

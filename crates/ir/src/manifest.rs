@@ -24,8 +24,8 @@ pub struct Manifest {
     pub kernel: Option<String>,
     /// Why the region is not offloaded (the compile-time remark), or `None`.
     pub rejected: Option<String>,
-    /// Kernel flavour, e.g. `baseline`.
-    pub mode: String,
+    /// Kernel flavour.
+    pub mode: crate::Mode,
     /// Arguments in call order.
     pub args: Vec<Arg>,
     /// The Vitis HLS C++ source of the kernel.
@@ -89,7 +89,7 @@ pub struct FallbackKernel {
     /// Top function name.
     pub kernel: String,
     /// Its mode.
-    pub mode: String,
+    pub mode: crate::Mode,
     /// Its Vitis HLS C++.
     pub kernel_source: String,
     /// Its emulation entry.
@@ -208,7 +208,7 @@ impl Manifest {
         let id = Identity {
             version: self.version,
             kernel: &self.kernel,
-            mode: &self.mode,
+            mode: self.mode.name(),
             args: &self.args,
             kernel_source: &self.kernel_source,
             emu_entry_source: &self.emu_entry_source,
@@ -225,7 +225,7 @@ impl Manifest {
         let f = &g.fallback;
         Some(Manifest {
             kernel: Some(f.kernel.clone()),
-            mode: f.mode.clone(),
+            mode: f.mode,
             kernel_source: f.kernel_source.clone(),
             emu_entry_source: f.emu_entry_source.clone(),
             xclbin: f.xclbin.clone(),
@@ -318,7 +318,7 @@ mod tests {
             region: "k.c:2".into(),
             kernel: Some("tessera_k_0123abcd_l2_r0_89abcdef".into()),
             rejected: None,
-            mode: "baseline".into(),
+            mode: crate::Mode::Baseline,
             args: vec![Arg { name: "n".into(), kind: VarKind::Scalar, elem: ScalarType::I32, array: None }],
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
@@ -347,7 +347,7 @@ mod tests {
             ],
             fallback: FallbackKernel {
                 kernel: "k_linear".into(),
-                mode: "baseline".into(),
+                mode: crate::Mode::Baseline,
                 kernel_source: m.kernel_source.clone(),
                 emu_entry_source: m.emu_entry_source.clone(),
                 xclbin: "k_linear.xclbin".into(),
@@ -378,7 +378,7 @@ mod tests {
         let changes: [fn(&mut Manifest); 6] = [
             |m| m.kernel_source.push(' '),
             |m| m.emu_entry_source.push(' '),
-            |m| m.mode = "tessera".into(),
+            |m| m.mode = crate::Mode::Tessera,
             |m| m.args[0].elem = ScalarType::I64,
             |m| m.kernel = Some("other".into()),
             |m| m.xclbin = "other.xclbin".into(),

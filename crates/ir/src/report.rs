@@ -229,7 +229,7 @@ pub struct Record {
     /// What ran: the kernel flavour (`baseline`, `paper`, `tessera`) of a region that
     /// ran on a device, `host` for one that ran on the host (its `kernel` still names
     /// the kernel it would have run), `data` for data directives.
-    pub mode: String,
+    pub mode: crate::RunMode,
     /// Where the region ran.
     pub device: DeviceKind,
     /// Why it ran on the host (`None` when offloaded).
@@ -263,11 +263,11 @@ pub struct Record {
 
 impl Record {
     /// A host execution for `reason`.
-    pub fn host(region: String, kernel: Option<String>, mode: String, reason: String) -> Record {
+    pub fn host(region: String, kernel: Option<String>, reason: String) -> Record {
         Record {
             region,
             kernel,
-            mode,
+            mode: crate::RunMode::Host,
             device: DeviceKind::Host,
             reason: Some(reason),
             bytes_to_device: 0,
@@ -293,7 +293,8 @@ impl Record {
             bytes_from_device: from,
             transfers,
             op: Some(op.to_string()),
-            ..Record::host(region, None, "data".into(), String::new())
+            mode: crate::RunMode::Data,
+            ..Record::host(region, None, String::new())
         }
     }
 
@@ -386,10 +387,10 @@ mod tests {
 
     #[test]
     fn host_line_format() {
-        let r = Record::host("a.c:3".into(), Some("k".into()), "baseline".into(), "OMP_TARGET_OFFLOAD=DISABLED".into());
+        let r = Record::host("a.c:3".into(), Some("k".into()), "OMP_TARGET_OFFLOAD=DISABLED".into());
         assert_eq!(
             r.to_json(),
-            r#"{"region":"a.c:3","kernel":"k","mode":"baseline","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
+            r#"{"region":"a.c:3","kernel":"k","mode":"host","device":"host","reason":"OMP_TARGET_OFFLOAD=DISABLED","bytes_to_device":0,"bytes_from_device":0,"kernel_wall_s":null,"ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":null}"#
         );
         assert_eq!(Record::from_json(&r.to_json()).unwrap(), r);
         assert_eq!(r.verbose_line(), "tessera: a.c:3: running on the host: OMP_TARGET_OFFLOAD=DISABLED");
@@ -403,7 +404,13 @@ mod tests {
         moved.add("z", 64, 0);
         moved.add("a", 0, 32);
         moved.add("z", 0, 8);
-        let r = Record { device: DeviceKind::Emu, reason: None, kernel_wall_s: Some(0.25), ..Record::host("s.c:9".into(), Some("k".into()), "paper".into(), String::new()) }
+        let r = Record {
+            device: DeviceKind::Emu,
+            mode: crate::Mode::Paper.into(),
+            reason: None,
+            kernel_wall_s: Some(0.25),
+            ..Record::host("s.c:9".into(), Some("k".into()), String::new())
+        }
             .with_traffic(Arrays(vec![("z".into(), Some(traffic(64, 32))), ("a".into(), None)]))
             .with_transfers(moved);
         let line = r.to_json();

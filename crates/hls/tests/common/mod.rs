@@ -245,7 +245,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         region: region.location.file_line(),
         kernel: Some(k.name.clone()),
         rejected: None,
-        mode: mode.into(),
+        mode: mode.parse().unwrap(),
         args,
         kernel_source: k.source.clone(),
         emu_entry_source: k.emu_entry.clone(),
