@@ -1,6 +1,7 @@
-//! Exact per-tile Load and Store sets of a tiled loop nest: Alias, Darte, Plesco,
-//! "Optimizing DDR-SDRAM communications at C-level for automatically-generated
-//! hardware accelerators", INRIA RR-7648 (2011), Sec. 4, Theorem 1.
+//! Exact per-tile Load and Store sets of a tiled loop nest: C. Alias, A. Darte,
+//! A. Plesco, *Program Analysis and Source-Level Communication Optimizations for
+//! High-Level Synthesis*, Research Report RR-7648, INRIA, 2011, Theorem 1
+//! (`docs/method.md`, "Exact load and store sets").
 //!
 //! **Architecture.** The tiles of a *tile strip* — the innermost inter-tile loop, the
 //! outer tile counters being fixed, i.e. parameters of the strip — run one after the
@@ -361,10 +362,10 @@ mod tests {
     /// tiles of b × b: strip I = ⌊(N − j)/b⌋, tile T = ⌊i/b⌋, inside the tile the
     /// order of θ.
     fn polynomial_product(b: i64) -> TiledNest {
-        // 0 ≤ i, j ≤ N (inclusive, the seed's bounds): then the largest element of
-        // strip I is i + j = N + (N − bI), the `m ≤ 2N − bI` of the expected sets. With
-        // 0 ≤ i, j < N the largest would be 2N − bI − 1 for I ≥ 1 and 2N − 2 for I = 0,
-        // and the formulas would not be exact.
+        // 0 ≤ i, j ≤ N, inclusive: the bounds RR-7648's formulas assume. Then the
+        // largest element of strip I is i + j = N + (N − bI), the `m ≤ 2N − bI` of the
+        // expected sets. With 0 ≤ i, j < N the largest would be 2N − bI − 1 for I ≥ 1
+        // and 2N − 2 for I = 0, and the formulas would not be exact.
         let d = "[N] -> { S0[i, j] : 0 <= i <= N and 0 <= j <= N }";
         let acc = |k, a: &str| (k, format!("[N] -> {{ S0[i, j] -> {a} }}"));
         TiledNest {
@@ -410,8 +411,8 @@ mod tests {
         }
     }
 
-    /// Matrix multiply `c[i][j] += a[i][k]*b[k][j]`, tiles of 32³, strip (I, J), tile K.
-    fn matmul() -> TiledNest {
+    /// Matrix multiply `c[i][j] += a[i][k]*b[k][j]`, tiles of b³, strip (I, J), tile K.
+    fn matmul(b: i64) -> TiledNest {
         let acc = |k, a: &str| (k, format!("[N] -> {{ S0[i, j, k] -> {a} }}"));
         TiledNest {
             domain: "[N] -> { S0[i, j, k] : 0 <= i < N and 0 <= j < N and 0 <= k < N }".into(),
@@ -421,7 +422,7 @@ mod tests {
                 acc(AccessKind::Read, "b[k, j]"),
                 acc(AccessKind::Write, "c[i, j]"),
             ],
-            tiling: "[N] -> { S0[i, j, k] -> [floor(i/32), floor(j/32), floor(k/32), i, j, k] }".into(),
+            tiling: format!("[N] -> {{ S0[i, j, k] -> [floor(i/{b}), floor(j/{b}), floor(k/{b}), i, j, k] }}"),
             strip: vec!["I".into(), "J".into()],
             tile: "K".into(),
         }
@@ -431,7 +432,7 @@ mod tests {
     /// first tile and stored after the last, nothing of c in between.
     #[test]
     fn matmul_loads_and_stores() {
-        let nest = matmul();
+        let nest = matmul(32);
         let ts = sets(&nest).unwrap();
         let strips = "[N, I, J] -> { : 0 <= 32I < N and 0 <= 32J < N }";
         // 0 ≤ m1 holds for the existing tiles K ≥ 0 only.
@@ -448,13 +449,9 @@ mod tests {
         guarantees(&nest, &ts);
     }
 
-    /// Upward-exposed reads are exact: in `A[i] = A[i - 1] + B[i]` (one strip, tiles of
-    /// 4) only the first read of a tile is not preceded by the write of its element
-    /// in the tile, and that element was written by the previous tile, so only the
-    /// first tile loads A (A[-1]).
-    #[test]
-    fn reads_after_writes_in_the_tile_are_not_loaded() {
-        let nest = TiledNest {
+    /// `A[i] = A[i - 1] + B[i]`, 0 ≤ i < N, tiles of 4, no strip counter.
+    fn recurrence() -> TiledNest {
+        TiledNest {
             domain: "[N] -> { S0[i] : 0 <= i < N }".into(),
             accesses: vec![
                 (AccessKind::Read, "[N] -> { S0[i] -> A[i - 1] }".into()),
@@ -464,7 +461,31 @@ mod tests {
             tiling: "[N] -> { S0[i] -> [floor(i/4), i] }".into(),
             strip: vec![],
             tile: "T".into(),
-        };
+        }
+    }
+
+    /// `A[i] = A[i - 1] + A[i + 10]`, 0 ≤ i < 8, tiles of 4.
+    fn two_reads() -> TiledNest {
+        TiledNest {
+            domain: "{ S0[i] : 0 <= i < 8 }".into(),
+            accesses: vec![
+                (AccessKind::Read, "{ S0[i] -> A[i - 1] }".into()),
+                (AccessKind::Read, "{ S0[i] -> A[i + 10] }".into()),
+                (AccessKind::Write, "{ S0[i] -> A[i] }".into()),
+            ],
+            tiling: "{ S0[i] -> [floor(i/4), i] }".into(),
+            strip: vec![],
+            tile: "T".into(),
+        }
+    }
+
+    /// Upward-exposed reads are exact: in `A[i] = A[i - 1] + B[i]` (one strip, tiles of
+    /// 4) only the first read of a tile is not preceded by the write of its element
+    /// in the tile, and that element was written by the previous tile, so only the
+    /// first tile loads A (A[-1]).
+    #[test]
+    fn reads_after_writes_in_the_tile_are_not_loaded() {
+        let nest = recurrence();
         let ts = sets(&nest).unwrap();
         let a = array(&ts, "A");
         let all = "[N] -> { : N >= 0 }";
@@ -480,17 +501,7 @@ mod tests {
     /// of instances).
     #[test]
     fn reads_are_killed_per_element() {
-        let nest = TiledNest {
-            domain: "{ S0[i] : 0 <= i < 8 }".into(),
-            accesses: vec![
-                (AccessKind::Read, "{ S0[i] -> A[i - 1] }".into()),
-                (AccessKind::Read, "{ S0[i] -> A[i + 10] }".into()),
-                (AccessKind::Write, "{ S0[i] -> A[i] }".into()),
-            ],
-            tiling: "{ S0[i] -> [floor(i/4), i] }".into(),
-            strip: vec![],
-            tile: "T".into(),
-        };
+        let nest = two_reads();
         let ts = sets(&nest).unwrap();
         same(&array(&ts, "A").input, "{ [0] -> A[m] : m = -1 or 10 <= m <= 13; [1] -> A[m] : m = 3 or 14 <= m <= 17 }", "{ : }");
         same(&array(&ts, "A").load, "{ [0] -> A[m] : m = -1 or 10 <= m <= 13; [1] -> A[m] : 14 <= m <= 17 }", "{ : }");
@@ -590,6 +601,24 @@ mod tests {
         }
     }
 
+    /// In(T), and so Load and Store, do not depend on the (legal) order inside the
+    /// tile.
+    #[test]
+    fn intra_tile_order_does_not_matter() {
+        let scop = small("2D-fdtd0");
+        let (a, b) = (of_scop(&scop, &[4, 4], &[0, 1]).unwrap(), of_scop(&scop, &[4, 4], &[1, 0]).unwrap());
+        for (x, y) in a.arrays.iter().zip(&b.arrays) {
+            for (p, q) in [(&x.input, &y.input), (&x.output, &y.output), (&x.load, &y.load), (&x.store, &y.store)] {
+                assert_eq!(p.is_some(), q.is_some());
+                if let (Some(p), Some(q)) = (p, q) {
+                    same(&Some(p.clone()), q, "{ : }");
+                }
+            }
+        }
+        assert!(of_scop(&scop, &[4], &[0, 1]).unwrap_err().contains("tile sizes"));
+        assert!(of_scop(&scop, &[4, 4], &[0, 0]).unwrap_err().contains("no permutation"));
+    }
+
     #[test]
     fn describe_names_every_set() {
         let ts = of_scop(&small("2D-fdtd1"), &[4, 8], &[0, 1]).unwrap();
@@ -599,5 +628,202 @@ mod tests {
         }
         assert!(!text.contains("Store hz"), "{text}");
         assert_eq!(text, describe(&of_scop(&small("2D-fdtd1"), &[4, 8], &[0, 1]).unwrap()), "stable");
+    }
+
+    /// One statement instance of a concrete nest: its date under the tiling (strip
+    /// counters, tile counter, order in the tile) and its accesses in order.
+    type Instance = (Vec<i64>, Vec<(AccessKind, String, Vec<i64>)>);
+
+    /// Per array, In, Out, Load, Store as sets of `(strip counters and T, element)`.
+    type Simulated = std::collections::BTreeMap<String, [std::collections::BTreeSet<(Vec<i64>, Vec<i64>)>; 4]>;
+
+    /// Runs the instances in the order of their dates and applies the definitions
+    /// literally: In(T) the elements read in T while not yet written in T, Out(T) those
+    /// written; per strip, Load(T) what In(T) has that no earlier tile read or wrote,
+    /// Store(T) what Out(T) has that no later tile writes.
+    fn simulate(mut instances: Vec<Instance>, k: usize) -> Simulated {
+        use std::collections::{BTreeMap, BTreeSet};
+        instances.sort_by(|a, b| a.0.cmp(&b.0));
+        // Per tile (strip and T, in order), per array: In and Out.
+        type Sets = BTreeMap<String, (BTreeSet<Vec<i64>>, BTreeSet<Vec<i64>>)>;
+        let mut tiles: Vec<(Vec<i64>, Sets)> = Vec::new();
+        for (date, accesses) in &instances {
+            let key = date[..=k].to_vec();
+            if tiles.last().is_none_or(|t| t.0 != key) {
+                assert!(tiles.iter().all(|t| t.0 != key), "a tile runs in one piece");
+                tiles.push((key, BTreeMap::new()));
+            }
+            let sets = &mut tiles.last_mut().unwrap().1;
+            for (kind, array, m) in accesses {
+                let (i, o) = sets.entry(array.clone()).or_default();
+                match kind {
+                    AccessKind::Read if !o.contains(m) => {
+                        i.insert(m.clone());
+                    }
+                    AccessKind::Read => {}
+                    AccessKind::Write => {
+                        o.insert(m.clone());
+                    }
+                }
+            }
+        }
+        let mut out = Simulated::new();
+        for (n, (key, sets)) in tiles.iter().enumerate() {
+            let strip = &key[..k];
+            let same_strip = |t: &&(Vec<i64>, Sets)| &t.0[..k] == strip;
+            for (array, (i, o)) in sets {
+                let e = out.entry(array.clone()).or_default();
+                let earlier = |m: &Vec<i64>| tiles[..n].iter().filter(same_strip).any(|t| t.1.get(array).is_some_and(|(i, o)| i.contains(m) || o.contains(m)));
+                let later = |m: &Vec<i64>| tiles[n + 1..].iter().filter(same_strip).any(|t| t.1.get(array).is_some_and(|(_, o)| o.contains(m)));
+                for m in i {
+                    e[0].insert((key.clone(), m.clone()));
+                    if !earlier(m) {
+                        e[2].insert((key.clone(), m.clone()));
+                    }
+                }
+                for m in o {
+                    e[1].insert((key.clone(), m.clone()));
+                    if !later(m) {
+                        e[3].insert((key.clone(), m.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The isl sets of `ts` at the parameter values `fix` hold exactly the simulated
+    /// points: every simulated point is in them, and they have as many points.
+    fn agrees(ts: &TileSets, fix: &[(&str, i64)], sim: &Simulated) {
+        let ctx = isl::new_context();
+        let k = ts.strip.len();
+        for a in &ts.arrays {
+            let empty = Default::default();
+            let s = sim.get(&a.array).unwrap_or(&empty);
+            for (n, (what, text)) in [("In", &a.input), ("Out", &a.output), ("Load", &a.load), ("Store", &a.store)].into_iter().enumerate() {
+                let pts = &s[n];
+                let Some(text) = text else {
+                    assert!(pts.is_empty(), "{what} {}: none, simulated {pts:?}", a.array);
+                    continue;
+                };
+                let mut m = isl::map(&ctx, text).unwrap();
+                for (p, v) in fix {
+                    let pos = m.find_dim_by_name(DimType::Param, p).unwrap();
+                    m = m.fix_si(DimType::Param, pos as u32, *v as i32).unwrap();
+                }
+                for (i, sname) in ts.strip.iter().enumerate() {
+                    let pos = m.find_dim_by_name(DimType::Param, sname).unwrap();
+                    m = m.move_dims(DimType::In, i as u32, DimType::Param, pos as u32, 1).unwrap();
+                }
+                let m = m.project_out_all_params().unwrap();
+                let count = isl::val_i64(&m.copy().unwrap().wrap().unwrap().count_val().unwrap()).unwrap();
+                // The points as runs along the last subscript (a few hundred disjuncts
+                // instead of thousands: isl parses long unions slowly).
+                let l = |v: &[i64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+                let mut runs: Vec<(&[i64], &[i64], i64, i64)> = Vec::new();
+                for (key, e) in pts {
+                    let (head, last) = e.split_at(e.len() - 1);
+                    match runs.last_mut() {
+                        Some(r) if r.0 == key.as_slice() && r.1 == head && r.3 + 1 == last[0] => r.3 = last[0],
+                        _ => runs.push((key, head, last[0], last[0])),
+                    }
+                }
+                let run = |(key, head, lo, hi): &(&[i64], &[i64], i64, i64)| {
+                    let sep = if head.is_empty() { "" } else { ", " };
+                    format!("[{}] -> {}[{}{sep}m] : {lo} <= m <= {hi}", l(key), isl_ident(&a.array), l(head))
+                };
+                let want = format!("{{ {} }}", runs.iter().map(run).collect::<Vec<_>>().join("; "));
+                let want_map = isl::map(&ctx, &want).unwrap();
+                let missing = want_map.subtract(m.copy().unwrap()).unwrap();
+                assert!(missing.is_empty().unwrap(), "{what} {} at {fix:?} misses {}", a.array, missing.text());
+                assert_eq!(count as usize, pts.len(), "{what} {} at {fix:?}: {} has more than the simulated points", a.array, m.text());
+                assert!(k + 1 == m.dim(DimType::In).unwrap() as usize);
+            }
+        }
+    }
+
+    /// The isl sets against a literal run of the two examples and the two kill cases
+    /// at concrete sizes.
+    #[test]
+    fn examples_agree_with_a_simulation() {
+        let acc = |k, a: &str, m: &[i64]| (k, a.to_string(), m.to_vec());
+        use AccessKind::{Read as R, Write as W};
+        for b in [3, 4] {
+            let n = 9;
+            let mut inst = Vec::new();
+            for i in 0..=n {
+                for j in 0..=n {
+                    let date = vec![(n - j) / b, i / b, n - j, i];
+                    inst.push((date, vec![acc(R, "c", &[i + j]), acc(R, "a", &[i]), acc(R, "b", &[j]), acc(W, "c", &[i + j])]));
+                }
+            }
+            agrees(&sets(&polynomial_product(b)).unwrap(), &[("N", n)], &simulate(inst, 1));
+        }
+        let (n, b) = (5, 2);
+        let mut inst = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                for k in 0..n {
+                    let date = vec![i / b, j / b, k / b, i, j, k];
+                    inst.push((date, vec![acc(R, "c", &[i, j]), acc(R, "a", &[i, k]), acc(R, "b", &[k, j]), acc(W, "c", &[i, j])]));
+                }
+            }
+        }
+        let ts = sets(&matmul(b)).unwrap();
+        agrees(&ts, &[("N", n)], &simulate(inst, 2));
+        guarantees(&matmul(b), &ts);
+        let n = 10;
+        let inst = (0..n).map(|i| (vec![i / 4, i], vec![acc(R, "A", &[i - 1]), acc(R, "B", &[i]), acc(W, "A", &[i])])).collect();
+        agrees(&sets(&recurrence()).unwrap(), &[("N", n)], &simulate(inst, 0));
+        let inst = (0..8).map(|i| (vec![i / 4, i], vec![acc(R, "A", &[i - 1]), acc(R, "A", &[i + 10]), acc(W, "A", &[i])])).collect();
+        agrees(&sets(&two_reads()).unwrap(), &[], &simulate(inst, 0));
+    }
+
+    /// The same for the ten stencils, from their SCoPs (constant bounds).
+    #[test]
+    fn stencils_agree_with_a_simulation() {
+        for name in STENCILS {
+            let scop = small(name);
+            let d = scop.depth();
+            let perm: Vec<usize> = (0..d).collect();
+            let sz = [5, 3, 7][..d].to_vec();
+            let bounds: Vec<(i64, i64)> = scop.loops.iter().map(|l| (l.lower.as_constant().unwrap(), l.upper.as_constant().unwrap())).collect();
+            let mut inst = Vec::new();
+            let mut x: Vec<i64> = bounds.iter().map(|b| b.0).collect();
+            'points: loop {
+                for (s, st) in scop.statements.iter().enumerate() {
+                    let mut date: Vec<i64> = (0..d).map(|y| (x[y] - bounds[y].0).div_euclid(sz[y])).collect();
+                    date.extend(perm.iter().map(|&y| x[y]));
+                    date.push(s as i64);
+                    let val = |sym: &crate::Sym| match sym {
+                        crate::Sym::Loop(y) => Some(crate::Aff::constant(x[*y])),
+                        _ => None,
+                    };
+                    let accesses = st
+                        .accesses
+                        .iter()
+                        .map(|&a| {
+                            let a = &scop.accesses[a];
+                            (a.kind, a.array.clone(), a.subscripts.iter().map(|e| e.substitute(&val).as_constant().unwrap()).collect())
+                        })
+                        .collect();
+                    inst.push((date, accesses));
+                }
+                let mut y = d;
+                loop {
+                    if y == 0 {
+                        break 'points;
+                    }
+                    y -= 1;
+                    x[y] += scop.loops[y].step;
+                    if x[y] < bounds[y].1 {
+                        break;
+                    }
+                    x[y] = bounds[y].0;
+                }
+            }
+            assert!(bounds.iter().all(|b| b.0 < b.1), "{name}: non-empty domain");
+            agrees(&of_scop(&scop, &sz, &perm).unwrap(), &[], &simulate(inst, d - 1));
+        }
     }
 }
