@@ -33,6 +33,7 @@ pub mod dataflow;
 pub mod deps;
 pub mod dump;
 mod isl;
+pub mod loadstore;
 pub mod normalize;
 pub mod redirect;
 pub mod reduction;
