@@ -428,11 +428,12 @@ pub fn channels(program: &Program, schedule: &str, tile_dims: usize) -> Result<N
     r
 }
 
+/// A copy of an isl object, the error mapped.
 fn cp<T: Copied>(x: &T) -> IslResult<T> {
     x.dup()
 }
 
-/// `copy()` of the isl-rs types used here, as one call.
+/// `copy()` of the isl-rs types used here.
 trait Copied: Sized {
     fn dup(&self) -> IslResult<Self>;
 }
