@@ -65,6 +65,7 @@ extern "C" {
     fn isl_map_to_str(map: usize) -> *mut c_char;
     fn isl_union_set_to_str(uset: usize) -> *mut c_char;
     fn isl_union_map_to_str(umap: usize) -> *mut c_char;
+    fn isl_set_foreach_point(set: usize, f: extern "C" fn(usize, *mut c_void) -> i32, user: *mut c_void) -> i32;
     fn free(p: *mut c_void);
 }
 
@@ -191,4 +192,58 @@ pub(crate) fn dim_ranges(s: &Set) -> IslResult<Vec<(Option<i64>, Option<i64>)>> 
         out.push((lo, hi));
     }
     Ok(out)
+}
+
+/// The value-based flow dependences into the reads `sink` (isl's dataflow analysis,
+/// `isl_union_access_info_compute_flow`): every read instance is related to the last
+/// write of `must_source` before it in the order of `schedule` (a union map to one
+/// time space) that wrote the element it reads. Reads with no such write are left out.
+pub(crate) fn value_flow(sink: UnionMap, must_source: UnionMap, schedule: UnionMap) -> IslResult<UnionMap> {
+    isl_rs::UnionAccessInfo::from_sink(sink)
+        .and_then(|a| a.set_must_source(must_source))
+        .and_then(|a| a.set_schedule_map(schedule))
+        .and_then(|a| a.compute_flow())
+        .and_then(|f| f.get_must_dependence())
+        .map_err(ctx_err("dataflow analysis"))
+}
+
+/// The integer points of a bounded set without parameters, each as its coordinates
+/// (of a wrapped map: the domain's, then the range's), in isl's enumeration order;
+/// `Err` when isl cannot enumerate it (unbounded or parametric).
+pub(crate) fn points(s: &Set) -> IslResult<Vec<Vec<i64>>> {
+    struct Acc {
+        n: u32,
+        out: Vec<Vec<i64>>,
+        bad: bool,
+    }
+    extern "C" fn each(p: usize, user: *mut c_void) -> i32 {
+        // SAFETY: `user` is the `Acc` passed below, alive for the whole call.
+        let acc = unsafe { &mut *user.cast::<Acc>() };
+        // isl hands over the point (isl_take): the wrapper frees it on drop.
+        let pt = isl_rs::Point { ptr: p, should_free_on_drop: true };
+        let mut v = Vec::with_capacity(acc.n as usize);
+        for i in 0..acc.n {
+            match pt.get_coordinate_val(DimType::Set, i as i32).ok().as_ref().and_then(val_i64) {
+                Some(c) => v.push(c),
+                None => {
+                    acc.bad = true;
+                    return -1;
+                }
+            }
+        }
+        acc.out.push(v);
+        0
+    }
+    if s.dim(DimType::Param).map_err(ctx_err("dim"))? != 0 {
+        return Err(format!("enumerating `{}`: the set has parameters", s.text()));
+    }
+    let n = s.dim(DimType::Set).map_err(ctx_err("dim"))?;
+    let mut acc = Acc { n: n as u32, out: Vec::new(), bad: false };
+    // SAFETY: `s.ptr` is a live isl_set (isl_keep); the callback only touches `acc`.
+    let r = unsafe { isl_set_foreach_point(s.ptr, each, (&mut acc as *mut Acc).cast()) };
+    if r != 0 || acc.bad {
+        s.get_ctx().reset_error();
+        return Err(format!("enumerating `{}`: not a bounded set of integer points", s.text()));
+    }
+    Ok(acc.out)
 }

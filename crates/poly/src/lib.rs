@@ -32,6 +32,7 @@ pub mod buffers;
 pub mod dataflow;
 pub mod deps;
 pub mod dump;
+pub mod fifo;
 mod isl;
 pub mod loadstore;
 pub mod normalize;
