@@ -38,8 +38,9 @@ pub struct ExplainArgs {
     /// e.g. `--tile 32,32,32` (default: 1024 / 128,128 / 32,32,32).
     #[arg(long)]
     pub tile: Option<String>,
-    /// Port width in elements per beat (1: no alignment halo; 4/8/16 floats = 128/256/512 bit).
-    #[arg(long, default_value_t = 1)]
+    /// Port width in elements per beat (4/8/16 floats = 128/256/512 bit; 1: no alignment
+    /// halo). The default is `tessera cc`'s, so the plan shown is the one compiled.
+    #[arg(long, default_value_t = 16)]
     pub port_width: u32,
     /// Allow floating sums and products to be reassociated, as
     /// `-fplugin-arg-tessera-reassociate` does (reductions may then be tiled in any order).
@@ -131,6 +132,14 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
             }) {
                 println!("  Load and Store sets:");
                 print!("{}", tessera_poly::dataflow::describe(&sets));
+            }
+            // The dataflow kernel's processes and channels (mode `dataflow`).
+            match tessera_hls::dataflow::analyze(region, a.port_width.max(1)) {
+                Ok(an) => {
+                    print!("  dataflow kernel (port width {}) ", a.port_width.max(1));
+                    print!("{}", tessera_hls::dataflow::describe_channels(&an.channels()));
+                }
+                Err(e) => println!("  dataflow kernel: not generated: {}", e.remark()),
             }
         }
         if a.timings {

@@ -52,8 +52,8 @@
 //!   whether Vitis accepts one reading and one writing process on one argument without
 //!   a second bundle is unverified;
 //! - the load process keeps one burst requested ahead, the store process 8 bursts
-//!   awaiting responses; stream depths are fixed (64 words), no FIFO sizing from the
-//!   processes' latencies;
+//!   awaiting responses; every stream is one burst deep ([`Analysis::channels`]), a
+//!   depth from the burst length, not from the processes' synthesised latencies;
 //! - II = 1 of the compute loop rests on the buffer partitioning (one read per bank and
 //!   cycle); synthesis has not confirmed it.
 
@@ -71,9 +71,6 @@ const DEVICE_BRAM_BITS: i64 = 2160 * 36 * 1024;
 
 /// Write bursts a store process leaves awaiting their responses.
 const PENDING_WRITES: i64 = 8;
-
-/// Depth of every stream (wide words).
-const STREAM_DEPTH: i64 = 64;
 
 /// Outstanding AXI transactions per port and direction.
 const OUTSTANDING: i64 = 16;
@@ -122,6 +119,23 @@ pub struct Output {
     pub stmt: usize,
     /// Per dimension, the write's subscript offset.
     pub offsets: Vec<i64>,
+}
+
+/// A channel of the dataflow kernel ([`Analysis::channels`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Channel {
+    /// The `hls::stream`'s name in the kernel.
+    pub stream: String,
+    /// The process that writes it.
+    pub producer: String,
+    /// The process that reads it.
+    pub consumer: String,
+    /// Element type of its wide words.
+    pub elem: ScalarType,
+    /// Its depth in wide words.
+    pub depth: i64,
+    /// Why it is a FIFO and why this depth.
+    pub why: String,
 }
 
 /// The region in the dataflow kernel's terms.
@@ -200,6 +214,48 @@ impl Analysis {
             return self.inputs.len() as i64 * (lag + 1) * self.w;
         }
         self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
+    }
+
+    /// Words of one burst of a port of element type `elem`: at most 256 beats and
+    /// never across a 4 KiB boundary (AXI4), the `max_*_burst_length` of its `m_axi`.
+    pub fn burst_words(&self, elem: ScalarType) -> i64 {
+        (4096 / (self.w * elem.size() as i64)).min(256)
+    }
+
+    /// The kernel's channels between processes, each an `hls::stream`: per input the
+    /// load process to compute, per output compute to the store process.
+    ///
+    /// Every channel is a FIFO: it has one producer and one consumer, both walk the
+    /// rows in the same (row-major) order and the consumer takes every word once, so
+    /// the relation from write to read is in order and single-valued — the FIFO test of
+    /// Alias' FIFO recovery (`tessera_poly::fifo`), which holds here by construction,
+    /// with no split needed. Its depth is one burst of its port
+    /// ([`Analysis::burst_words`]): a whole read burst lands while the compute process
+    /// waits for another input, and the compute process runs a whole write burst ahead
+    /// of the store process; a deeper stream buys nothing the port could use.
+    pub fn channels(&self) -> Vec<Channel> {
+        let mut out = Vec::new();
+        for a in &self.inputs {
+            out.push(Channel {
+                stream: format!("{}_in", ident(&a.name)),
+                producer: format!("load {}", a.name),
+                consumer: "compute".into(),
+                elem: a.elem,
+                depth: self.burst_words(a.elem),
+                why: "in order and single-valued (rows of the Load box, row-major, each word read once); depth: one read burst".into(),
+            });
+        }
+        for o in &self.outputs {
+            out.push(Channel {
+                stream: format!("{}_out", ident(&o.name)),
+                producer: "compute".into(),
+                consumer: format!("store {}", o.name),
+                elem: o.elem,
+                depth: self.burst_words(o.elem),
+                why: "in order and single-valued (rows of the Store set, row-major, each word written once); depth: one write burst".into(),
+            });
+        }
+        out
     }
 
     /// Iterations of the compute process's pipelined loops (its cycles at II = 1,
@@ -356,9 +412,19 @@ pub fn generate(region: &Region, name: &str, port_width: u32) -> Result<(Kernel,
     for o in &an.outputs {
         let _ = writeln!(plan, "  store {}: rows of its Store set, strobed partial words", o.name);
     }
+    plan.push_str(&describe_channels(&an.channels()));
     let _ = writeln!(plan, "Load and Store sets (isl):");
     plan.push_str(&tessera_poly::dataflow::describe(&sets));
     Ok((kernel, plan))
+}
+
+/// The channels as text (plan files, `tessera explain`): one line each.
+pub fn describe_channels(channels: &[Channel]) -> String {
+    let mut s = String::from("channels:\n");
+    for ch in channels {
+        let _ = writeln!(s, "  {}: {} -> {}, FIFO, depth {} words: {}", ch.stream, ch.producer, ch.consumer, ch.depth, ch.why);
+    }
+    s
 }
 
 struct Gen<'a> {
@@ -406,7 +472,7 @@ impl Gen<'_> {
     }
 
     fn seg(&self, elem: ScalarType) -> i64 {
-        (4096 / (self.w() * elem.size() as i64)).min(256)
+        self.an.burst_words(elem)
     }
 
     fn aff(&self, a: &Aff) -> String {
@@ -876,22 +942,18 @@ impl Gen<'_> {
             let _ = writeln!(c, "  (void){};", ident(&v.name));
         }
         let _ = writeln!(c, "#pragma HLS DATAFLOW");
-        let streams: Vec<(String, ScalarType)> = an
-            .inputs
-            .iter()
-            .map(|a| (format!("{}_in", ident(&a.name)), a.elem))
-            .chain(an.outputs.iter().map(|o| (format!("{}_out", ident(&o.name)), o.elem)))
-            .collect();
-        for (st, elem) in &streams {
-            let _ = writeln!(c, "  hls::stream<{}> {st}(\"{st}\");", self.word(*elem));
-            let _ = writeln!(c, "#pragma HLS STREAM variable={st} depth={STREAM_DEPTH}");
+        let channels = an.channels();
+        for ch in &channels {
+            let st = &ch.stream;
+            let _ = writeln!(c, "  hls::stream<{}> {st}(\"{st}\");", self.word(ch.elem));
+            let _ = writeln!(c, "#pragma HLS STREAM variable={st} depth={}", ch.depth);
         }
         let sargs = self.scalar_args();
         for a in &an.inputs {
             let p = ident(&a.name);
             let _ = writeln!(c, "  {name}_load_{p}({p}, {p}_in{sargs});");
         }
-        let streams: Vec<&str> = streams.iter().map(|(s, _)| s.as_str()).collect();
+        let streams: Vec<&str> = channels.iter().map(|ch| ch.stream.as_str()).collect();
         let _ = writeln!(c, "  {name}_compute({}{sargs});", streams.join(", "));
         for o in &an.outputs {
             let p = ident(&o.name);

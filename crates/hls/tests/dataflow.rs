@@ -257,3 +257,29 @@ fn concurrent_launches_of_one_kernel_are_independent() {
         });
     }
 }
+
+/// Every channel of every qualifying stencil is a FIFO one burst of its port deep (at
+/// most 256 beats, never across 4 KiB), and the kernel declares it so.
+#[test]
+fn channels_are_fifos_one_burst_deep() {
+    for name in QUALIFYING {
+        let region = small(name);
+        for w in [4u32, 8, 16] {
+            let an = tessera_hls::dataflow::analyze(&region, w).unwrap();
+            let k = dataflow(&region, w, "tessera_ch");
+            let channels = an.channels();
+            assert_eq!(channels.len(), an.inputs.len() + an.outputs.len(), "{name}");
+            for ch in &channels {
+                let burst = (4096 / (w as i64 * ch.elem.size() as i64)).min(256);
+                assert_eq!(ch.depth, burst, "{name} w={w} {}", ch.stream);
+                let pragma = format!("#pragma HLS STREAM variable={} depth={burst}", ch.stream);
+                assert!(k.source.contains(&pragma), "{name} w={w}: no `{pragma}`");
+            }
+        }
+    }
+    let an = tessera_hls::dataflow::analyze(&small("2D-5p"), 16).unwrap();
+    assert_eq!(
+        tessera_hls::dataflow::describe_channels(&an.channels()).lines().nth(1).unwrap(),
+        "  A_in: load A -> compute, FIFO, depth 64 words: in order and single-valued (rows of the Load box, row-major, each word read once); depth: one read burst"
+    );
+}
