@@ -1,7 +1,7 @@
 // Tessera HLS shim: step 5's data shipment (paper Sec. 4, step 5, and Fig. 6: the
 // `ship` macro) between DDR and the kernels' on-chip cache buffers, as wide bursts
 // through hls::burst_maxi ports. The optimized kernels (`paper` and `tessera` modes,
-// crates/hls/src/paper.rs) call these helpers; the code is the same under Vitis and in
+// crates/hls/src/tiled/shipping.rs) call these helpers; the code is the same under Vitis and in
 // emulation (plain Vitis HLS API, no emulation hooks).
 //
 // Rules (docs/performance-model.md, "AXI and Vitis HLS rules"):

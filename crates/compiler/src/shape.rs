@@ -12,7 +12,7 @@
 //!   conversions, `fma` a multiply and an add; library-dependent functions (`exp`,
 //!   `sin`, …) are counted as not charged.
 //! - **Tiled kernel** (`paper`, `tessera`): the plan's cached buffers with their
-//!   declared shapes, completely partitioned into registers (`crates/hls/src/paper.rs`
+//!   declared shapes, completely partitioned into registers (`crates/hls/src/tiled/print.rs`
 //!   declares `ARRAY_PARTITION complete` for every one); as many lanes as the innermost
 //!   intra-tile loop's trip count (the kernel unrolls it inside the pipelined loop);
 //!   an inter- and an intra-tile counter per loop; an address generator per buffer and

@@ -2,19 +2,26 @@
 //!
 //! [`baseline`] emits the region's original loop nest as an HLS top function (the
 //! paper's baseline: what Vitis builds from the plain code with default settings).
-//! [`paper`] emits the optimized kernel from the polyhedral optimizer's plan (step 5 of
-//! the paper: tiles, cache buffers, redirected subscripts, wide bursts; `ship` holds
-//! the data-shipment helpers). [`cpp`] prints IR expressions as C++ that computes
-//! exactly what the host computes: every implicit conversion clang applied is an
-//! explicit cast in the output; both kernels share it.
+//! [`tiled`] emits the optimized kernel of modes `paper` and `tessera` from the
+//! polyhedral optimizer's plan (step 5 of the paper: tiles, cache buffers, redirected
+//! subscripts, wide bursts), in four steps: lowering the plan to the kernel's
+//! structure (`tiled/lower.rs`), the resource limits (`tiled/resources.rs`), the data
+//! shipment (`tiled/shipping.rs`) and printing (`tiled/print.rs`); [`paper`] is its
+//! former name, kept as an alias. [`dataflow`] emits the streaming kernel beside them.
+//! [`cpp`] prints IR expressions as C++ that computes exactly what the host computes:
+//! every implicit conversion clang applied is an explicit cast in the output; all
+//! kernels share it.
 
 #![warn(missing_docs)]
 
 pub mod baseline;
 pub mod cpp;
 pub mod dataflow;
-pub mod paper;
-mod ship;
+pub mod tiled;
+
+/// The tiled generator under its former name: `tessera_hls::paper::generate` and
+/// `tessera_hls::paper::Variant` are [`tiled::generate`] and [`tiled::Variant`].
+pub use tiled as paper;
 
 /// A generated kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
