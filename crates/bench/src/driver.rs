@@ -406,6 +406,9 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     });
     r.resources = match (ran_mode, plan_ok) {
         (Mode::Baseline, _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
+        (Mode::Dataflow, _) => tessera_hls::dataflow::analyze(&region, cfg.port_width)
+            .ok()
+            .map(|an| ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(&region, &an), &ResourceParams::XCVU9P)),
         (mode, Some(plan)) => Some(ResourceFigures::new(mode.name(), &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),
         (_, None) => None,
     };

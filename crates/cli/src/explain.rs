@@ -138,6 +138,10 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
                 Ok(an) => {
                     print!("  dataflow kernel (port width {}) ", a.port_width.max(1));
                     print!("{}", tessera_hls::dataflow::describe_channels(&an.channels()));
+                    let p = ResourceParams::XCVU9P;
+                    let k = shape::dataflow(region, &an);
+                    println!("  dataflow kernel: {} lanes, line buffers, rings and streams as declared", k.lanes);
+                    print!("{}", estimate_resources(&k, &p).dump(&p));
                 }
                 Err(e) => println!("  dataflow kernel: not generated: {}", e.remark()),
             }

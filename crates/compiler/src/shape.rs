@@ -226,6 +226,36 @@ pub fn tiled(region: &Region, plan: &Plan) -> KernelShape {
     }
 }
 
+/// The dataflow kernel (`tessera_hls::dataflow`) of `an`: its line buffers, rings,
+/// window registers and streams ([`tessera_hls::dataflow::Analysis::on_chip`]), one
+/// memory per partition; `W` lanes (one output word per cycle); a load process per
+/// input and a store process per output (two loops and an address generator each) and
+/// the compute process's loop nest.
+pub fn dataflow(region: &Region, an: &tessera_hls::dataflow::Analysis) -> KernelShape {
+    let acc = accesses(region);
+    let mut buffers = Vec::new();
+    for m in an.on_chip() {
+        for k in 0..m.memories {
+            buffers.push(BufferShape {
+                name: if m.memories == 1 { m.name.clone() } else { format!("{}#{k}", m.name) },
+                shape: vec![m.words.max(0) as u64],
+                elem_bits: m.word_bits as u64,
+                storage: if m.in_bram { Storage::Bram } else { Storage::Registers },
+            });
+        }
+    }
+    let processes = (an.inputs.len() + an.outputs.len()) as u64;
+    KernelShape {
+        buffers,
+        lanes: an.w as u64,
+        ops: lane_ops(region),
+        loops: 2 * processes + an.loops.len() as u64,
+        address_generators: processes,
+        ports: ports(region, &acc, an.w as u64),
+        args: region.vars.len() as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +273,28 @@ mod tests {
         let ops = lane_ops(&fixture("bench/2D-jacobi.ir.json"));
         assert_eq!(ops.fp, vec![(FpOp::AddSub, Precision::Single, 4), (FpOp::Mul, Precision::Double, 1), (FpOp::Convert, Precision::Double, 2)]);
         assert_eq!((ops.int_bits, ops.int_muls, ops.select_bits, ops.unmodelled), (0, 0, 0, 0));
+    }
+
+    /// The dataflow kernel of the small 2D 5-point star (53 columns read, w = 16): the
+    /// line buffer A_lb[4][4] of 512-bit words partitioned by slot (4) and cyclically
+    /// by the window's 2 words: 8 memories of 2 words; 6 window words in registers; the
+    /// streams A_in and X_out one burst (64 words) deep; 16 lanes; ports of 512 bits.
+    #[test]
+    fn dataflow_2d_5p_at_w16() {
+        let r = fixture("small/2D-5p.ir.json");
+        let an = tessera_hls::dataflow::analyze(&r, 16).unwrap();
+        let k = dataflow(&r, &an);
+        let count = |prefix: &str, storage: Storage| k.buffers.iter().filter(|b| b.name.starts_with(prefix) && b.storage == storage).count();
+        assert_eq!((count("A_lb#", Storage::Bram), count("A_w#", Storage::Registers)), (8, 6));
+        assert!(k.buffers.iter().filter(|b| b.name.starts_with("A_lb#")).all(|b| b.shape == [2] && b.elem_bits == 512));
+        let streams: Vec<(&str, &[u64])> = k.buffers.iter().filter(|b| b.name.ends_with("_in") || b.name.ends_with("_out")).map(|b| (b.name.as_str(), b.shape.as_slice())).collect();
+        assert_eq!(streams, vec![("A_in", &[64u64][..]), ("X_out", &[64u64][..])]);
+        assert_eq!((k.lanes, k.address_generators, k.loops), (16, 2, 6));
+        assert!(k.ports.iter().all(|p| p.data_bits == 512));
+        let e = estimate_resources(&k, &ResourceParams::XCVU9P);
+        // Each 512-bit memory is 8 BRAM36 wide (72 bits each at depth 512): 8 line-buffer
+        // memories and 2 streams.
+        assert_eq!(e.buffers.bram36, 80, "{:?}", e.buffers);
     }
 
     /// The tiled 2D-jacobi kernel at tiles 64², w = 16 (the bench's default): buffers

@@ -121,6 +121,21 @@ pub struct Output {
     pub offsets: Vec<i64>,
 }
 
+/// Identical on-chip memories of the dataflow kernel ([`Analysis::on_chip`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnChip {
+    /// The array in the kernel.
+    pub name: String,
+    /// How many memories (partitions).
+    pub memories: i64,
+    /// Words per memory.
+    pub words: i64,
+    /// Bits per word.
+    pub word_bits: i64,
+    /// Block RAM (else registers).
+    pub in_bram: bool,
+}
+
 /// A channel of the dataflow kernel ([`Analysis::channels`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Channel {
@@ -214,6 +229,41 @@ impl Analysis {
             return self.inputs.len() as i64 * (lag + 1) * self.w;
         }
         self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
+    }
+
+    /// The kernel's on-chip storage as its pragmas declare it: per input the line
+    /// (plane) buffer in block RAM — window + 1 slots partitioned completely, in 3D the
+    /// rows cyclically by the stencil's row span, the words cyclically by the window's
+    /// words — or the 1D word ring and the window words in registers (an upper bound:
+    /// every row of the window counted); every stream a FIFO of its depth in block RAM.
+    pub fn on_chip(&self) -> Vec<OnChip> {
+        let mut out = Vec::new();
+        for a in &self.inputs {
+            let bits = self.w * a.elem.size() as i64 * 8;
+            let nw = self.window_words(a);
+            if self.depth() == 1 {
+                let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+                out.push(OnChip { name: format!("{}_ring", a.name), memories: lag + 1, words: 1, word_bits: bits, in_bram: false });
+            } else {
+                let three = self.depth() == 3;
+                let f_rows = if three && a.offsets[1].1 > a.offsets[1].0 { a.offsets[1].1 - a.offsets[1].0 + 1 } else { 1 };
+                let f_words = if nw > 1 { nw } else { 1 };
+                let (rows, kw) = (self.in_rows(a), self.in_words(a));
+                out.push(OnChip {
+                    name: format!("{}_lb", a.name),
+                    memories: (a.window() + 1) * f_rows * f_words,
+                    words: ((rows + f_rows - 1) / f_rows) * ((kw + f_words - 1) / f_words),
+                    word_bits: bits,
+                    in_bram: true,
+                });
+                let rows_spanned = if three { a.offsets[1].1 - a.offsets[1].0 + 1 } else { 1 };
+                out.push(OnChip { name: format!("{}_w", a.name), memories: a.window() * rows_spanned * nw, words: 1, word_bits: bits, in_bram: false });
+            }
+        }
+        for ch in self.channels() {
+            out.push(OnChip { name: ch.stream, memories: 1, words: ch.depth, word_bits: self.w * ch.elem.size() as i64 * 8, in_bram: true });
+        }
+        out
     }
 
     /// Words of one burst of a port of element type `elem`: at most 256 beats and
