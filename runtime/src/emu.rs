@@ -486,6 +486,12 @@ fn build_and_load(
             }
         }
     }
+    // A first run compiles the kernel (about a second and a half per kernel): say so
+    // where someone is watching (a terminal), as a progress line would; logs and tests
+    // capturing stderr see nothing.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("tessera: compiling kernel {name} for the emulated device (first run; cached in {})", dir.display());
+    }
     compile(root, dir, compiler, manifest, vendor)?;
     load(&so, name)
 }
