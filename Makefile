@@ -71,7 +71,7 @@ corpus: build
 # The main job: the paper's 10 stencils at paper sizes (64 MiB per array), built with
 # Tessera, run on the emulated device, checked bit for bit; exact counts, modelled
 # FPGA times and measured times in a table, target/bench/bench.json and bench.svg.
-BENCH_MODE ?= tessera
+BENCH_MODE ?= dataflow
 bench: build
 	mkdir -p target/bench
 	$(RELEASE)/tessera bench --size paper --mode $(BENCH_MODE) \

@@ -191,15 +191,15 @@ fn offload_policies_on_data_regions() {
     tessera_tests::offload_policies("device_clause.c", None);
 }
 
-/// A region offloaded with the baseline kernel although the (default) tiled mode was
-/// asked for gets a remark at its directive saying why: here a tile list of the wrong
-/// length for the 3D nest.
+/// A region offloaded with the baseline kernel although a tiled mode was asked for
+/// gets a remark at its directive saying why: here a tile list of the wrong length for
+/// the 3D nest in mode `tessera` (the default `dataflow` kernel uses no tile sizes).
 #[test]
 fn baseline_fallbacks_are_remarked() {
     let root = tessera_tests::repo_root();
     let work = tempfile::tempdir().expect("temp dir");
     let out = std::process::Command::new(root.join("target/release/tessera"))
-        .args(["cc", "-O2", "-fplugin-arg-tessera-tile=64,64", "-o"])
+        .args(["cc", "-O2", "-fplugin-arg-tessera-mode=tessera", "-fplugin-arg-tessera-tile=64,64", "-o"])
         .arg(work.path().join("s3"))
         .arg(root.join("tests/programs/stencil3d.c"))
         .arg("-lm")

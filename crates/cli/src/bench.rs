@@ -27,9 +27,9 @@ pub struct BenchArgs {
     /// Port width in elements per beat: 4, 8 or 16 (16 floats = 512 bit).
     #[arg(long, default_value_t = 16)]
     pub port_width: u32,
-    /// Kernel mode: tessera (the default, as in `tessera cc`), paper, dataflow or baseline (the
+    /// Kernel mode: dataflow (the default, as in `tessera cc`), tessera, paper or baseline (the
     /// baseline is always run as the reference).
-    #[arg(long, default_value = "tessera")]
+    #[arg(long, default_value = "dataflow")]
     pub mode: Mode,
     /// DDR banks the kernels use: 1, or 2 (written arrays in the second bank; each bank
     /// then carries one direction; -fplugin-arg-tessera-banks).

@@ -37,7 +37,7 @@ struct Cli {
 enum Command {
     /// Compile and link like `clang-19 -fopenmp`, with Tessera (all arguments go to clang).
     ///
-    /// Tessera options are clang plugin arguments: `-fplugin-arg-tessera-mode=tessera|paper|baseline`,
+    /// Tessera options are clang plugin arguments: `-fplugin-arg-tessera-mode=dataflow|tessera|paper|baseline`,
     /// `-fplugin-arg-tessera-verbose`, `-fplugin-arg-tessera-dump-ir=<dir>`,
     /// `-fplugin-arg-tessera-out-dir=<dir>`.
     #[command(disable_help_flag = true)]
@@ -60,8 +60,8 @@ enum Command {
         /// Write the kernel files into this directory instead of printing the kernel.
         #[arg(short = 'o', long)]
         out_dir: Option<PathBuf>,
-        /// Kernel flavour: tessera (the default, as in `tessera cc`), paper, dataflow or baseline.
-        #[arg(long, default_value = "tessera")]
+        /// Kernel flavour: dataflow (the default, as in `tessera cc`), tessera, paper or baseline.
+        #[arg(long, default_value = "dataflow")]
         mode: tessera_compiler::options::Mode,
     },
     /// Show what the polyhedral optimizer decides for each target region (tiling,

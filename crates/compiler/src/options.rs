@@ -48,7 +48,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Tessera, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
+        Options { mode: Mode::Dataflow, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
     }
 }
 

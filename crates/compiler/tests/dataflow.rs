@@ -30,8 +30,10 @@ fn a_stencil_gets_the_dataflow_kernel() {
     let p = plan(&out);
     assert!(p.contains("Load and Store sets (isl):") && p.contains("  Load  A: ") && p.contains("  Store X: "), "{p}");
     assert!(p.ends_with("kernel: dataflow\n"), "{p}");
-    // The same region in the default mode: the tessera kernel.
-    assert_eq!(compile_region(&load("tests/ir/small/2D-5p.ir.json"), &Options::default()).manifest.mode, tessera_compiler::options::Mode::Tessera);
+    // The default mode is dataflow; mode=tessera gives the tiled kernel.
+    assert_eq!(compile_region(&load("tests/ir/small/2D-5p.ir.json"), &Options::default()).manifest.mode, tessera_compiler::options::Mode::Dataflow);
+    let tessera = Options::from_plugin_args(&["mode=tessera"]).unwrap();
+    assert_eq!(compile_region(&load("tests/ir/small/2D-5p.ir.json"), &tessera).manifest.mode, tessera_compiler::options::Mode::Tessera);
 }
 
 #[test]

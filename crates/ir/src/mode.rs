@@ -18,13 +18,14 @@ pub enum Mode {
     /// read / compute / write / wait (falls back to baseline per region when the
     /// optimizer or the generator cannot handle it).
     Paper,
-    /// The default: the paper's tiled kernel with overlapped shipment (prefetched
+    /// The paper's tiled kernel with overlapped shipment (prefetched
     /// reads of read-only arrays, posted writes of write-only arrays; see
     /// `tessera_hls::paper::Variant::Tessera`), with the same fallback.
     Tessera,
-    /// The streaming kernel (`tessera_hls::dataflow`): load, compute and store
-    /// processes under `#pragma HLS DATAFLOW`, every input element read once, V
-    /// outputs per cycle. A region outside its input class gets the `tessera` kernel
+    /// The default: the streaming kernel (`tessera_hls::dataflow`): load, compute and
+    /// store processes under `#pragma HLS DATAFLOW`, every input element read once, V
+    /// outputs per cycle (modelled at least as fast as `tessera` on every benchmark
+    /// stencil, `docs/performance.md`). A region outside its input class gets the `tessera` kernel
     /// (then the baseline), with the reason `dataflow-unsupported` in its plan.
     Dataflow,
 }
