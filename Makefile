@@ -72,9 +72,11 @@ corpus: build
 # Tessera, run on the emulated device, checked bit for bit; exact counts, modelled
 # FPGA times and measured times in a table, target/bench/bench.json and bench.svg.
 BENCH_MODE ?= dataflow
+# The mode shown beside it (table, JSON `compare`, SVG side by side).
+BENCH_COMPARE ?= tessera
 bench: build
 	mkdir -p target/bench
-	$(RELEASE)/tessera bench --size paper --mode $(BENCH_MODE) \
+	$(RELEASE)/tessera bench --size paper --mode $(BENCH_MODE) --compare $(BENCH_COMPARE) \
 	  --json target/bench/bench.json --svg target/bench/bench.svg
 
 # The self-checking examples in examples/, with where each region ran.

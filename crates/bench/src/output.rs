@@ -252,13 +252,49 @@ fn axis(o: &mut String, a: &LogAxis, left: f64, right: f64, title: &str, percent
 /// roofline of the baseline and the configured design, and of the configured design at
 /// the target clock (not timing-closed) (bottom), both log scale.
 pub fn svg(b: &Bench) -> String {
+    svg_compared(b, None)
+}
+
+/// One design of the figure: its mode and per stencil its modelled speedup, roofline
+/// fraction at the bench's clock and at the target clock.
+struct Design {
+    mode: String,
+    colour: &'static str,
+    light: &'static str,
+    speedup: Vec<Option<f64>>,
+    fraction: Vec<Option<f64>>,
+    target: Vec<Option<f64>>,
+}
+
+impl Design {
+    fn of(b: &Bench, names: &[&str], colour: &'static str, light: &'static str) -> Design {
+        let find = |n: &str| b.stencils.iter().find(|s| s.name == n).and_then(|s| s.modelled.as_ref());
+        Design {
+            mode: b.config.mode.name().to_string(),
+            colour,
+            light,
+            speedup: names.iter().map(|n| find(n).map(|m| m.speedup)).collect(),
+            fraction: names.iter().map(|n| find(n).map(|m| m.roofline_fraction)).collect(),
+            target: names.iter().map(|n| find(n).map(|m| m.target_roofline_fraction)).collect(),
+        }
+    }
+}
+
+/// [`svg`] with a second run (`tessera bench --compare <mode>`: the same stencils in
+/// another mode) side by side with the first: its speedups beside the first's, its
+/// roofline fractions at both clocks beside the first's.
+pub fn svg_compared(b: &Bench, other: Option<&Bench>) -> String {
     let (w, h) = (980.0, 706.0);
     let (left, right) = (80.0, w - 20.0);
     let n = b.stencils.len().max(1) as f64;
     let group = (right - left) / n;
-    let mode = b.config.mode.name();
-    let colour = "#3b6fb6";
     let grey = "#9a9a9a";
+    let names: Vec<&str> = b.stencils.iter().map(|s| s.name.as_str()).collect();
+    let mut designs = vec![Design::of(b, &names, "#3b6fb6", "#9cb9e0")];
+    if let Some(o) = other {
+        designs.push(Design::of(o, &names, "#d07a2a", "#f0c08f"));
+    }
+    let baseline_only = b.config.mode == crate::Mode::Baseline && other.is_none();
     let mut o = String::new();
     let _ = writeln!(o, r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">"##);
     let _ = writeln!(o, r##"<rect width="{w}" height="{h}" fill="white"/>"##);
@@ -274,52 +310,61 @@ pub fn svg(b: &Bench) -> String {
         b.clock_mhz
     );
 
-    // Top panel: speedup.
-    let speedups: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.speedup)).collect();
-    let vals: Vec<f64> = speedups.iter().flatten().copied().collect();
+    // Top panel: speedup, one bar per design.
+    let vals: Vec<f64> = designs.iter().flat_map(|d| d.speedup.iter().flatten().copied()).collect();
     let a = LogAxis::new(&vals, (1.0, 10.0), 100.0, 300.0);
+    let modes: Vec<&str> = designs.iter().map(|d| d.mode.as_str()).collect();
     let _ = writeln!(
         o,
         r##"<text x="{left}" y="86" font-size="13" font-weight="bold">Modelled speedup of {} over the baseline kernel (log scale)</text>"##,
-        esc(mode)
+        esc(&modes.join(" and "))
     );
     axis(&mut o, &a, left, right, "speedup (modelled)", false);
     let one = a.y(1.0);
     let _ = writeln!(o, r##"<line x1="{left}" y1="{one:.1}" x2="{right}" y2="{one:.1}" stroke="#333" stroke-dasharray="4 3"/>"##);
-    for (k, (s, v)) in b.stencils.iter().zip(&speedups).enumerate() {
+    let nd = designs.len() as f64;
+    for (k, s) in b.stencils.iter().enumerate() {
         let cx = left + group * (k as f64 + 0.5);
-        let bw = group * 0.45;
-        match v {
-            Some(v) => {
-                let y = a.y(*v);
-                let _ = writeln!(
-                    o,
-                    r##"<rect x="{:.1}" y="{:.1}" width="{bw:.1}" height="{:.1}" fill="{colour}"><title>{}: modelled speedup {v:.1}x</title></rect>"##,
-                    cx - bw / 2.0,
-                    y.min(a.bottom),
-                    (a.bottom - y).max(0.0),
-                    esc(&s.name)
-                );
-                let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"##, y - 4.0, fmt_x(*v));
-            }
-            None => {
-                let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="#a00">{}</text>"##, a.bottom - 6.0, na(s));
+        let bw = group * 0.45 / nd;
+        for (i, d) in designs.iter().enumerate() {
+            let x = cx + (i as f64 - (nd - 1.0) / 2.0) * (bw + 2.0);
+            match d.speedup[k] {
+                Some(v) => {
+                    let y = a.y(v);
+                    let _ = writeln!(
+                        o,
+                        r##"<rect x="{:.1}" y="{:.1}" width="{bw:.1}" height="{:.1}" fill="{}"><title>{} {}: modelled speedup {v:.1}x</title></rect>"##,
+                        x - bw / 2.0,
+                        y.min(a.bottom),
+                        (a.bottom - y).max(0.0),
+                        d.colour,
+                        esc(&s.name),
+                        esc(&d.mode)
+                    );
+                    let _ = writeln!(o, r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"##, y - 4.0, fmt_x(v));
+                }
+                None => {
+                    let why = if i == 0 { na(s) } else { "n/a" };
+                    let _ = writeln!(o, r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="#a00">{why}</text>"##, a.bottom - 6.0);
+                }
             }
         }
         let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
     }
 
-    // Bottom panel: roofline fraction, baseline and the configured design.
+    // Bottom panel: roofline fraction, the baseline and each design at both clocks.
     let base: Vec<Option<f64>> = b
         .stencils
         .iter()
         .map(|s| s.modelled.as_ref().map(|m| m.baseline_roofline_fraction).or(s.baseline.as_ref().map(|x| x.roofline_fraction)))
         .collect();
-    let design: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.roofline_fraction)).collect();
-    let target: Vec<Option<f64>> = b.stencils.iter().map(|s| s.modelled.as_ref().map(|m| m.target_roofline_fraction)).collect();
     let target_mhz = Params::VCU118.target_clock_mhz;
-    let light = "#9cb9e0";
-    let pct: Vec<f64> = base.iter().chain(&design).chain(&target).flatten().map(|v| v * 100.0).collect();
+    let pct: Vec<f64> = base
+        .iter()
+        .chain(designs.iter().flat_map(|d| d.fraction.iter().chain(&d.target)))
+        .flatten()
+        .map(|v| v * 100.0)
+        .collect();
     let a = LogAxis::new(&pct, (1.0, 100.0), 375.0, 610.0);
     let _ = writeln!(
         o,
@@ -328,18 +373,17 @@ pub fn svg(b: &Bench) -> String {
     axis(&mut o, &a, left, right, "% of roofline (modelled)", true);
     for (k, s) in b.stencils.iter().enumerate() {
         let cx = left + group * (k as f64 + 0.5);
-        let bw = group * 0.27;
-        let at_target = (format!("{mode} at {target_mhz} MHz, not timing-closed"), light);
-        let bars: Vec<(f64, Option<f64>, &str, String)> = if mode == "baseline" {
-            vec![(cx - bw / 2.0 - 1.0, base[k], grey, "baseline".into()), (cx + bw / 2.0 + 1.0, target[k], at_target.1, at_target.0)]
-        } else {
-            vec![
-                (cx - bw - 2.0, base[k], grey, "baseline".into()),
-                (cx, design[k], colour, mode.to_string()),
-                (cx + bw + 2.0, target[k], at_target.1, at_target.0),
-            ]
-        };
-        for (x, v, fill, what) in bars {
+        let mut bars: Vec<(Option<f64>, &str, String)> = vec![(base[k], grey, "baseline".into())];
+        for d in &designs {
+            if !baseline_only || d.mode != "baseline" {
+                bars.push((d.fraction[k], d.colour, d.mode.clone()));
+            }
+            bars.push((d.target[k], d.light, format!("{} at {target_mhz} MHz, not timing-closed", d.mode)));
+        }
+        let nb = bars.len() as f64;
+        let bw = group * 0.81 / nb;
+        for (i, (v, fill, what)) in bars.into_iter().enumerate() {
+            let x = cx + (i as f64 - (nb - 1.0) / 2.0) * (bw + 2.0);
             match v {
                 Some(v) => {
                     let y = a.y(v * 100.0);
@@ -361,25 +405,29 @@ pub fn svg(b: &Bench) -> String {
         }
         let _ = writeln!(o, r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##, a.bottom + 16.0, esc(&s.name));
     }
-    // Legend.
-    let ly = h - 38.0;
+    // Legend: the baseline, then per design its colour at the bench's clock and its light
+    // colour at the target clock.
+    let ly = h - 52.0;
     let _ = writeln!(o, r##"<rect x="{left}" y="{:.1}" width="12" height="12" fill="{grey}"/>"##, ly - 10.0);
     let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">baseline (modelled)</text>"##, left + 16.0);
-    if mode != "baseline" {
-        let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"##, left + 160.0, ly - 10.0);
-        let _ = writeln!(o, r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} (modelled)</text>"##, left + 176.0, esc(mode));
+    for (i, d) in designs.iter().enumerate() {
+        let y = ly + 16.0 * i as f64;
+        if !baseline_only {
+            let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{}"/>"##, left + 160.0, y - 10.0, d.colour);
+            let _ = writeln!(o, r##"<text x="{:.1}" y="{y:.1}" font-size="11">{} (modelled)</text>"##, left + 176.0, esc(&d.mode));
+        }
+        let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{}"/>"##, left + 300.0, y - 10.0, d.light);
+        let _ = writeln!(
+            o,
+            r##"<text x="{:.1}" y="{y:.1}" font-size="11">{} at the {target_mhz} MHz target clock (modelled, not timing-closed)</text>"##,
+            left + 316.0,
+            esc(&d.mode)
+        );
     }
-    let _ = writeln!(o, r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{light}"/>"##, left + 300.0, ly - 10.0);
-    let _ = writeln!(
-        o,
-        r##"<text x="{:.1}" y="{ly:.1}" font-size="11">{} at the {target_mhz} MHz target clock (modelled, not timing-closed)</text>"##,
-        left + 316.0,
-        esc(mode)
-    );
     let _ = writeln!(
         o,
         r##"<text x="{right}" y="{:.1}" text-anchor="end" font-size="10" fill="#555">roofline = (DDR bytes read + written) / 19.2 GB/s; n/a: not modelled (see the table's notes)</text>"##,
-        ly + 18.0
+        h - 8.0
     );
     o.push_str("</svg>\n");
     o
@@ -538,6 +586,15 @@ mod tests {
         assert!(svg.contains("Modelled fraction of the DDR roofline"));
         assert!(svg.contains(">115x<") && svg.contains("mode n/a"));
         assert!(svg.contains("paper at the 250 MHz target clock (modelled, not timing-closed)"), "{svg}");
+        // Side by side with another mode's run: both speedups, both legends.
+        let mut other = bench();
+        other.config.mode = Mode::Dataflow;
+        other.stencils[0].modelled.as_mut().unwrap().speedup = 400.0;
+        let both = svg_compared(&b, Some(&other));
+        assert!(both.contains("Modelled speedup of paper and dataflow over the baseline kernel"), "{both}");
+        assert!(both.contains(">115x<") && both.contains(">400x<"), "{both}");
+        assert!(both.contains("2D-jacobi dataflow: modelled speedup 400.0x"), "{both}");
+        assert!(both.contains("dataflow at the 250 MHz target clock (modelled, not timing-closed)"), "{both}");
         // A kernel whose estimate exceeds the device is noted.
         let mut over = bench();
         over.stencils[0].resources.as_mut().unwrap().usage.fits = false;

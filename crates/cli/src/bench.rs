@@ -38,6 +38,10 @@ pub struct BenchArgs {
     /// Model every design at this clock instead of the paper's comparison clock (50 MHz).
     #[arg(long)]
     pub clock_mhz: Option<f64>,
+    /// Also run the stencils in this mode and show it beside the first: its table
+    /// after the first, in the JSON as `compare`, in the SVG side by side.
+    #[arg(long)]
+    pub compare: Option<Mode>,
     /// Write the JSON record here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -111,17 +115,30 @@ pub fn run(a: &BenchArgs) -> ExitCode {
     }
     let cfg = Config { size, tiles, port_width: a.port_width, mode: a.mode, banks: a.banks, clock };
     let env = Env { tessera: exe, stencil_dir, work_dir: work_dir.clone(), timeout: Duration::from_secs(a.timeout) };
-    let bench = tessera_bench::run(&cfg, &env, &a.only, &mut |line: &str| {
+    let progress = &mut |line: &str| {
         eprintln!("{line}");
         let _ = std::io::stderr().flush();
+    };
+    let bench = tessera_bench::run(&cfg, &env, &a.only, progress);
+    let other = a.compare.map(|mode| {
+        progress(&format!("compare: mode {mode}"));
+        tessera_bench::run(&Config { mode, ..cfg.clone() }, &env, &a.only, progress)
     });
     if temporary {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
     print!("{}", output::table(&bench));
-    let mut status = if bench.failed() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+    if let Some(o) = &other {
+        print!("\n{}", output::table(o));
+    }
+    let failed = bench.failed() || other.as_ref().is_some_and(|o| o.failed());
+    let mut status = if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS };
     if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&output::to_json(&bench)).expect("json") + "\n";
+        let mut json = output::to_json(&bench);
+        if let Some(o) = &other {
+            json["compare"] = output::to_json(o);
+        }
+        let text = serde_json::to_string_pretty(&json).expect("json") + "\n";
         match write_file(p, &text) {
             Ok(()) => eprintln!("wrote {}", p.display()),
             Err(e) => {
@@ -131,7 +148,7 @@ pub fn run(a: &BenchArgs) -> ExitCode {
         }
     }
     if let Some(p) = &a.svg {
-        match write_file(p, &output::svg(&bench)) {
+        match write_file(p, &output::svg_compared(&bench, other.as_ref())) {
             Ok(()) => eprintln!("wrote {}", p.display()),
             Err(e) => {
                 eprintln!("tessera bench: error: {e}");

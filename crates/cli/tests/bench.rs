@@ -113,3 +113,21 @@ fn bad_arguments_exit_2() {
     let out = Command::new(tessera()).args(["bench", "--only", "4D-x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--compare`: the default dataflow kernels beside the tessera ones — both runs
+/// bit-exact, the second in the JSON's `compare`, both modes' bars in the SVG.
+#[test]
+fn compare_shows_a_second_mode_beside_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, v) = bench(&["--only", "2D-5p", "--compare", "tessera"], dir.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let v = v.expect("bench.json");
+    assert_eq!((&v["config"]["mode"], &v["compare"]["config"]["mode"]), (&serde_json::json!("dataflow"), &serde_json::json!("tessera")), "{v}");
+    for run in [&v, &v["compare"]] {
+        assert_eq!(run["stencils"][0]["name"], "2D-5p");
+        assert_eq!(run["stencils"][0]["bit_exact"], true, "{run}");
+    }
+    let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+    assert!(svg.contains("Modelled speedup of dataflow and tessera over the baseline kernel"), "{svg}");
+    assert!(svg.contains("2D-5p dataflow: modelled speedup") && svg.contains("2D-5p tessera: modelled speedup"), "{svg}");
+}
