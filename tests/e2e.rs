@@ -58,6 +58,7 @@ programs! {
     gpu_style_region_through_the_runtime => "gpu_style.c",
     device_memory_routines_and_is_device_ptr => "device_memory.c",
     device_clause_names_a_device_or_the_host => "device_clause.c",
+    statements_reading_and_writing_one_array => "statement_order.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -176,6 +177,7 @@ variants! {
         gpu_style_region_through_the_runtime => "gpu_style.c",
         device_memory_routines_and_is_device_ptr => "device_memory.c",
         device_clause_names_a_device_or_the_host => "device_clause.c",
+        statements_reading_and_writing_one_array => "statement_order.c",
     ]
 }
 

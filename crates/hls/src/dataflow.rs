@@ -388,10 +388,24 @@ pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
         outputs.push(Output { name: a.array.clone(), elem, stmt: s, offsets: offs });
     }
     let mut inputs: Vec<Input> = Vec::new();
-    for a in scop.accesses.iter().filter(|a| a.kind == AccessKind::Read) {
+    let stmt_of = |id: usize| scop.statements.iter().position(|st| st.accesses.contains(&id));
+    for (id, a) in scop.accesses.iter().enumerate().filter(|(_, a)| a.kind == AccessKind::Read) {
         let Some(offs) = tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts) else {
             return Err(unsupported(format!("the read {} is not at the loop indices plus constants, in loop order", a.text)));
         };
+        // A read of an array an earlier statement of the same iteration writes needs
+        // that statement's new value; the load process streams the values from before
+        // the kernel, so such a region is not streamed (it would read stale data).
+        let reader = stmt_of(id).ok_or_else(|| Reason::KernelInconsistent { detail: format!("the read {} belongs to no statement", a.text) })?;
+        if let Some(o) = outputs.iter().find(|o| o.name == a.array && o.stmt < reader) {
+            return Err(unsupported(format!(
+                "'{}' is read ({}) after an earlier statement of the same iteration (statement {}) writes it; the load \
+                 stream delivers the values from before the kernel, not the new ones",
+                a.array,
+                a.text,
+                o.stmt + 1
+            )));
+        }
         // An array read and written: only the element the iteration writes (a
         // point-wise update, `ey[i][j] = ey[i][j] - …`), so that every element is read
         // before it is written, whatever the processes' overlap.
