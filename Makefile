@@ -3,6 +3,10 @@
 #                 sizes on the emulated device (table, target/bench/bench.{json,svg})
 #   make examples — the self-checking examples, printing what ran where
 #   make test   — set up, build, run every test
+#   make install PREFIX=<dir> — build, then install relocatably into <dir> (default
+#                 /usr/local): bin/tessera, lib/{libtessera_rt.so,tessera_plugin.so},
+#                 include/tessera/, share/tessera/hls-headers/, lib/cmake/Tessera/
+#                 (make install-only, or INSTALL_NOBUILD=1: install what is built)
 #   make fuzz   — differential fuzzing of the data environment with many generated
 #                 programs (FUZZ_COUNT, FUZZ_SEED, FUZZ_FEATURES, FUZZ_JOBS; failing
 #                 programs are kept in target/fuzz/)
@@ -20,7 +24,7 @@ PLUGIN_BUILD := $(CURDIR)/build/plugin
 TESSERA_FEATURES ?=
 CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 
-.PHONY: all setup hls-headers build test fuzz corpus bench examples clean
+.PHONY: all setup hls-headers build install install-only test fuzz corpus bench examples clean
 
 all: build
 
@@ -39,6 +43,16 @@ build: setup hls-headers
 	  -DTESSERA_CARGO_TARGET_DIR=$(TARGET) >/dev/null
 	cmake --build $(PLUGIN_BUILD)
 	cp $(PLUGIN_BUILD)/tessera_plugin.so $(RELEASE)/tessera_plugin.so
+
+# Relocatable install (scripts/install.sh lists the files); find_package(Tessera CONFIG)
+# with -DCMAKE_PREFIX_PATH=$(PREFIX) then gives tessera_add_fpga_executable().
+PREFIX ?= /usr/local
+INSTALL_NOBUILD ?=
+install: $(if $(INSTALL_NOBUILD),,build)
+	scripts/install.sh '$(DESTDIR)$(PREFIX)'
+
+install-only:
+	scripts/install.sh '$(DESTDIR)$(PREFIX)'
 
 test: build
 	$(CARGO) test --release --workspace $(CARGO_FEATURES)

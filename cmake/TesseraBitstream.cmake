@@ -6,7 +6,8 @@
 # <kernel>.xclbin.json) by running `tessera bitstream`, which runs `v++ -c` and `v++ -l`
 # (see bitstreams/README.md for the commands).
 #
-#   include(TesseraBitstream)   # with <tessera>/cmake on CMAKE_MODULE_PATH
+#   include(TesseraBitstream)   # with <tessera>/cmake on CMAKE_MODULE_PATH, or
+#                               # find_package(Tessera CONFIG) (TesseraConfig.cmake)
 #   tessera_add_bitstream(<name>
 #       KERNELS    <output>.tessera               # every kernel of the directory, or
 #       MANIFEST   <dir>/<kernel>.manifest.json   # one kernel; either may be generated at build time
@@ -30,8 +31,9 @@
 # when a DEPENDS changes). MANIFEST suits a manifest whose name is known.
 #
 # Inputs (cache variables):
-#   TESSERA_EXECUTABLE         the `tessera` driver (default: found on PATH or in
-#                              <tessera>/target/release)
+#   TESSERA_EXECUTABLE         the `tessera` driver (default: found on PATH, in
+#                              <tessera>/target/release or, installed, <prefix>/bin;
+#                              find_package(Tessera) sets it to <prefix>/bin/tessera)
 #   TESSERA_BITSTREAM_DRY_RUN  ON: run `tessera bitstream --dry-run` (prints the v++
 #                              commands, writes <kernel>.cfg; needs no Vitis). Its
 #                              output is then the .cfg instead of the .xclbin.
@@ -43,7 +45,9 @@
 
 get_filename_component(_tessera_bitstream_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 
-find_program(TESSERA_EXECUTABLE tessera HINTS "${_tessera_bitstream_root}/target/release"
+find_program(TESSERA_EXECUTABLE tessera
+             HINTS "${_tessera_bitstream_root}/target/release"
+                   "${CMAKE_CURRENT_LIST_DIR}/../../../bin"  # installed: <prefix>/lib/cmake/Tessera
              DOC "The tessera driver (tessera cc, tessera bitstream)")
 
 option(TESSERA_BITSTREAM_DRY_RUN

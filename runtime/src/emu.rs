@@ -257,8 +257,10 @@ pub fn needs_vendor_headers(manifest: &Manifest) -> bool {
 }
 
 /// Where the runtime looks for the vendor headers (a directory holding `ap_int.h`),
-/// in order: `TESSERA_HLS_HEADERS` alone when set; otherwise `hls-headers/` one and
-/// two levels above the directory of the object the runtime lives in
+/// in order: `TESSERA_HLS_HEADERS` alone when set; otherwise `share/tessera/hls-headers/`
+/// one level above the directory of the object the runtime lives in (an installed
+/// `<prefix>/lib/libtessera_rt.so` → `<prefix>/share/tessera/hls-headers`), then
+/// `hls-headers/` one and two levels above that directory
 /// (`target/release/libtessera_rt.so` → `target/hls-headers`; a test executable in
 /// `target/release/deps/` → the same), then the build tree's `target/hls-headers`.
 pub fn hls_header_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
@@ -267,6 +269,11 @@ pub fn hls_header_dirs(explicit: Option<&Path>) -> Vec<PathBuf> {
     }
     let mut dirs = Vec::new();
     if let Some(obj) = own_object_path() {
+        // An installed tree (`make install`): <prefix>/lib/libtessera_rt.so →
+        // <prefix>/share/tessera/hls-headers.
+        if let Some(prefix) = obj.parent().and_then(Path::parent) {
+            dirs.push(prefix.join("share/tessera/hls-headers"));
+        }
         let mut up = obj.parent();
         for _ in 0..2 {
             match up.and_then(Path::parent) {

@@ -1,8 +1,10 @@
 //! `tessera cc`: clang-19 with the Tessera plugin and runtime.
 //!
-//! The plugin and the runtime library are found next to the `tessera` executable
-//! (`make build` puts all three in `target/release/`), or through `TESSERA_PLUGIN` and
-//! `TESSERA_RUNTIME_DIR`. The compiler is `$TESSERA_CLANG` (`$TESSERA_CLANGXX` for
+//! The plugin and the runtime library are found through `TESSERA_PLUGIN` and
+//! `TESSERA_RUNTIME_DIR`, else in `<exe dir>/../lib` (an installed tree:
+//! `<prefix>/bin/tessera`, `<prefix>/lib/tessera_plugin.so`, `<prefix>/lib/libtessera_rt.so`,
+//! see `make install`), else next to the `tessera` executable (`make build` puts all
+//! three in `target/release/`); see [`search_dirs`]. The compiler is `$TESSERA_CLANG` (`$TESSERA_CLANGXX` for
 //! `tessera c++`), else `clang-19` (`clang++-19`) on `PATH`:
 //! the plugin is built against clang 19's C++ ABI, so no other clang can load it.
 
@@ -22,6 +24,23 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect::<Vec<_>>())?
         .into_iter()
         .find(|p| p.is_file())
+}
+
+/// Where `tessera cc` looks for the plugin and the runtime library, in order, given the
+/// directory of the (canonical) `tessera` executable: the installed layout's
+/// `<prefix>/lib` first, then the executable's own directory (the build tree).
+pub fn search_dirs(exe_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(prefix) = exe_dir.parent() {
+        dirs.push(prefix.join("lib"));
+    }
+    dirs.push(exe_dir.to_path_buf());
+    dirs
+}
+
+/// The first of `dirs` holding a file `name`.
+fn find_in(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
+    dirs.iter().find(|d| d.join(name).is_file()).cloned()
 }
 
 /// The clang command line `tessera cc args` runs (without the compiler itself).
@@ -67,17 +86,21 @@ pub fn run(args: &[String], language: Language) -> ExitCode {
         eprintln!("tessera cc: error: {msg}");
         ExitCode::FAILURE
     };
-    let dir = exe_dir();
+    let dirs = exe_dir().map(|d| search_dirs(&d)).unwrap_or_default();
     let plugin = match std::env::var_os("TESSERA_PLUGIN").map(PathBuf::from) {
         Some(p) => p,
-        None => match dir.as_ref().map(|d| d.join("tessera_plugin.so")).filter(|p| p.is_file()) {
-            Some(p) => p,
-            None => return fail("the Tessera clang plugin (tessera_plugin.so) is not next to this executable; run `make build` or set TESSERA_PLUGIN".into()),
+        None => match find_in(&dirs, "tessera_plugin.so") {
+            Some(d) => d.join("tessera_plugin.so"),
+            None => return fail("the Tessera clang plugin (tessera_plugin.so) is neither in <prefix>/lib nor next to this executable; run `make build` or set TESSERA_PLUGIN".into()),
         },
     };
-    let runtime_dir = match std::env::var_os("TESSERA_RUNTIME_DIR").map(PathBuf::from).or(dir) {
+    let runtime_dir = match std::env::var_os("TESSERA_RUNTIME_DIR").map(PathBuf::from) {
         Some(d) if d.join("libtessera_rt.so").is_file() => d,
-        _ => return fail("the Tessera runtime (libtessera_rt.so) is not next to this executable; run `make build` or set TESSERA_RUNTIME_DIR".into()),
+        Some(_) => return fail("TESSERA_RUNTIME_DIR does not hold libtessera_rt.so".into()),
+        None => match find_in(&dirs, "libtessera_rt.so") {
+            Some(d) => d,
+            None => return fail("the Tessera runtime (libtessera_rt.so) is neither in <prefix>/lib nor next to this executable; run `make build` or set TESSERA_RUNTIME_DIR".into()),
+        },
     };
     let (var, name) = match language {
         Language::C => ("TESSERA_CLANG", "clang-19"),
@@ -121,6 +144,24 @@ mod tests {
                 "-Wl,-rpath,/t"
             ]
         );
+    }
+
+    #[test]
+    fn installed_lib_dir_comes_before_the_executables_own() {
+        assert_eq!(
+            search_dirs(Path::new("/opt/tessera/bin")),
+            [PathBuf::from("/opt/tessera/lib"), PathBuf::from("/opt/tessera/bin")]
+        );
+        assert_eq!(search_dirs(Path::new("/")), [PathBuf::from("/")]);
+        let tmp = tempfile::tempdir().unwrap();
+        let (bin, lib) = (tmp.path().join("bin"), tmp.path().join("lib"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(bin.join("libtessera_rt.so"), "").unwrap();
+        assert_eq!(find_in(&search_dirs(&bin), "libtessera_rt.so"), Some(bin.clone()));
+        std::fs::write(lib.join("libtessera_rt.so"), "").unwrap();
+        assert_eq!(find_in(&search_dirs(&bin), "libtessera_rt.so"), Some(lib));
+        assert_eq!(find_in(&search_dirs(&bin), "tessera_plugin.so"), None);
     }
 
     #[test]
