@@ -35,8 +35,9 @@
 //! constant` for every loop in order; every read has subscripts of the same form and
 //! is of an array the region does not write, or of exactly the element the iteration
 //! writes (a point-wise in-place update: its load and store processes share the
-//! array's one port, reading each element before its update writes it); no
-//! reduction, no scalar write. Every
+//! array's one port, reading each element before its update writes it) by the
+//! statement that writes it or an earlier one — a later statement would need the new
+//! value, and the load stream has the old one; no reduction, no scalar write. Every
 //! loop but the outermost has a compile-time trip count (the line buffers' size),
 //! and the buffers fit the device's block RAM.
 //!
