@@ -158,7 +158,9 @@ pub fn expectations(source: &str) -> Vec<Expect> {
     out
 }
 
-fn run(cmd: &mut Command, what: &str) -> std::process::Output {
+/// Runs `cmd`, which must succeed: else a panic naming `what`, with its exit status,
+/// any memory-port violation of the emulated device, its stdout and stderr.
+pub fn run(cmd: &mut Command, what: &str) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -58,24 +58,16 @@ file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/tessera-exe.txt" CONTENT "$<TARGET_FIL
 fn run(cmd: &mut Command, what: &str) -> Output {
     // cargo test puts target/release on LD_LIBRARY_PATH, which would win over the
     // programs' RUNPATH (<prefix>/lib): the installed tree must stand on its own.
-    let out = cmd
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("TESSERA_PLUGIN")
-        .env_remove("TESSERA_RUNTIME_DIR")
-        .env_remove("OMP_TARGET_OFFLOAD")
-        .env_remove("MAKEFLAGS")
-        .env_remove("MFLAGS")
-        .env_remove("MAKELEVEL")
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    tessera_tests::run(
+        cmd.env_remove("LD_LIBRARY_PATH")
+            .env_remove("TESSERA_PLUGIN")
+            .env_remove("TESSERA_RUNTIME_DIR")
+            .env_remove("OMP_TARGET_OFFLOAD")
+            .env_remove("MAKEFLAGS")
+            .env_remove("MFLAGS")
+            .env_remove("MAKELEVEL"),
+        what,
+    )
 }
 
 /// `[workspace.package] version` of the workspace Cargo.toml.

@@ -7,24 +7,13 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+use tessera_tests::run;
 
 fn tessera() -> PathBuf {
     let t = tessera_tests::repo_root().join("target/release/tessera");
     assert!(t.is_file(), "{} is missing: run `make build` first", t.display());
     t
-}
-
-fn run(cmd: &mut Command, what: &str) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
