@@ -216,6 +216,12 @@ impl Analysis {
         }
     }
 
+    /// 1D: how many words ahead of an output word its inputs' windows reach (the
+    /// word ring holds `lag + 1`).
+    fn lag(&self) -> i64 {
+        self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0)
+    }
+
     /// Words of the window an output word reads from one row of `a`: `NW`.
     fn window_words(&self, a: &Input) -> i64 {
         let d = self.depth() - 1;
@@ -226,7 +232,7 @@ impl Analysis {
     /// words, or the 1D word ring).
     pub fn buffer_elements(&self) -> i64 {
         if self.depth() == 1 {
-            let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+            let lag = self.lag();
             return self.inputs.len() as i64 * (lag + 1) * self.w;
         }
         self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
@@ -243,7 +249,7 @@ impl Analysis {
             let bits = self.w * a.elem.size() as i64 * 8;
             let nw = self.window_words(a);
             if self.depth() == 1 {
-                let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+                let lag = self.lag();
                 out.push(OnChip { name: format!("{}_ring", a.name), memories: lag + 1, words: 1, word_bits: bits, in_bram: false });
             } else {
                 let three = self.depth() == 3;
@@ -318,7 +324,7 @@ impl Analysis {
         }
         let w = self.w;
         if self.depth() == 1 {
-            let lag = self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0);
+            let lag = self.lag();
             let ko = (n0 + w - 1) / w;
             let ki = self.inputs.iter().map(|a| (n0 + a.offsets[0].1 - a.offsets[0].0 + w - 1) / w).max().unwrap_or(0);
             return ki.max(ko + lag);
@@ -803,7 +809,7 @@ impl Gen<'_> {
     fn compute_1d(&self, c: &mut String) {
         let an = self.an;
         let w = self.w();
-        let lag = an.inputs.iter().map(|a| an.window_words(a) - 1).max().unwrap_or(0);
+        let lag = an.lag();
         let ring = lag + 1;
         let _ = writeln!(c, "  // Each output word needs the input words from its own to {lag} word(s) ahead: a ring of {ring}.");
         for a in &an.inputs {

@@ -43,11 +43,6 @@ impl Mode {
             Mode::Dataflow => "dataflow",
         }
     }
-
-    /// Whether the kernel is tiled by the polyhedral optimizer (`paper`, `tessera`).
-    pub fn is_tiled(self) -> bool {
-        matches!(self, Mode::Paper | Mode::Tessera)
-    }
 }
 
 impl fmt::Display for Mode {
@@ -151,6 +146,5 @@ mod tests {
         }
         assert!("tiled".parse::<Mode>().unwrap_err().contains("known: baseline, paper, tessera, dataflow"));
         assert!(serde_json::from_str::<RunMode>("\"gpu\"").is_err());
-        assert!(!Mode::Dataflow.is_tiled() && Mode::Tessera.is_tiled());
     }
 }
