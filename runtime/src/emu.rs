@@ -248,7 +248,7 @@ impl Device for EmuDevice {
                 KernelArg::Scalar(_) => None,
             })
             .collect();
-        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(&kernel)? })
+        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(kernel)? })
     }
 }
 
