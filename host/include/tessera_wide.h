@@ -176,8 +176,9 @@ template <typename T, int B>
 inline void enable_lane(emu::byte_mask<B> &m, int i) {
     constexpr std::size_t S = sizeof(T);
     static_assert(S == 1 || S == 2 || S == 4 || S == 8, "tessera::enable_lane: lanes of 1, 2, 4 or 8 bytes");
-    const std::size_t k = S * static_cast<std::size_t>(i);  // a lane never straddles two 64-bit words
-    m.bits[k / 64] |= (S == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << S) - 1) << (k % 64);
+    // Bits S*i .. S*i+S-1, one per byte of the lane; they never straddle two 64-bit words.
+    const std::size_t k = S * static_cast<std::size_t>(i);
+    m.bits[k / 64] |= ((std::uint64_t(1) << S) - 1) << (k % 64);
 }
 
 /// Enables the bytes of lane `i` (of T) in an ap_uint mask.
