@@ -124,6 +124,12 @@ int main(int argc, char **argv) {
         double out[4];
         tessera::unpack(d, out);
         CHECK(out[0] == 0.0 && out[2] == -2.5);
+        // Narrow words (w = 4 lanes of uint8): 4 bytes, no padding, same bits.
+        tessera::wide_t<4, std::uint8_t> n = 0;
+        tessera::set_lane<std::uint8_t>(n, 2, 0xab);
+        CHECK(sizeof n == 4 && tessera::get_lane<std::uint8_t>(n, 2) == 0xab);
+        const ap_uint<32> nu = n;
+        CHECK(nu.to_uint64() == 0xab0000u);
         // Strobes: lane masks.
         tessera::strobe_t<16, float> m = 0;
         tessera::enable_lane<float>(m, 15);
