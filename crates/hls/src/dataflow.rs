@@ -54,7 +54,10 @@
 //!   a second bundle is unverified;
 //! - the load process keeps one burst requested ahead, the store process 8 bursts
 //!   awaiting responses; every stream is one burst deep ([`Analysis::channels`]), a
-//!   depth from the burst length, not from the processes' synthesised latencies;
+//!   depth from the burst length, not from the processes' synthesised latencies (the
+//!   emulated device runs the processes concurrently over streams of exactly that
+//!   depth, so a depth too small for the processes' order would deadlock there; the
+//!   report shows each stream's peak occupancy);
 //! - II = 1 of the compute loop rests on the buffer partitioning (one read per bank and
 //!   cycle); synthesis has not confirmed it.
 
