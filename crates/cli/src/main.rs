@@ -12,13 +12,18 @@
 //!   kernels' `.xclbin` files with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
 //! - `tessera bench [--size paper|small] …` builds the paper's stencils, runs them on the
 //!   emulated device and prints exact counts and modelled FPGA times (`bench.rs`).
+//! - `tessera dse [SET] --tiles … --port-width … --modes … --banks …` sweeps those
+//!   configurations over the stencils, locally or as a Slurm job array, and writes a
+//!   table, JSON and a Pareto plot (`dse.rs`, Slurm submission in `slurm.rs`).
 //!
 //! Only this crate, the plugin glue and the runtime do I/O.
 
 mod bench;
 mod bitstream;
 mod cc;
+mod dse;
 mod explain;
+mod slurm;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -73,6 +78,10 @@ enum Command {
     /// Build the paper's stencils, run them on the emulated device, check bit-exactness
     /// and print exact DDR counts, modelled FPGA times and measured times.
     Bench(bench::BenchArgs),
+    /// Sweep configurations (tiles x port widths x modes x banks) over the stencils:
+    /// exact counts from emulation, modelled time and resources, a table, JSON and a
+    /// Pareto plot; locally on all cores or as a Slurm job array (`--slurm`).
+    Dse(dse::DseArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +92,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args),
         Command::Bitstream(args) => bitstream::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Dse(args) => dse::run(&args),
     }
 }
 
