@@ -13,8 +13,10 @@
 # One cargo target directory (target/) serves the CLI, the runtime and the plugin's
 # staticlib, so the Rust side is built once.
 
+# munge, slurmctld, slurmd, slurm-client: the single-node Slurm cluster tests/dse.rs
+# starts to test `tessera dse --slurm` (nothing else needs them).
 DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev libomp-19-dev cmake make g++ \
-                autoconf automake libtool
+                autoconf automake libtool munge slurmctld slurmd slurm-client
 CARGO ?= cargo
 TARGET := $(CURDIR)/target
 RELEASE := $(TARGET)/release
