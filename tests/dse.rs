@@ -14,6 +14,9 @@
 //!   `Drop`). Where the cluster cannot run (not root, packages missing, a daemon
 //!   that does not come up) the Slurm part prints `skipped: <why>` and passes, unless
 //!   `TESSERA_REQUIRE_SLURM=1`.
+//!   Then `tessera bitstream --slurm` on the same cluster, with a stub `v++`: each
+//!   kernel's compile job, then its link job (`afterok`), the bitstreams and build
+//!   records written by the jobs.
 //! - `slurm_dry_run`: `--slurm --dry-run` writes the array job's script (options,
 //!   the `--run-config` command) and prints the sbatch command, without Slurm.
 
@@ -170,7 +173,110 @@ fn local_sweep_and_slurm_sweep() {
     assert_eq!(out.status.code(), Some(1));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("missing: #2 (tiles default, W 16, dataflow, 1 bank): no result file"), "{table}");
+
+    bitstream_on_slurm(&cluster, tmp.path());
     drop(cluster);
+}
+
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `tessera bitstream --slurm` with a stub `v++` (not Vitis: it logs its calls, takes 2 s
+/// to compile, writes its `-o` file, and refuses to link a missing `.xo`): two
+/// programs' kernels, each compiled by one job and linked by a job that Slurm starts
+/// only after it; the bitstreams and their build records appear.
+fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
+    let t = tmp.join("bitstream");
+    let bin = t.join("vitis/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = t.join("calls.log");
+    write_script(
+        &bin.join("v++"),
+        &format!(
+            "out=; last=\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; last=$a; done\n\
+             if [ \"$1\" = -c ]; then sleep 2; else [ -f \"$last\" ] || {{ echo \"stub v++: no $last\" >&2; exit 1; }}; fi\n\
+             echo \"v++ $1 $out\" >> '{}'\necho stub > \"$out\"\n",
+            log.display()
+        ),
+    );
+    std::fs::write(t.join("u250.xpfm"), "").unwrap();
+    let mut kernels = Vec::new();
+    for (prog, exe) in [("stencil1d", "s1"), ("stencil2d", "s2")] {
+        run(
+            Command::new(tessera())
+                .args(["cc", "-O2"])
+                .arg(repo_root().join(format!("tests/programs/{prog}.c")))
+                .arg("-o")
+                .arg(t.join(exe)),
+            "tessera cc",
+        );
+        let dir = t.join(format!("{exe}.tessera"));
+        let k: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.unwrap().file_name().into_string().unwrap().strip_suffix(".manifest.json").map(String::from))
+            .collect();
+        assert_eq!(k.len(), 1, "{k:?}");
+        kernels.push((k[0].clone(), exe));
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = run(
+        Command::new(tessera())
+            .args(["bitstream", "s1.tessera", "s2.tessera", "--platform", "u250.xpfm", "-t", "hw", "-o", "b", "--slurm", "--time", "5:00"])
+            .current_dir(&t)
+            .env("PATH", &path)
+            .env("XILINX_VITIS", t.join("vitis"))
+            .env("SLURM_CONF", &cluster.conf),
+        "tessera bitstream --slurm",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ids: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.split(" as job ").nth(1).and_then(|r| r.split(':').next()).map(str::to_string))
+        .collect();
+    assert_eq!(ids.len(), 4, "two compile and two link jobs:\n{stdout}");
+    // Wait for the four jobs.
+    let t0 = Instant::now();
+    let states = loop {
+        let q = Command::new("squeue")
+            .args(["-h", "-t", "all", "-o", "%i|%T", "-j", &ids.join(",")])
+            .env("SLURM_CONF", &cluster.conf)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&q.stdout).into_owned();
+        let states: Vec<(String, String)> =
+            text.lines().filter_map(|l| l.split_once('|')).map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        if states.len() == 4 && states.iter().all(|(_, s)| !["PENDING", "RUNNING", "CONFIGURING", "COMPLETING"].contains(&s.as_str())) {
+            break states;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "the bitstream jobs did not finish: {text}\n{}", cluster.logs());
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    visible(&format!("slurm: the 4 bitstream jobs (compiles, then links) finished in {:.1} s", t0.elapsed().as_secs_f64()));
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        states.iter().all(|(_, s)| s == "COMPLETED"),
+        "{states:?}\ncalls:\n{calls}\nlogs: {}",
+        std::fs::read_dir(t.join("b/hw/slurm"))
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                format!("--- {}\n{}", p.display(), std::fs::read_to_string(&p).unwrap_or_default())
+            })
+            .collect::<String>()
+    );
+    let lines: Vec<&str> = calls.lines().collect();
+    for (k, exe) in &kernels {
+        let c = lines.iter().position(|l| *l == format!("v++ -c b/hw/{k}.xo")).unwrap_or_else(|| panic!("no compile of {k}:\n{calls}"));
+        let l = lines.iter().position(|l| *l == format!("v++ -l b/hw/{k}.xclbin")).unwrap_or_else(|| panic!("no link of {k}:\n{calls}"));
+        assert!(c < l, "{k} linked before it was compiled:\n{calls}");
+        let record = read_json(&t.join(format!("b/hw/{k}.xclbin.json")));
+        let manifest = read_json(&t.join(format!("{exe}.tessera/{k}.manifest.json")));
+        assert_eq!(record["hash"], manifest["hash"]);
+        assert!(t.join(format!("b/hw/{k}.xclbin")).is_file());
+    }
 }
 
 #[test]

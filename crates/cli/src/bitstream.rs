@@ -22,6 +22,11 @@
 //! `tessera_math.h`, `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
 //!
+//! `--slurm` submits the same work to Slurm instead (`slurm.rs`): every kernel's
+//! `v++ -c` as a job, its `v++ -l` (and the build record) as a job that starts after it
+//! (`--dependency=afterok`), scripts in `<out>/<target>/slurm/`; with `--dry-run` the
+//! sbatch commands are printed.
+//!
 //! Without `--dry-run` the command needs `v++` on `PATH` and `$XILINX_VITIS` (both set
 //! by Vitis' `settings64.sh`), `emconfigutil` for the emulation targets, and an
 //! existing platform; otherwise it stops and says what is missing. `--dry-run` only
@@ -97,6 +102,8 @@ pub struct BitstreamArgs {
     /// Extra argument for every `v++ -l` (e.g. `--link-arg=--vivado.impl.jobs=8`); repeatable.
     #[arg(long = "link-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub link_args: Vec<String>,
+    #[command(flatten)]
+    pub slurm: crate::slurm::SlurmArgs,
 }
 
 /// Runs `tessera bitstream`.
@@ -376,6 +383,9 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
         say(&format!("#   wrote {}", p.cfg_path.display()));
     }
 
+    if a.slurm.slurm {
+        return submit_to_slurm(a, &base, emconfig_step.as_ref(), &plans, &records);
+    }
     if a.dry_run {
         if let Some(s) = &emconfig_step {
             say(&s.shell());
@@ -515,4 +525,57 @@ fn run_kernels(plans: &[KernelPlan], records: &[BitstreamRecord], jobs: usize) -
         }
     });
     failures.into_inner().expect("no worker panics").into_iter().map(|(_, f)| f).collect()
+}
+
+/// `--slurm`: the emulation config, every kernel's compile and, after it (`afterok`),
+/// its link and build record as Slurm jobs (`crate::slurm`); printed with `--dry-run`.
+fn submit_to_slurm(
+    a: &BitstreamArgs,
+    base: &FlowOptions,
+    emconfig_step: Option<&Step>,
+    plans: &[KernelPlan],
+    records: &[BitstreamRecord],
+) -> Result<(), String> {
+    use crate::slurm::{self, Job};
+    let q = |p: &Path| tessera_flow::shell_quote(&p.display().to_string());
+    let dir = base.target_dir().join("slurm");
+    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job {
+        log: dir.join(format!("{name}-%j.out")),
+        name,
+        commands,
+        after,
+        array: None,
+    };
+    let mut jobs = Vec::new();
+    if let Some(s) = emconfig_step {
+        jobs.push(job("emconfig".into(), vec![s.shell()], vec![]));
+    }
+    for (p, r) in plans.iter().zip(records) {
+        let record = BitstreamRecord::path_for(&p.xclbin);
+        jobs.push(job(format!("compile-{}", p.kernel), vec![format!("rm -f {}", q(&record)), p.compile.shell()], vec![]));
+        let link = vec![
+            p.link.shell(),
+            format!("test -f {}", q(&p.xclbin)),
+            format!("printf '%s\\n' {} > {}", tessera_flow::shell_quote(r.to_json().trim_end()), q(&record)),
+        ];
+        jobs.push(job(format!("link-{}", p.kernel), link, vec![jobs.len() - 1]));
+    }
+    let scripts = slurm::write_scripts(&jobs, &a.slurm, &dir)?;
+    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
+    if a.dry_run {
+        for line in slurm::dry_run(&jobs, &scripts) {
+            say(&line);
+        }
+        print_environment(base, "# after the link jobs, to run with these bitstreams:");
+        return Ok(());
+    }
+    let ids = slurm::submit(&jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
+    say(&format!(
+        "# {} job(s) submitted (squeue -j {}); each link job starts when its compile job has succeeded; logs in {}",
+        ids.len(),
+        ids.join(","),
+        dir.display()
+    ));
+    print_environment(base, "# after the link jobs, to run with these bitstreams:");
+    Ok(())
 }

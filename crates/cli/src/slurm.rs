@@ -59,12 +59,17 @@ pub struct Job {
     pub log: PathBuf,
 }
 
-/// The batch script of `job`, run in `workdir`.
-pub fn script(job: &Job, args: &SlurmArgs, workdir: &Path) -> String {
+/// The batch script of `job`, run in `workdir`; `after` names the jobs it waits for.
+pub fn script(job: &Job, args: &SlurmArgs, workdir: &Path, after: &[&str]) -> String {
     let mut s = String::from("#!/bin/sh\n");
     s.push_str(&format!(
-        "# Written by tessera; submitted as: sbatch{} {}.sbatch\n",
+        "# Written by tessera; submitted as: sbatch{}{} {}.sbatch\n",
         job.array.as_ref().map(|a| format!(" --array={a}")).unwrap_or_default(),
+        if after.is_empty() {
+            String::new()
+        } else {
+            format!(" --dependency=afterok:{}", after.iter().map(|n| format!("<job id of {n}>")).collect::<Vec<_>>().join(":"))
+        },
         job.name
     ));
     let mut opt = |line: String| s.push_str(&format!("#SBATCH {line}\n"));
@@ -104,7 +109,8 @@ pub fn write_scripts(jobs: &[Job], args: &SlurmArgs, dir: &Path) -> Result<Vec<P
             std::fs::create_dir_all(log_dir).map_err(|e| format!("cannot create {}: {e}", log_dir.display()))?;
         }
         let path = dir.join(format!("{}.sbatch", job.name));
-        std::fs::write(&path, script(job, args, &workdir)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let after: Vec<&str> = job.after.iter().map(|&d| jobs[d].name.as_str()).collect();
+        std::fs::write(&path, script(job, args, &workdir, &after)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -294,7 +300,7 @@ mod tests {
             cpus_per_task: Some(4),
             sbatch_args: vec!["--account=p1".into()],
         };
-        let s = script(&job("k", vec![], Some("0-3")), &args, Path::new("/w"));
+        let s = script(&job("k", vec![], Some("0-3")), &args, Path::new("/w"), &[]);
         assert!(s.starts_with("#!/bin/sh\n"));
         for line in [
             "#SBATCH --job-name=k",
@@ -310,6 +316,8 @@ mod tests {
             assert!(s.lines().any(|l| l == line), "{line} missing from\n{s}");
         }
         assert!(s.contains("sbatch --array=0-3 k.sbatch"));
+        let l = script(&job("l", vec![0], None), &args, Path::new("/w"), &["c"]);
+        assert!(l.contains("sbatch --dependency=afterok:<job id of c> l.sbatch"), "{l}");
     }
 
     #[test]
