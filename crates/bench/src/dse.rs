@@ -761,6 +761,119 @@ mod tests {
         assert!(Space { modes: vec![], ..s }.check().unwrap_err().contains("empty"));
     }
 
+    fn result(name: &str, status: Status, kernel_s: f64, read: u64, lanes: u64) -> StencilResult {
+        use crate::{Exact, Measured, Modelled, StencilConfig};
+        let ok = status == Status::Ok;
+        let mut k = tessera_model::KernelShape { lanes, ..Default::default() };
+        k.ops.add_fp(tessera_model::resources::FpOp::AddSub, tessera_model::resources::Precision::Single, 4);
+        StencilResult {
+            name: name.into(),
+            config: StencilConfig { tiles: "default".into(), tile_sizes: vec![64, 64], port_width: 16, mode: Mode::Tessera, banks: 1 },
+            status,
+            error: (!ok).then(|| "tessera cc (tessera) failed:\nline 2".to_string()),
+            bit_exact: Some(ok),
+            ran_mode: None,
+            baseline: None,
+            exact: ok.then_some(Exact {
+                ddr_read_bytes: read,
+                ddr_write_bytes: 100,
+                compulsory_bytes: Some(150),
+                bursts: 7,
+                exposed_round_trips: 0,
+                buffer_elements: 0,
+                traffic_ratio: None,
+                bytes_to_device: 0,
+                bytes_from_device: 0,
+            }),
+            modelled: ok.then(|| Modelled {
+                baseline_s: 4.0 * kernel_s,
+                kernel_s,
+                kernel_cycles: 1,
+                roofline_s: kernel_s / 2.0,
+                host_transfer_s: 0.0,
+                clock_mhz: 50.0,
+                speedup: 4.0,
+                roofline_fraction: 0.5,
+                baseline_roofline_fraction: 0.1,
+                end_to_end_s: kernel_s,
+                bound: "cycles".into(),
+                structure: String::new(),
+                target_clock_mhz: 250.0,
+                target_kernel_s: kernel_s / 5.0,
+                target_roofline_fraction: 0.5,
+            }),
+            resources: ok.then(|| crate::ResourceFigures::new("tessera", &k, &ResourceParams::XCVU9P)),
+            measured: Measured::default(),
+        }
+    }
+
+    fn bench(stencils: Vec<StencilResult>) -> Bench {
+        Bench {
+            config: Config { mode: Mode::Tessera, ..Config::default() },
+            clock_mhz: 50.0,
+            clock_rule: "50 MHz".into(),
+            stencils,
+            total_s: 2.0,
+        }
+    }
+
+    #[test]
+    fn a_point_sums_times_and_counts_and_takes_the_largest_kernel() {
+        let p = Point::of(3, &bench(vec![result("1D-jacobi", Status::Ok, 1.0, 200, 8), result("2D-jacobi", Status::Ok, 3.0, 400, 64)]));
+        assert!(p.ok());
+        assert_eq!(p.index, 3);
+        let e = p.exact.as_ref().unwrap();
+        assert_eq!((e.ddr_read_bytes, e.ddr_write_bytes, e.bursts, e.compulsory_bytes), (600, 200, 14, Some(300)));
+        let m = p.modelled.as_ref().unwrap();
+        assert_eq!((m.kernel_s, m.baseline_s, m.roofline_s), (4.0, 16.0, 2.0));
+        assert!((m.speedup - 4.0).abs() < 1e-12 && (m.geomean_speedup - 4.0).abs() < 1e-12);
+        assert_eq!(m.roofline_fraction, 0.5);
+        let r = p.resources.as_ref().unwrap();
+        // 64 lanes of 4 adders use more of the device than 8 lanes.
+        assert_eq!(r.binding_stencil, "2D-jacobi");
+        let big = crate::ResourceFigures::new("tessera", &{
+            let mut k = tessera_model::KernelShape { lanes: 64, ..Default::default() };
+            k.ops.add_fp(tessera_model::resources::FpOp::AddSub, tessera_model::resources::Precision::Single, 4);
+            k
+        }, &ResourceParams::XCVU9P);
+        assert_eq!(r.max_fraction, big.usage.max());
+        assert_eq!(r.dsp, big.total.dsp);
+        // The record survives its JSON (a Slurm task's result file) unchanged.
+        let back: Point = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert!(back.same_results(&p));
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn a_failed_stencil_fails_the_point_and_keeps_it_off_the_front() {
+        let bad = Point::of(0, &bench(vec![result("1D-jacobi", Status::Ok, 1.0, 200, 8), result("2D-jacobi", Status::Failed, 0.0, 0, 1)]));
+        assert!(!bad.ok());
+        assert_eq!(bad.failed, vec!["2D-jacobi: FAILED: tessera cc (tessera) failed:".to_string()]);
+        assert!(bad.exact.is_none() && bad.modelled.is_none() && bad.measures().is_none());
+        let good = Point::of(1, &bench(vec![result("1D-jacobi", Status::Ok, 9.0, 200, 8)]));
+        let faster_bigger = Point::of(2, &bench(vec![result("1D-jacobi", Status::Ok, 1.0, 200, 64)]));
+        let dominated = Point::of(3, &bench(vec![result("1D-jacobi", Status::Ok, 9.5, 200, 64)]));
+        let d = Dse {
+            stencils: vec!["1D-jacobi".into()],
+            size: Size::Small,
+            clock_rule: String::new(),
+            space: Space { tiles: vec![Tiles::Default], port_widths: vec![16], modes: vec![Mode::Tessera], banks: vec![1] },
+            points: vec![bad, good, faster_bigger, dominated],
+            missing: Vec::new(),
+            ran: "test".into(),
+        };
+        assert_eq!(d.front(), vec![false, true, true, false]);
+        assert!(d.failed());
+        let t = table(&d);
+        assert!(t.contains("Pareto front (modelled time vs modelled resources, correct and fitting configurations): #1, #2"), "{t}");
+        assert!(t.contains("failed: #0"), "{t}");
+        let j = to_json(&d);
+        assert_eq!(j["pareto"], json!([1, 2]));
+        assert_eq!(j["configs"][0]["ok"], json!(false));
+        let svg = svg(&d);
+        assert_eq!(svg.matches(r##"fill="#d0342c""##).count(), 2 + 1, "two front markers and the legend's");
+    }
+
     #[test]
     fn nice_ceilings() {
         assert_eq!(nice_ceil(0.034), 0.05);
