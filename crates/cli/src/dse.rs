@@ -249,6 +249,10 @@ fn evaluate(spec: &Spec, indices: &[usize], jobs: usize, work_dir: &Path) -> Res
         let line = format!("config #{i} ({}): {}", spec.configs[i].label(), d.line.split_once("] ").map_or(d.line, |x| x.1));
         match &bar {
             Some(b) => {
+                // Failures stay on the screen above the bar.
+                if line.contains("FAILED") || line.contains("NOT BIT-EXACT") || line.contains("unavailable") {
+                    b.println(&line);
+                }
                 b.inc(1);
                 b.set_message(line);
             }
