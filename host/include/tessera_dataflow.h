@@ -44,38 +44,422 @@
 #ifdef TESSERA_HLS_VITIS
 #include <hls_stream.h>
 #else
-#include <deque>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if !defined(__x86_64__) || defined(TESSERA_EMU_UCONTEXT)
+#define TESSERA_EMU_USE_UCONTEXT 1
+#include <ucontext.h>
+#endif
+
+// ---------------------------------------------------------------------------------
+// Emulation of a DATAFLOW region (tessera::emu::dataflow). Two schedules, both
+// bit-exact (every process computes the same values in the same order):
+//   - concurrent (default): the processes run as coroutines of the launching thread,
+//     each on its own stack; a process that reads an empty stream, or writes a stream
+//     holding its declared depth (hls::stream<T, DEPTH>), yields to the next one, as
+//     the hardware processes stall on their FIFOs. Streams never hold more than their
+//     depth, so the data stays in the CPU's caches, and a depth too small for the
+//     processes' order is found as a deadlock (every process waiting), reported with
+//     what each one waits for.
+//   - sequential (TESSERA_EMU_DATAFLOW=sequential): Vitis' C simulation: the
+//     processes run one after the other, streams unbounded.
+// Every stream's peak occupancy is recorded; the runtime reads them after a launch
+// (tessera_emu_streams_take, tessera_emu_abi.h) and puts them in its report.
+// Context switches: a few instructions of assembly on x86-64 (callee-saved registers
+// and the stack pointer); elsewhere, or with TESSERA_EMU_UCONTEXT, POSIX ucontext.
+// ---------------------------------------------------------------------------------
+
+#ifndef TESSERA_EMU_USE_UCONTEXT
+// void tessera_emu_switch(void **save_sp, void *load_sp): saves the callee-saved
+// registers on the current stack and its pointer in *save_sp, then resumes the
+// context whose stack pointer is load_sp. tessera_emu_start: the first code a new
+// process runs (r12: its argument, r13: the function to call; never returns).
+// In a COMDAT group, so several translation units may include this header.
+__asm__(
+    ".pushsection .text.tessera_emu_switch,\"axG\",@progbits,tessera_emu_switch,comdat\n"
+    ".weak tessera_emu_switch\n"
+    ".hidden tessera_emu_switch\n"
+    ".type tessera_emu_switch,@function\n"
+    "tessera_emu_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size tessera_emu_switch, .-tessera_emu_switch\n"
+    ".weak tessera_emu_start\n"
+    ".hidden tessera_emu_start\n"
+    ".type tessera_emu_start,@function\n"
+    "tessera_emu_start:\n"
+    "  movq %r12, %rdi\n"
+    "  andq $-16, %rsp\n"
+    "  callq *%r13\n"
+    "  ud2\n"
+    ".size tessera_emu_start, .-tessera_emu_start\n"
+    ".popsection\n");
+extern "C" void tessera_emu_switch(void **save_sp, void *load_sp);
+extern "C" void tessera_emu_start();
+#endif
+
+namespace tessera {
+namespace emu {
+
+/// Streams of the calling thread destroyed since the runtime last took them.
+inline std::vector<tessera_stream_stats> &stream_log() {
+    static thread_local std::vector<tessera_stream_stats> log;
+    return log;
+}
+
+class dataflow;
+
+/// The dataflow region running on this thread (concurrent schedule), else null.
+inline dataflow *&running_dataflow() {
+    static thread_local dataflow *d = nullptr;
+    return d;
+}
+
+/// A DATAFLOW region's processes (see above).
+class dataflow {
+  public:
+    explicit dataflow(const char *region) : region_(region) {}
+    dataflow(const dataflow &) = delete;
+    dataflow &operator=(const dataflow &) = delete;
+    ~dataflow() {
+        for (proc &p : procs_) release(p);
+    }
+
+    /// Adds a process (in the region's program order).
+    void process(const char *name, std::function<void()> body) {
+        proc p;
+        p.name = name;
+        p.body = std::move(body);
+        procs_.push_back(std::move(p));
+    }
+
+    /// Whether TESSERA_EMU_DATAFLOW=sequential asks for C simulation's schedule.
+    static bool sequential() {
+        const char *v = std::getenv("TESSERA_EMU_DATAFLOW");
+        if (v == nullptr || *v == '\0' || std::strcmp(v, "concurrent") == 0) return false;
+        if (std::strcmp(v, "sequential") == 0) return true;
+        fail("TESSERA_EMU_DATAFLOW=%s: expected concurrent or sequential", v);
+    }
+
+    /// Runs every process to its end.
+    void run() {
+        if (sequential()) {
+            for (proc &p : procs_) p.body();
+            return;
+        }
+        if (running_dataflow() != nullptr) fail("dataflow region %s started inside another one", region_);
+        running_dataflow() = this;
+        for (proc &p : procs_) start(p);
+        for (;;) {
+            // A process that is resumed and at once waits again for the same stream in
+            // the same state did nothing; when none did anything, none ever will.
+            bool all_done = true, moved = false;
+            for (std::size_t i = 0; i < procs_.size(); i++) {
+                proc &p = procs_[i];
+                if (p.done) continue;
+                const void *stream = p.wait_stream;
+                const unsigned long long ops = p.wait_ops;
+                current_ = i;
+                resume(p);
+                if (!p.done) all_done = false;
+                if (p.done || stream == nullptr || p.wait_stream != stream || p.wait_ops != ops) moved = true;
+            }
+            if (all_done) break;
+            if (!moved) deadlock();
+        }
+        running_dataflow() = nullptr;
+    }
+
+    /// Called by a stream operation that cannot go on: records why (the stream, its
+    /// name, the operation, the values it holds, its depth and how many reads and
+    /// writes it has seen) and lets the other processes run; returns when this process
+    /// is resumed.
+    void wait(const void *stream, const char *name, const char *what, std::size_t held, std::size_t depth,
+              unsigned long long ops) {
+        proc &p = procs_[current_];
+        p.wait_stream = stream;
+        p.wait_name = name;
+        p.wait_what = what;
+        p.wait_held = held;
+        p.wait_depth = depth;
+        p.wait_ops = ops;
+        suspend(p);
+    }
+
+  private:
+    static constexpr std::size_t STACK_BYTES = std::size_t(8) << 20;  // reserved, touched lazily
+
+    struct proc {
+        const char *name = nullptr;
+        std::function<void()> body;
+        void *stack = nullptr;
+        bool done = false;
+        const void *wait_stream = nullptr;  // what it last waited for (null: never waited)
+        const char *wait_name = nullptr, *wait_what = nullptr;
+        std::size_t wait_held = 0, wait_depth = 0;
+        unsigned long long wait_ops = 0;
+#ifdef TESSERA_EMU_USE_UCONTEXT
+        ucontext_t ctx;
+#else
+        void *sp = nullptr;
+#endif
+    };
+
+    static void main_of(void *arg) {
+        dataflow *d = running_dataflow();
+        proc &p = *static_cast<proc *>(arg);
+        p.body();
+        p.done = true;
+        d->suspend(p);  // never resumed
+        fail("dataflow process %s resumed after its end", p.name);
+    }
+
+#ifdef TESSERA_EMU_USE_UCONTEXT
+    static void main_of_ucontext(unsigned hi, unsigned lo) {
+        main_of(reinterpret_cast<void *>((static_cast<std::uintptr_t>(hi) << 32) | static_cast<std::uintptr_t>(lo)));
+    }
+#endif
+
+    void start(proc &p) {
+#if defined(__linux__)
+        void *m = mmap(nullptr, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) fail("dataflow region %s: no stack for process %s", region_, p.name);
+        mprotect(m, 4096, PROT_NONE);  // guard page: an overflow faults instead of corrupting
+        p.stack = m;
+#else
+        p.stack = std::malloc(STACK_BYTES);
+        if (p.stack == nullptr) fail("dataflow region %s: no stack for process %s", region_, p.name);
+#endif
+#ifdef TESSERA_EMU_USE_UCONTEXT
+        if (getcontext(&p.ctx) != 0) fail("getcontext failed");
+        p.ctx.uc_stack.ss_sp = p.stack;
+        p.ctx.uc_stack.ss_size = STACK_BYTES;
+        p.ctx.uc_link = nullptr;
+        const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(&p);
+        makecontext(&p.ctx, reinterpret_cast<void (*)()>(&main_of_ucontext), 2, static_cast<unsigned>(a >> 32),
+                    static_cast<unsigned>(a & 0xffffffffu));
+#else
+        // The frame tessera_emu_switch pops: r15 r14 r13 r12 rbx rbp, then the return
+        // address (tessera_emu_start), below a 16-byte aligned top.
+        std::uintptr_t top = (reinterpret_cast<std::uintptr_t>(p.stack) + STACK_BYTES) & ~std::uintptr_t(15);
+        void **f = reinterpret_cast<void **>(top) - 8;
+        f[0] = nullptr;                                           // r15
+        f[1] = nullptr;                                           // r14
+        f[2] = reinterpret_cast<void *>(&main_of);                // r13: the function
+        f[3] = static_cast<void *>(&p);                           // r12: its argument
+        f[4] = nullptr;                                           // rbx
+        f[5] = nullptr;                                           // rbp
+        f[6] = reinterpret_cast<void *>(&tessera_emu_start);      // return address
+        f[7] = nullptr;
+        p.sp = f;
+#endif
+    }
+
+    void resume(proc &p) {
+#ifdef TESSERA_EMU_USE_UCONTEXT
+        if (swapcontext(&sched_, &p.ctx) != 0) fail("swapcontext failed");
+#else
+        tessera_emu_switch(&sched_sp_, p.sp);
+#endif
+    }
+
+    void suspend(proc &p) {
+#ifdef TESSERA_EMU_USE_UCONTEXT
+        if (swapcontext(&p.ctx, &sched_) != 0) fail("swapcontext failed");
+#else
+        tessera_emu_switch(&p.sp, sched_sp_);
+#endif
+    }
+
+    void release(proc &p) {
+        if (p.stack == nullptr) return;
+#if defined(__linux__)
+        munmap(p.stack, STACK_BYTES);
+#else
+        std::free(p.stack);
+#endif
+        p.stack = nullptr;
+    }
+
+    [[noreturn]] void deadlock() {
+        std::string why;
+        for (const proc &p : procs_) {
+            if (p.done || p.wait_stream == nullptr) continue;
+            char line[256];
+            std::snprintf(line, sizeof line, "; %s waits to %s %s (%zu of depth %zu)", p.name, p.wait_what, p.wait_name,
+                          p.wait_held, p.wait_depth);
+            why += line;
+        }
+        fail("dataflow region %s deadlocked: no process can go on%s", region_, why.c_str());
+    }
+
+    const char *region_;
+    std::vector<proc> procs_;
+    std::size_t current_ = 0;
+#ifdef TESSERA_EMU_USE_UCONTEXT
+    ucontext_t sched_;
+#else
+    void *sched_sp_ = nullptr;
+#endif
+};
+
+}  // namespace emu
+}  // namespace tessera
+
+/* The streams of the calling thread's launches since the last call, oldest first:
+   copies at most `cap` into `out`, forgets them, and returns how many there were. */
+extern "C" __attribute__((weak, visibility("default"))) std::size_t tessera_emu_streams_take(tessera_stream_stats *out,
+                                                                                              std::size_t cap) {
+    std::vector<tessera_stream_stats> &log = tessera::emu::stream_log();
+    const std::size_t n = log.size();
+    for (std::size_t i = 0; i < n && i < cap; i++) out[i] = log[i];
+    log.clear();
+    return n;
+}
 
 namespace hls {
 
-/// An unbounded FIFO (emulation of Vitis' hls::stream, as in C simulation).
+/// A FIFO (emulation of Vitis' hls::stream). hls::stream<T, DEPTH> declares its depth
+/// (as the STREAM pragma does); hls::stream<T> is unbounded. Under the concurrent
+/// schedule a read of an empty stream or a write to a full one lets the other
+/// processes run first; under the sequential one (and outside a dataflow region) the
+/// stream is unbounded and reading it empty is an error. The values live in blocks
+/// that double from 64 values up to 2 MiB (transparent huge pages where the kernel
+/// allows), so a stream that holds a whole array under the sequential schedule costs
+/// one allocation and one page fault per 2 MiB.
+template <typename T, int DEPTH = 0>
+class stream;
+
 template <typename T>
-class stream {
+class stream<T, 0> {
+    static_assert(std::is_trivially_copyable<T>::value, "hls::stream (emulation): values must be trivially copyable");
+
   public:
     stream() : name_("stream") {}
     explicit stream(const char *name) : name_(name) {}
     stream(const stream &) = delete;
     stream &operator=(const stream &) = delete;
     ~stream() {
-        if (!q_.empty()) tessera::emu::fail("hls::stream %s destroyed with %zu values left in it", name_, q_.size());
+        if (size_ != 0) tessera::emu::fail("hls::stream %s destroyed with %zu values left in it", name_, size_);
+        tessera::emu::stream_log().push_back(tessera_stream_stats{name_, static_cast<std::uint64_t>(depth_),
+                                                                  static_cast<std::uint64_t>(peak_),
+                                                                  static_cast<std::uint64_t>(values_)});
+        for (block &b : blocks_) std::free(b.p);
+        if (spare_.p != nullptr) std::free(spare_.p);
     }
     T read() {
-        if (q_.empty()) tessera::emu::fail("read from the empty hls::stream %s", name_);
-        T v = q_.front();
-        q_.pop_front();
+        while (size_ == 0) {
+            tessera::emu::dataflow *d = tessera::emu::running_dataflow();
+            if (d == nullptr) tessera::emu::fail("read from the empty hls::stream %s", name_);
+            d->wait(this, name_, "read", size_, depth_, values_ + reads_);
+        }
+        block &b = blocks_[first_];
+        T v = b.p[head_];
+        size_--;
+        if (++head_ == b.cap) {  // the oldest block is drained: keep the larger as a spare
+            if (spare_.p == nullptr || spare_.cap < b.cap) std::swap(spare_, b);
+            std::free(b.p);
+            b.p = nullptr;
+            first_++;
+            head_ = 0;
+        }
+        reads_++;
         return v;
     }
     void read(T &v) { v = read(); }
-    void write(const T &v) { q_.push_back(v); }
-    bool empty() const { return q_.empty(); }
-    bool full() const { return false; }
-    std::size_t size() const { return q_.size(); }
+    void write(const T &v) {
+        if (depth_ > 0) {
+            while (size_ >= depth_) {
+                tessera::emu::dataflow *d = tessera::emu::running_dataflow();
+                if (d == nullptr) break;  // sequential: unbounded
+                d->wait(this, name_, "write", size_, depth_, values_ + reads_);
+            }
+        }
+        if (blocks_.size() == first_ || tail_ == blocks_.back().cap) {
+            blocks_.push_back(new_block());
+            tail_ = 0;
+        }
+        blocks_.back().p[tail_++] = v;
+        size_++;
+        values_++;
+        if (size_ > peak_) peak_ = size_;
+    }
+    bool empty() const { return size_ == 0; }
+    bool full() const { return depth_ > 0 && size_ >= depth_ && tessera::emu::running_dataflow() != nullptr; }
+    std::size_t size() const { return size_; }
+    /// The most values the stream held at once (emulation only).
+    std::size_t peak() const { return peak_; }
     void operator>>(T &v) { v = read(); }
     void operator<<(const T &v) { write(v); }
 
+  protected:
+    std::size_t depth_ = 0;  // 0: unbounded
+
   private:
+    struct block {
+        T *p = nullptr;
+        std::size_t cap = 0;
+    };
+    static constexpr std::size_t MAX_BLOCK_BYTES = std::size_t(2) << 20;
+
+    block new_block() {
+        if (spare_.p != nullptr) {
+            block b = spare_;
+            spare_ = block();
+            return b;
+        }
+        const std::size_t last = blocks_.empty() ? 32 : blocks_.back().cap;
+        block b;
+        b.cap = last * sizeof(T) >= MAX_BLOCK_BYTES ? last : 2 * last;
+        const std::size_t bytes = b.cap * sizeof(T);
+        const std::size_t align = bytes >= MAX_BLOCK_BYTES ? MAX_BLOCK_BYTES : 64;
+        b.p = static_cast<T *>(std::aligned_alloc(align, (bytes + align - 1) / align * align));
+        if (b.p == nullptr) tessera::emu::fail("hls::stream %s: out of memory after %zu values", name_, size_);
+#ifdef MADV_HUGEPAGE
+        if (bytes >= MAX_BLOCK_BYTES) madvise(b.p, bytes, MADV_HUGEPAGE);
+#endif
+        return b;
+    }
+
     const char *name_;
-    std::deque<T> q_;
+    std::vector<block> blocks_;  // [first_, end): live blocks, oldest first
+    std::size_t first_ = 0;      // index of the oldest live block
+    std::size_t head_ = 0;       // next value to read in blocks_[first_]
+    std::size_t tail_ = 0;       // next free slot in blocks_.back()
+    std::size_t size_ = 0, peak_ = 0, values_ = 0, reads_ = 0;
+    block spare_;                // one drained block kept for the next write
+};
+
+/// A FIFO of DEPTH values (Vitis: hls::stream<T, DEPTH>, a stream<T> of that depth).
+template <typename T, int DEPTH>
+class stream : public stream<T, 0> {
+    static_assert(DEPTH > 0, "hls::stream<T, DEPTH>: the depth must be positive");
+
+  public:
+    stream() : stream<T, 0>() { this->depth_ = DEPTH; }
+    explicit stream(const char *name) : stream<T, 0>(name) { this->depth_ = DEPTH; }
 };
 
 }  // namespace hls
@@ -149,8 +533,7 @@ template <int W, int SEG, int PEND, typename T>
 void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
                           hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
 #pragma HLS INLINE off
-    constexpr int S = static_cast<int>(sizeof(T));
-    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+      const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
     const int a = static_cast<int>(e - first * W);
     const long words = (n + W - 1) / W;
     tessera::wide_t<W, T> prev = 0;
@@ -162,13 +545,13 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
         if (word <= last) {
             if (b == 0 || word % SEG == 0) port.write_request(word, tessera_df_burst<SEG>(word, last));
             tessera::wide_t<W, T> beat = 0;
-            ap_uint<W * S> strobe = 0;
+            tessera::strobe_t<W, T> strobe = 0;
             for (int m = 0; m < W; m++) {
 #pragma HLS UNROLL
                 const long x = b * W + m - a;  // element e + x
                 if (x >= 0 && x < n) {
                     tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
-                    strobe.range(S * m + S - 1, S * m) = (1u << S) - 1;
+                    tessera::enable_lane<T>(strobe, m);
                 }
             }
             port.write(beat, strobe);

@@ -77,6 +77,22 @@ typedef struct tessera_port_desc {
     void *trace_ctx;            /* first argument of trace */
 } tessera_port_desc;
 
+/* One hls::stream of a dataflow kernel's launch (tessera_dataflow.h): its name, its
+ * declared depth (0: unbounded), the most values it held at once and the values that
+ * went through it. A kernel library with streams exports
+ *
+ *     size_t tessera_emu_streams_take(tessera_stream_stats *out, size_t cap);
+ *
+ * which copies (at most cap of) the streams the calling thread's launches destroyed
+ * since the last call, oldest first, forgets them and returns how many there were.
+ * The runtime calls it after every launch; names point into the kernel library. */
+typedef struct tessera_stream_stats {
+    const char *name;
+    uint64_t depth;
+    uint64_t peak;
+    uint64_t values;
+} tessera_stream_stats;
+
 #ifdef __cplusplus
 }
 #define TESSERA_EMU_ABI_ASSERT_(c, m) static_assert(c, m)
@@ -95,5 +111,6 @@ TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_desc, base) == 8, "tessera_port_de
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_desc, capacity) == 32, "tessera_port_desc layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_desc, stats) == 48, "tessera_port_desc layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_desc, trace_ctx) == 64, "tessera_port_desc layout");
+TESSERA_EMU_ABI_ASSERT_(sizeof(tessera_stream_stats) == 32, "tessera_stream_stats layout");
 
 #endif /* TESSERA_EMU_ABI_H */

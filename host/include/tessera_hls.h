@@ -105,6 +105,13 @@ struct strobe_traits<M, typename std::enable_if<std::is_integral<M>::value>::typ
         const unsigned long long u = static_cast<unsigned long long>(m);
         return ((u >> (i < 64 ? i : 63)) & 1u) != 0;
     }
+    /// Whether bytes 0 .. n-1 are all enabled (a shortcut; `bit` decides).
+    static bool all(const M &m, std::size_t n) {
+        const unsigned long long u = static_cast<unsigned long long>(m);
+        if (n >= 64) return ~u == 0;  // bytes 64 and up follow bit 63
+        const unsigned long long low = (1ull << n) - 1;
+        return (u & low) == low;
+    }
 };
 
 /// A port object's view of its buffer, checked once when it binds.
@@ -368,6 +375,11 @@ class burst_maxi {
         unsigned char tmp[n];
         tessera::emu::beat_traits<T>::store(tmp, v);
         unsigned char *dst = p_->next_write();
+        if (tessera::emu::strobe_traits<M>::all(byteenable_mask, n)) {  // the common whole beat
+            std::memcpy(dst, tmp, n);
+            p_->count_enabled(n);
+            return;
+        }
         std::uint64_t enabled = 0;
         for (std::size_t i = 0; i < n; i++) {
             if (tessera::emu::strobe_traits<M>::bit(byteenable_mask, i)) {

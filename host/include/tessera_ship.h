@@ -138,7 +138,6 @@ template <int W, int SEG, typename T, int LEN>
 int tessera_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n, const T (&row)[LEN], int at, bool respond) {
 #pragma HLS INLINE
   constexpr int BEATS = tessera_row_beats<W, LEN>::value;
-  constexpr int S = static_cast<int>(sizeof(T));
   const long first = tessera_floor_div(e, W);
   const long last = tessera_floor_div(e + n - 1, W);
   int bursts = 0;
@@ -150,12 +149,12 @@ int tessera_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, int n
       bursts++;
     }
     tessera::wide_t<W, T> beat = 0;
-    ap_uint<W * S> strobe = 0;
+    tessera::strobe_t<W, T> strobe = 0;
     for (int l = 0; l < W; l++) {
       const long x = word * W + l - e;
       if (x >= 0 && x < n) {
         tessera::set_lane<T>(beat, l, row[at + x]);
-        strobe.range(S * l + S - 1, S * l) = (1u << S) - 1;
+        tessera::enable_lane<T>(strobe, l);
       }
     }
     port.write(beat, strobe);
@@ -213,12 +212,11 @@ T tessera_nc_read(hls::burst_maxi<tessera::wide_t<W, T>> port, long e) {
 template <int W, typename T>
 void tessera_nc_write(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, T v) {
 #pragma HLS INLINE
-  constexpr int S = static_cast<int>(sizeof(T));
   const int lane = static_cast<int>(e % W);
   tessera::wide_t<W, T> beat = 0;
   tessera::set_lane<T>(beat, lane, v);
-  ap_uint<W * S> strobe = 0;
-  strobe.range(S * lane + S - 1, S * lane) = (1u << S) - 1;
+  tessera::strobe_t<W, T> strobe = 0;
+  tessera::enable_lane<T>(strobe, lane);
   port.write_request(e / W, 1);
   port.write(beat, strobe);
   port.write_response();

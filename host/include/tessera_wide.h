@@ -7,8 +7,11 @@
 // header. Kernels that do not include it compile without the vendor headers.
 //
 //   tessera::wide_t<N, T>             ap_uint<N * 8 * sizeof(T)>, e.g. wide_t<16, float> = ap_uint<512>
+//                                     (in emulation a native word of the same bytes, below)
 //   tessera::get_lane<T>(w, i)        lane i (bits [L*i, L*i+L), L = 8*sizeof(T)) of w as a T
 //   tessera::set_lane(w, i, v)        stores v's bits into lane i of w
+//   tessera::strobe_t<N, T>           a byte-enable mask of a wide_t<N, T> beat (ap_uint<N*sizeof(T)>)
+//   tessera::enable_lane<T>(m, i)     enables lane i's bytes in m
 //   tessera::pack(v)                  T v[N] -> ap_uint<N*8*sizeof(T)>, lane i = v[i]
 //   tessera::unpack(w, v)             the inverse, into T v[N]
 //   tessera::pack_from<N>(p)          same from N elements at p
@@ -18,6 +21,15 @@
 // of a beat is the element at byte offset i*sizeof(T), so a packed beat holds the
 // array's elements in memory order. Every conversion is a bit copy (no value
 // conversion): NaN payloads, -0.0 and denormals survive.
+//
+// Emulation speed: ap_uint<512>'s arbitrary-precision shifts and range assignments
+// cost about a hundred instructions per lane access, which made the emulated device
+// tens of times slower than the loop on the host. In emulation (not under Vitis)
+// wide_t<N, T> and strobe_t<N, T> are therefore native types holding the same bytes
+// (tessera::emu::word, tessera::emu::byte_mask): lane i is still the bytes at offset
+// i*sizeof(T), every lane access is a memcpy the compiler turns into one load or
+// store, and a word converts to and from the ap_uint of its width bit for bit. The
+// ap_uint overloads stay for code that uses ap_uint beats directly.
 #ifndef TESSERA_WIDE_H
 #define TESSERA_WIDE_H
 
@@ -81,9 +93,130 @@ inline To bit_cast(const From &f) {
 
 }  // namespace detail
 
+#ifdef TESSERA_HLS_VITIS
 /// A beat of N lanes of T.
 template <int N, typename T>
 using wide_t = ap_uint<N * 8 * static_cast<int>(sizeof(T))>;
+
+/// A byte-enable mask of a wide_t<N, T> beat (Vitis' burst_maxi::write mask).
+template <int N, typename T>
+using strobe_t = ap_uint<N * static_cast<int>(sizeof(T))>;
+
+/// Enables the bytes of lane `i` (of T) in `m`.
+template <typename T, int B>
+inline void enable_lane(ap_uint<B> &m, int i) {
+#pragma HLS INLINE
+    constexpr int S = static_cast<int>(sizeof(T));
+    m.range(S * i + S - 1, S * i) = (1u << S) - 1;
+}
+#else
+namespace emu {
+
+/// B bytes of a memory beat, little-endian (emulation's wide_t): the bytes of the
+/// ap_uint<8 * B> it stands for, in memory order. Zero when default-constructed.
+template <int B>
+struct alignas(B >= 64 ? 64 : (B >= 16 ? 16 : 8)) word {
+    static_assert(B % 8 == 0, "tessera::emu::word: a wide beat is a whole number of 64-bit words");
+    unsigned char b[B];
+    word() { std::memset(b, 0, B); }
+    /// Only 0 (the generated code's `wide_t<N, T> w = 0`).
+    word(int zero) {
+        if (zero != 0) fail("tessera::wide_t constructed from %d (only 0 is meaningful)", zero);
+        std::memset(b, 0, B);
+    }
+    /// The same bits as an ap_uint (bit 8*k + j = bit j of byte k).
+    template <int W>
+    word(const ap_uint<W> &v) {
+        static_assert(W == 8 * B, "tessera::emu::word: converted from an ap_uint of another width");
+        for (int k = 0; k < B / 8; k++) {
+            const std::uint64_t chunk = v.range(64 * k + 63, 64 * k).to_uint64();
+            std::memcpy(b + 8 * k, &chunk, 8);
+        }
+    }
+    template <int W>
+    operator ap_uint<W>() const {
+        static_assert(W == 8 * B, "tessera::emu::word: converted to an ap_uint of another width");
+        ap_uint<W> v = 0;
+        for (int k = 0; k < B / 8; k++) {
+            std::uint64_t chunk;
+            std::memcpy(&chunk, b + 8 * k, 8);
+            v.range(64 * k + 63, 64 * k) = ap_uint<64>(chunk);
+        }
+        return v;
+    }
+    bool operator==(const word &o) const { return std::memcmp(b, o.b, B) == 0; }
+    bool operator!=(const word &o) const { return !(*this == o); }
+};
+
+/// A byte-enable mask of B bytes (emulation's strobe_t): bit i enables byte i.
+template <int B>
+struct byte_mask {
+    std::uint64_t bits[(B + 63) / 64];
+    byte_mask() { std::memset(bits, 0, sizeof bits); }
+    /// 0 (nothing enabled) or -1 (everything), as with an ap_int mask.
+    byte_mask(int v) {
+        if (v != 0 && v != -1) fail("tessera::strobe_t constructed from %d (only 0 or -1 are meaningful)", v);
+        std::memset(bits, v == 0 ? 0 : 0xff, sizeof bits);
+    }
+    bool bit(std::size_t i) const { return i < static_cast<std::size_t>(B) && ((bits[i / 64] >> (i % 64)) & 1u) != 0; }
+};
+
+}  // namespace emu
+
+/// A beat of N lanes of T (emulation: the same bytes as Vitis' ap_uint<N * 8 * sizeof(T)>).
+template <int N, typename T>
+using wide_t = emu::word<N * static_cast<int>(sizeof(T))>;
+
+/// A byte-enable mask of a wide_t<N, T> beat.
+template <int N, typename T>
+using strobe_t = emu::byte_mask<N * static_cast<int>(sizeof(T))>;
+
+/// Enables the bytes of lane `i` (of T) in `m`.
+template <typename T, int B>
+inline void enable_lane(emu::byte_mask<B> &m, int i) {
+    constexpr std::size_t S = sizeof(T);
+    static_assert(S == 1 || S == 2 || S == 4 || S == 8, "tessera::enable_lane: lanes of 1, 2, 4 or 8 bytes");
+    const std::size_t k = S * static_cast<std::size_t>(i);  // a lane never straddles two 64-bit words
+    m.bits[k / 64] |= (S == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << S) - 1) << (k % 64);
+}
+
+/// Enables the bytes of lane `i` (of T) in an ap_uint mask.
+template <typename T, int B>
+inline void enable_lane(ap_uint<B> &m, int i) {
+    constexpr int S = static_cast<int>(sizeof(T));
+    m.range(S * i + S - 1, S * i) = (1u << S) - 1;
+}
+
+/// Lane `i` of `w` as a T (bit copy).
+template <typename T, int B>
+inline T get_lane(const emu::word<B> &w, int i) {
+    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::get_lane: the word is not a whole number of lanes");
+    T v;
+    std::memcpy(static_cast<void *>(&v), w.b + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
+    return v;
+}
+
+/// Stores the bits of `v` into lane `i` of `w`.
+template <typename T, int B>
+inline void set_lane(emu::word<B> &w, int i, T v) {
+    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::set_lane: the word is not a whole number of lanes");
+    std::memcpy(w.b + static_cast<std::size_t>(i) * sizeof(T), static_cast<const void *>(&v), sizeof(T));
+}
+
+/// The lanes of `w` into B / sizeof(T) elements at `v`.
+template <typename T, int B>
+inline void unpack_to(const emu::word<B> &w, T *v) {
+    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::unpack_to: not a whole number of lanes");
+    std::memcpy(static_cast<void *>(v), w.b, B);
+}
+
+/// The lanes of `w` into `T v[N]`; B must be N * sizeof(T).
+template <typename T, int N, int B>
+inline void unpack(const emu::word<B> &w, T (&v)[N]) {
+    static_assert(B == N * static_cast<int>(sizeof(T)), "tessera::unpack: word and array sizes differ");
+    unpack_to<T, B>(w, v);
+}
+#endif  // TESSERA_HLS_VITIS
 
 /// Lane `i` of `w` as a T (bit copy).
 template <typename T, int W>
@@ -173,6 +306,31 @@ struct ap_beat_traits {
     }
 };
 
+/// Native words: their bytes.
+template <int B>
+struct beat_traits<word<B>> {
+    static constexpr std::size_t bytes = B;
+    static word<B> load(const unsigned char *p) {
+        word<B> v;
+        std::memcpy(v.b, p, B);
+        return v;
+    }
+    static void store(unsigned char *p, const word<B> &v) { std::memcpy(p, v.b, B); }
+};
+
+template <int B>
+struct strobe_traits<byte_mask<B>> {
+    static bool bit(const byte_mask<B> &m, std::size_t i) { return m.bit(i); }
+    static bool all(const byte_mask<B> &m, std::size_t n) {
+        if (n > static_cast<std::size_t>(B)) return false;
+        for (std::size_t k = 0; k < n / 64; k++)
+            if (~m.bits[k] != 0) return false;
+        const std::size_t rest = n % 64;
+        const std::uint64_t low = rest == 0 ? 0 : (std::uint64_t(1) << rest) - 1;
+        return (m.bits[n / 64 < (B + 63) / 64 ? n / 64 : 0] & low) == low;
+    }
+};
+
 template <int W>
 struct beat_traits<ap_uint<W>> : ap_beat_traits<ap_uint<W>, W> {};
 template <int W>
@@ -185,11 +343,21 @@ struct strobe_traits<ap_int<N>> {
     static bool bit(const ap_int<N> &m, std::size_t i) {
         return m[static_cast<int>(i < static_cast<std::size_t>(N) ? i : static_cast<std::size_t>(N - 1))] != 0;
     }
+    static bool all(const ap_int<N> &m, std::size_t n) {
+        for (std::size_t i = 0; i < n; i++)
+            if (!bit(m, i)) return false;
+        return true;
+    }
 };
 template <int N>
 struct strobe_traits<ap_uint<N>> {
     static bool bit(const ap_uint<N> &m, std::size_t i) {
         return i < static_cast<std::size_t>(N) && m[static_cast<int>(i)] != 0;
+    }
+    static bool all(const ap_uint<N> &m, std::size_t n) {
+        for (std::size_t i = 0; i < n; i++)
+            if (!bit(m, i)) return false;
+        return true;
     }
 };
 

@@ -113,10 +113,32 @@ const _: () = {
     assert!(offset_of!(PortDesc, capacity) == 32);
     assert!(offset_of!(PortDesc, stats) == 48);
     assert!(offset_of!(PortDesc, trace_ctx) == 64);
+    assert!(size_of::<StreamStats>() == 32);
 };
 
 /// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`.
 pub type EntryFn = unsafe extern "C" fn(args: *mut *mut c_void, ports: *const PortDesc);
+
+/// `tessera_stream_stats`: one `hls::stream` of a dataflow kernel's launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StreamStats {
+    /// NUL-terminated, in the kernel library.
+    pub name: *const std::ffi::c_char,
+    /// Declared depth (0: unbounded).
+    pub depth: u64,
+    /// The most values it held at once.
+    pub peak: u64,
+    /// Values that went through it.
+    pub values: u64,
+}
+
+/// `size_t tessera_emu_streams_take(tessera_stream_stats *out, size_t cap)`, exported
+/// by kernel libraries with streams (tessera_dataflow.h).
+pub type StreamsTakeFn = unsafe extern "C" fn(out: *mut StreamStats, cap: usize) -> usize;
+
+/// Its name.
+pub const STREAMS_TAKE_SYMBOL: &str = "tessera_emu_streams_take";
 
 #[cfg(test)]
 mod tests {
@@ -126,7 +148,7 @@ mod tests {
     fn header_states_the_same_version_and_limits() {
         assert!(HEADER.contains(&format!("#define TESSERA_EMU_ABI_VERSION {ABI_VERSION}u")));
         assert!(HEADER.contains(&format!("#define TESSERA_AXI_MAX_BURST {MAX_BURST}u")));
-        for n in ["== 64 + 2 * 257 * 8", "== 72", "bound) == 56", "trace_ctx) == 64", "stats) == 48"] {
+        for n in ["== 64 + 2 * 257 * 8", "== 72", "bound) == 56", "trace_ctx) == 64", "stats) == 48", "sizeof(tessera_stream_stats) == 32"] {
             assert!(HEADER.contains(n), "{n}");
         }
     }

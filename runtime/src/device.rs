@@ -147,6 +147,9 @@ pub struct LaunchStats {
     /// manifest order (`None` for an array the kernel did not access through a port
     /// object, so nothing was counted). See `docs/performance-model.md`.
     pub arrays: Arrays,
+    /// The `hls::stream`s of a dataflow kernel's launch by name (emulated device;
+    /// empty otherwise).
+    pub streams: std::collections::BTreeMap<String, tessera_ir::report::StreamUse>,
 }
 
 /// A device that runs kernels.

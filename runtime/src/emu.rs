@@ -43,7 +43,7 @@ use tessera_ir::manifest::Manifest;
 /// program defines a function of the same name.
 pub const CXX_FLAGS: &[&str] = &[
     "-std=c++17",
-    "-O2",
+    "-O3",
     "-fPIC",
     "-shared",
     "-ffp-contract=off",
@@ -78,6 +78,8 @@ pub struct EmuKernel {
     /// Keeps the library mapped (never dropped: the process cache owns it).
     _lib: libloading::os::unix::Library,
     entry: abi::EntryFn,
+    /// `tessera_emu_streams_take`, in kernels with streams.
+    streams_take: Option<abi::StreamsTakeFn>,
     /// The kernel's name (trace header).
     pub name: String,
     /// The shared library.
@@ -246,8 +248,40 @@ impl Device for EmuDevice {
                 KernelArg::Scalar(_) => None,
             })
             .collect();
-        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays) })
+        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(kernel)? })
     }
+}
+
+/// The streams of the launch that just ran on this thread (a dataflow kernel's), by
+/// name. Under the concurrent schedule a stream that held more values than its
+/// declared depth would be a bug of the emulation; it fails the launch.
+fn take_streams(kernel: &EmuKernel) -> Result<std::collections::BTreeMap<String, tessera_ir::report::StreamUse>, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some(take) = kernel.streams_take else { return Ok(out) };
+    let mut buf = vec![abi::StreamStats { name: std::ptr::null(), depth: 0, peak: 0, values: 0 }; 256];
+    // SAFETY: `take` writes at most `buf.len()` entries; launches run on the calling
+    // thread, whose streams it returns.
+    let n = unsafe { take(buf.as_mut_ptr(), buf.len()) };
+    if n > buf.len() {
+        return Err(format!("internal error: kernel {} reported {n} streams, more than {}", kernel.name, buf.len()));
+    }
+    let sequential = std::env::var("TESSERA_EMU_DATAFLOW").is_ok_and(|v| v == "sequential");
+    for s in &buf[..n] {
+        let name = if s.name.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: a NUL-terminated string literal of the loaded kernel library.
+            unsafe { std::ffi::CStr::from_ptr(s.name) }.to_string_lossy().into_owned()
+        };
+        if !sequential && s.depth > 0 && s.peak > s.depth {
+            return Err(format!(
+                "internal error: stream {name} of kernel {} held {} values, more than its depth {}",
+                kernel.name, s.peak, s.depth
+            ));
+        }
+        out.insert(name, tessera_ir::report::StreamUse { depth: s.depth, peak: s.peak, values: s.values });
+    }
+    Ok(out)
 }
 
 /// Whether a manifest's kernel needs the vendor headers: its sources mention
@@ -614,7 +648,9 @@ fn load(so: &Path, name: &str) -> Result<EmuKernel, String> {
     let entry: abi::EntryFn = unsafe { lib.get::<abi::EntryFn>(ENTRY_SYMBOL.as_bytes()) }
         .map(|s| *s)
         .map_err(|e| format!("the emulation kernel {} has no {ENTRY_SYMBOL}: {e}", so.display()))?;
-    Ok(EmuKernel { _lib: lib, entry, name: name.to_string(), so_path: so.to_path_buf() })
+    // SAFETY: the symbol, where a kernel defines it, has this signature (tessera_emu_abi.h).
+    let streams_take = unsafe { lib.get::<abi::StreamsTakeFn>(abi::STREAMS_TAKE_SYMBOL.as_bytes()) }.ok().map(|s| *s);
+    Ok(EmuKernel { _lib: lib, entry, streams_take, name: name.to_string(), so_path: so.to_path_buf() })
 }
 
 #[cfg(test)]

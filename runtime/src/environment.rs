@@ -759,6 +759,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
                 mode: manifest.mode.into(),
                 reason: guard_note,
                 kernel_wall_s: Some(t.stats.kernel_wall_s),
+                streams: t.stats.streams,
                 ..host(String::new())
             }
                 .with_traffic(t.stats.arrays)

@@ -95,6 +95,15 @@ struct Ran {
     record: RunRecord,
     bit_exact: bool,
     run_s: f64,
+    /// The program's own timing of its CPU reference loop (`<name>: host loop <s> s`).
+    host_loop_s: Option<f64>,
+}
+
+/// The seconds of the line `<name>: host loop <s> s` a stencil program prints: its CPU
+/// reference loop (the region's loop nest, sequential, compiled with the program).
+pub fn host_loop_seconds(stdout: &str, name: &str) -> Option<f64> {
+    let prefix = format!("{name}: host loop ");
+    stdout.lines().find_map(|l| l.strip_prefix(&prefix)?.strip_suffix(" s")?.trim().parse().ok())
 }
 
 /// Runs `cmd` with stdout/stderr in `<log>.out` / `<log>.err`; returns (success,
@@ -193,7 +202,7 @@ fn run_on_emu(env: &Env, name: &str, mode: Mode, built: &Built, dir: &Path) -> R
     if !ok && !out.contains("MISMATCH") {
         return Err(format!("the {mode} run failed:\n{}", excerpt(&format!("{out}{err}"))));
     }
-    Ok(Ran { record, bit_exact, run_s: secs })
+    Ok(Ran { record, bit_exact, run_s: secs, host_loop_s: host_loop_seconds(&out, name) })
 }
 
 /// The one region IR the plugin dumped.
@@ -372,6 +381,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     };
     r.measured.compile_s = Some(built.compile_s);
     r.measured.emulation_s = ran.record.kernel_wall_s;
+    r.measured.host_loop_s = ran.host_loop_s;
     r.measured.run_s = Some(ran.run_s);
     r.bit_exact = Some(ran.bit_exact);
     r.ran_mode = Some(ran.record.mode);
@@ -444,4 +454,15 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     }
     r.status = Status::Ok;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_host_loop_line_is_parsed() {
+        let out = "2D-5p: bit-exact\n2D-5p: host loop 0.031250000 s\n";
+        assert_eq!(super::host_loop_seconds(out, "2D-5p"), Some(0.03125));
+        assert_eq!(super::host_loop_seconds(out, "2D-9p"), None);
+        assert_eq!(super::host_loop_seconds("2D-5p: host loop fast s\n", "2D-5p"), None);
+    }
 }

@@ -295,6 +295,11 @@ pub struct Measured {
     pub optimizer_s: Option<f64>,
     /// The configured kernel on the emulated device (`kernel_wall_s`).
     pub emulation_s: Option<f64>,
+    /// The region's loop nest run sequentially on this machine's CPU, compiled by
+    /// `tessera cc -O2` (clang -O2 -fopenmp; the plugin leaves non-target code alone)
+    /// in the same program and run just before the region: the yardstick of the
+    /// emulation's speed (`emulation_s / host_loop_s`).
+    pub host_loop_s: Option<f64>,
     /// The whole program (CPU reference, transfers, kernel).
     pub run_s: Option<f64>,
 }

@@ -66,12 +66,12 @@ pub fn table(b: &Bench) -> String {
     let _ = writeln!(o, "resources = modelled estimate of the kernel that ran, XCVU9P; %dev = largest share of the device, its resource, ! = does not fit");
     let _ = writeln!(
         o,
-        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
-        "", "", "exact", "", "", "", "", "modelled", "", "", "", "", "", "", "", "resources", "", "", "", "", "measured", ""
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9} {:>9} {:>8}",
+        "", "", "exact", "", "", "", "", "modelled", "", "", "", "", "", "", "", "resources", "", "", "", "", "measured", "", "", ""
     );
     let _ = writeln!(
         o,
-        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
+        "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9} {:>9} {:>8}",
         "stencil",
         "result",
         "DDR R+W",
@@ -93,7 +93,9 @@ pub fn table(b: &Bench) -> String {
         "BRAM36",
         "%dev",
         "compile",
-        "emulation"
+        "emulation",
+        "host loop",
+        "emu/host"
     );
     for s in &b.stencils {
         let result = match s.status {
@@ -108,7 +110,7 @@ pub fn table(b: &Bench) -> String {
         let res = s.resources.as_ref();
         let _ = writeln!(
             o,
-            "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9}",
+            "{:<10} {:<9} | {:>9} {:>9} {:>6} {:>10} {:>7} | {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>9} {:>9} | {:>6} {:>8} {:>8} {:>6} {:>10} | {:>8} {:>9} {:>9} {:>8}",
             s.name,
             result,
             opt(e, |e| fmt_bytes(e.ddr_read_bytes + e.ddr_write_bytes)),
@@ -131,6 +133,8 @@ pub fn table(b: &Bench) -> String {
             opt(res, |r| format!("{:.0}% {}{}", 100.0 * r.usage.max(), r.usage.binding, if r.usage.fits { "" } else { "!" })),
             opt(s.measured.compile_s.or(s.baseline.as_ref().map(|x| x.compile_s)), fmt_s),
             opt(s.measured.emulation_s.or(s.baseline.as_ref().and_then(|x| x.emulation_s)), fmt_s),
+            opt(s.measured.host_loop_s, fmt_s),
+            opt(s.measured.emulation_s.zip(s.measured.host_loop_s).filter(|(_, h)| *h > 0.0), |(e, h)| format!("{:.1}x", e / h)),
         );
     }
     // Notes, one per distinct message, naming the stencils it concerns.
@@ -516,7 +520,7 @@ mod tests {
                 k.ops.add_fp(tessera_model::resources::FpOp::AddSub, tessera_model::resources::Precision::Single, 4);
                 crate::ResourceFigures::new("paper", &k, &ResourceParams::XCVU9P)
             }),
-            measured: Measured::default(),
+            measured: Measured { emulation_s: Some(0.3), host_loop_s: Some(0.1), ..Measured::default() },
         }
     }
 
@@ -551,6 +555,8 @@ mod tests {
         assert!(t.contains("note: 2D-5p: -fplugin-arg-tessera-mode=paper: unknown mode"), "{t}");
         assert!(t.contains("exact = counted in emulation; modelled"), "{t}");
         assert!(t.contains("%roof@250") && t.contains("not timing-closed"), "{t}");
+        // Emulation 0.3 s against the host loop's 0.1 s.
+        assert!(t.contains("host loop") && t.contains("   3.0x"), "{t}");
         // 64 lanes of 4 float additions: 512 DSPs, 7.5 % of the XCVU9P's 6840.
         assert!(t.contains("|    512 ") && t.contains("7% DSP"), "{t}");
         assert_eq!(j_dsp(&b), 512);
@@ -560,7 +566,7 @@ mod tests {
             ("config", &["tiles", "port_width", "mode"][..]),
             ("exact", &["ddr_read_bytes", "ddr_write_bytes", "compulsory_bytes", "bursts", "buffer_elements"][..]),
             ("modelled", &["baseline_s", "kernel_s", "kernel_cycles", "roofline_s", "host_transfer_s", "clock_mhz"][..]),
-            ("measured", &["compile_s", "optimizer_s", "emulation_s"][..]),
+            ("measured", &["compile_s", "optimizer_s", "emulation_s", "host_loop_s"][..]),
             ("modelled", &["target_clock_mhz", "target_kernel_s", "target_roofline_fraction"][..]),
             ("resources", &["kernel", "lanes", "bram36", "uram", "dsp", "lut", "ff", "usage", "unmodelled_ops"][..]),
         ] {

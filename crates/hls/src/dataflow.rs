@@ -1016,20 +1016,34 @@ impl Gen<'_> {
         let channels = an.channels();
         for ch in &channels {
             let st = &ch.stream;
-            let _ = writeln!(c, "  hls::stream<{}> {st}(\"{st}\");", self.word(ch.elem));
+            let _ = writeln!(c, "  hls::stream<{}, {}> {st}(\"{st}\");", self.word(ch.elem), ch.depth);
             let _ = writeln!(c, "#pragma HLS STREAM variable={st} depth={}", ch.depth);
         }
         let sargs = self.scalar_args();
+        let streams: Vec<&str> = channels.iter().map(|ch| ch.stream.as_str()).collect();
+        // The processes in program order: (name, call).
+        let mut procs: Vec<(String, String)> = Vec::new();
         for a in &an.inputs {
             let p = ident(&a.name);
-            let _ = writeln!(c, "  {name}_load_{p}({p}, {p}_in{sargs});");
+            procs.push((format!("load_{p}"), format!("{name}_load_{p}({p}, {p}_in{sargs})")));
         }
-        let streams: Vec<&str> = channels.iter().map(|ch| ch.stream.as_str()).collect();
-        let _ = writeln!(c, "  {name}_compute({}{sargs});", streams.join(", "));
+        procs.push(("compute".into(), format!("{name}_compute({}{sargs})", streams.join(", "))));
         for o in &an.outputs {
             let p = ident(&o.name);
-            let _ = writeln!(c, "  {name}_store_{p}({p}, {p}_out{sargs});");
+            procs.push((format!("store_{p}"), format!("{name}_store_{p}({p}, {p}_out{sargs})")));
         }
+        let _ = writeln!(c, "#ifdef TESSERA_HLS_VITIS");
+        for (_, call) in &procs {
+            let _ = writeln!(c, "  {call};");
+        }
+        let _ = writeln!(c, "#else");
+        let _ = writeln!(c, "  // Emulation: the processes as coroutines, each stream bounded by its depth.");
+        let _ = writeln!(c, "  tessera::emu::dataflow tdf_region(\"{name}\");");
+        for (pname, call) in &procs {
+            let _ = writeln!(c, "  tdf_region.process(\"{pname}\", [&] {{ {call}; }});");
+        }
+        let _ = writeln!(c, "  tdf_region.run();");
+        let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "}}");
         let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem));
         Kernel { name: name.to_string(), source: c, emu_entry }

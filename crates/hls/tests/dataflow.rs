@@ -24,10 +24,12 @@ fn dataflow(region: &Region, w: u32, name: &str) -> Kernel {
     tessera_hls::dataflow::generate(region, name, w).unwrap_or_else(|e| panic!("{name}: {e}")).0
 }
 
-/// Vitis' `hls_stream.h`, reduced to what the kernels call.
+/// Vitis' `hls_stream.h`, reduced to what the kernels call: `hls::stream<T>` and
+/// `hls::stream<T, DEPTH>`, a `stream<T>` of that depth (UG1399, "HLS Stream Library").
 const VITIS_STREAM_STUB: &str = r#"#pragma once
 namespace hls {
-template <typename T> class stream {
+template <typename T, int DEPTH = 0> class stream;
+template <typename T> class stream<T, 0> {
  public:
   stream();
   explicit stream(const char *name);
@@ -35,6 +37,11 @@ template <typename T> class stream {
   void write(const T &v);
   bool empty();
   bool full();
+};
+template <typename T, int DEPTH> class stream : public stream<T, 0> {
+ public:
+  stream();
+  explicit stream(const char *name);
 };
 }  // namespace hls
 "#;
@@ -71,7 +78,7 @@ fn snapshot_of_the_2d_5_point_kernel() {
     if let Some(stale) = common::snapshot(&path, &k.source) {
         panic!("the kernel differs from its snapshot {stale}\nreview, then bless with `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`");
     }
-    for must in ["#pragma HLS DATAFLOW", "hls::stream<tessera::wide_t<16, float>> A_in", "#pragma HLS PIPELINE II=1", "A_lb[4][4]"] {
+    for must in ["#pragma HLS DATAFLOW", "hls::stream<tessera::wide_t<16, float>, 64> A_in", "#pragma HLS PIPELINE II=1", "A_lb[4][4]"] {
         assert!(k.source.contains(must), "{must}");
     }
 }

@@ -259,6 +259,23 @@ pub struct Record {
     /// regions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
+    /// For a dataflow kernel on the emulated device: every `hls::stream` of the
+    /// launch by name (omitted otherwise).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub streams: std::collections::BTreeMap<String, StreamUse>,
+}
+
+/// One `hls::stream` of a dataflow kernel's emulated launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamUse {
+    /// The depth the kernel declares (`hls::stream<T, depth>`; 0: unbounded).
+    pub depth: u64,
+    /// The most values it held at once: at most `depth` under the emulated device's
+    /// concurrent schedule (the default), the whole stream under the sequential one
+    /// (`TESSERA_EMU_DATAFLOW=sequential`, as Vitis' C simulation).
+    pub peak: u64,
+    /// Values that went through it.
+    pub values: u64,
 }
 
 impl Record {
@@ -279,6 +296,7 @@ impl Record {
             arrays: None,
             transfers: Transfers::default(),
             op: None,
+            streams: Default::default(),
         }
     }
 

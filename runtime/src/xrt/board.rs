@@ -355,7 +355,7 @@ impl Device for XrtDevice {
                     KernelArg::Scalar(_) => None,
                 })
                 .collect();
-            return Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays) });
+            return Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: Default::default() });
         }
         let what = if state == ffi::ERT_CMD_STATE_TIMEOUT {
             format!("did not finish within {} ms (TESSERA_XRT_TIMEOUT_MS)", self.config.xrt_timeout_ms)

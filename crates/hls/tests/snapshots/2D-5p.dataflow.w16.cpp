@@ -133,11 +133,20 @@ extern "C" void tessera_snap(hls::burst_maxi<tessera::wide_t<16, float>> A, hls:
 #pragma HLS INTERFACE mode=s_axilite port=fac
 #pragma HLS INTERFACE mode=s_axilite port=return
 #pragma HLS DATAFLOW
-  hls::stream<tessera::wide_t<16, float>> A_in("A_in");
+  hls::stream<tessera::wide_t<16, float>, 64> A_in("A_in");
 #pragma HLS STREAM variable=A_in depth=64
-  hls::stream<tessera::wide_t<16, float>> X_out("X_out");
+  hls::stream<tessera::wide_t<16, float>, 64> X_out("X_out");
 #pragma HLS STREAM variable=X_out depth=64
+#ifdef TESSERA_HLS_VITIS
   tessera_snap_load_A(A, A_in, fac);
   tessera_snap_compute(A_in, X_out, fac);
   tessera_snap_store_X(X, X_out, fac);
+#else
+  // Emulation: the processes as coroutines, each stream bounded by its depth.
+  tessera::emu::dataflow tdf_region("tessera_snap");
+  tdf_region.process("load_A", [&] { tessera_snap_load_A(A, A_in, fac); });
+  tdf_region.process("compute", [&] { tessera_snap_compute(A_in, X_out, fac); });
+  tdf_region.process("store_X", [&] { tessera_snap_store_X(X, X_out, fac); });
+  tdf_region.run();
+#endif
 }

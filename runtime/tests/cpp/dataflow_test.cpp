@@ -1,0 +1,141 @@
+// The emulated DATAFLOW region (host/include/tessera_dataflow.h) on its own: the
+// coroutine schedule with bounded streams, the sequential (C simulation) schedule,
+// deadlock reports, the stream statistics the runtime takes after a launch, and the
+// native wide words against the ap_uint they stand for. Driven by
+// runtime/tests/dataflow_emu.rs: `dataflow_test <case>` prints "ok" or aborts.
+#include "tessera_dataflow.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#define CHECK(c)                                                              \
+    do {                                                                      \
+        if (!(c)) {                                                           \
+            std::fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #c); \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
+
+static const long N = 10000;
+
+// produce → square → sum, over streams of depth 4.
+static void produce(hls::stream<long> &out) {
+    for (long i = 0; i < N; i++) out.write(i);
+}
+static void square(hls::stream<long> &in, hls::stream<long> &out) {
+    for (long i = 0; i < N; i++) {
+        const long v = in.read();
+        out.write(v * v);
+    }
+}
+static void sum(hls::stream<long> &in, long &s) {
+    for (long i = 0; i < N; i++) s += in.read();
+}
+
+static long pipeline() {
+    hls::stream<long, 4> a("a");
+    hls::stream<long, 4> b("b");
+    long s = 0;
+    tessera::emu::dataflow region("pipeline");
+    region.process("produce", [&] { produce(a); });
+    region.process("square", [&] { square(a, b); });
+    region.process("sum", [&] { sum(b, s); });
+    region.run();
+    return s;
+}
+
+// Writes all of `a` before `b`; the consumer reads `b` first: with streams shorter
+// than N the processes wait for each other.
+static void two_streams(bool consumer_reads_b_first) {
+    hls::stream<int, 2> a("a");
+    hls::stream<int, 2> b("b");
+    tessera::emu::dataflow region("crossed");
+    region.process("writer", [&] {
+        for (int i = 0; i < 8; i++) a.write(i);
+        for (int i = 0; i < 8; i++) b.write(i);
+    });
+    region.process("reader", [&] {
+        int x = 0;
+        if (consumer_reads_b_first)
+            for (int i = 0; i < 8; i++) x += b.read();
+        for (int i = 0; i < 8; i++) x += a.read();
+        if (!consumer_reads_b_first)
+            for (int i = 0; i < 8; i++) x += b.read();
+        if (x != (consumer_reads_b_first ? 28 + 28 : 56)) std::abort();
+    });
+    region.run();
+}
+
+static int taken(tessera_stream_stats *out, std::size_t cap) { return static_cast<int>(tessera_emu_streams_take(out, cap)); }
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    const std::string c = argv[1];
+    if (c == "pipeline") {
+        // Σ i² for i < N, whatever the schedule.
+        long want = 0;
+        for (long i = 0; i < N; i++) want += i * i;
+        CHECK(pipeline() == want);
+        tessera_stream_stats st[8];
+        const bool sequential = std::getenv("TESSERA_EMU_DATAFLOW") != nullptr &&
+                                std::strcmp(std::getenv("TESSERA_EMU_DATAFLOW"), "sequential") == 0;
+        CHECK(taken(st, 8) == 2);
+        for (int i = 0; i < 2; i++) {
+            CHECK(st[i].depth == 4 && st[i].values == static_cast<std::uint64_t>(N));
+            // Concurrent: never more than the depth (and the producer fills it);
+            // sequential: the producer's whole output before the consumer runs.
+            CHECK(st[i].peak == (sequential ? static_cast<std::uint64_t>(N) : 4u));
+        }
+        CHECK(std::strcmp(st[0].name, "b") == 0 && std::strcmp(st[1].name, "a") == 0);  // destroyed in reverse order
+        CHECK(taken(st, 8) == 0);  // taken: forgotten
+        // Two regions one after the other on the same thread.
+        CHECK(pipeline() == want);
+        CHECK(taken(st, 8) == 2);
+        two_streams(false);
+        CHECK(taken(st, 8) == 2);
+    } else if (c == "deadlock") {
+        two_streams(true);  // aborts under the concurrent schedule
+    } else if (c == "empty_read") {
+        hls::stream<int> s("lonely");
+        (void)s.read();
+    } else if (c == "nested") {
+        tessera::emu::dataflow outer("outer");
+        outer.process("p", [] { two_streams(false); });
+        outer.run();
+    } else if (c == "wide") {
+        // Native words carry the bits of the ap_uint they stand for, both ways.
+        float lanes[16];
+        for (int i = 0; i < 16; i++) lanes[i] = -1.5f * static_cast<float>(i) + 0.25f;
+        lanes[3] = -0.0f;
+        std::uint32_t nan_bits = 0x7fc01234u;
+        std::memcpy(&lanes[7], &nan_bits, 4);
+        tessera::wide_t<16, float> w = tessera::pack(lanes);
+        const ap_uint<512> u = w;
+        for (int i = 0; i < 16; i++) {
+            const float a = tessera::get_lane<float>(u, i), b = tessera::get_lane<float>(w, i);
+            CHECK(std::memcmp(&a, &lanes[i], 4) == 0 && std::memcmp(&b, &lanes[i], 4) == 0);
+        }
+        CHECK(static_cast<std::uint32_t>(u.range(31, 0).to_uint64()) == 0x3e800000u);  // lane 0 is the low bits: 0.25f
+        const tessera::wide_t<16, float> back = u;
+        CHECK(back == w);
+        tessera::wide_t<4, double> d = 0;
+        tessera::set_lane<double>(d, 2, -2.5);
+        double out[4];
+        tessera::unpack(d, out);
+        CHECK(out[0] == 0.0 && out[2] == -2.5);
+        // Strobes: lane masks.
+        tessera::strobe_t<16, float> m = 0;
+        tessera::enable_lane<float>(m, 15);
+        CHECK(!m.bit(59) && m.bit(60) && m.bit(63));
+        typedef tessera::emu::strobe_traits<tessera::strobe_t<16, float>> traits16;
+        typedef tessera::emu::strobe_traits<tessera::strobe_t<4, double>> traits4;
+        CHECK(!traits16::all(m, 64));
+        tessera::strobe_t<4, double> all = -1;
+        CHECK(traits4::all(all, 32));
+    } else {
+        return 2;
+    }
+    std::puts("ok");
+    return 0;
+}
