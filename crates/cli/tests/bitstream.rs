@@ -127,6 +127,64 @@ fn dry_run_prints_the_commands_and_writes_the_config() {
     assert!(!t.join("bitstreams/hw/s.xclbin").exists());
 }
 
+/// A time loop with two target regions (tests/programs/data_time_loop.c, A -> B and
+/// B -> A): two kernels, one `v++ -c` each, ONE `v++ -l` into the program's xclbin
+/// with an `nk=` per kernel and an `sp=` per memory port of each, and one record with
+/// both kernels' hashes.
+#[test]
+fn dry_run_links_the_kernels_of_a_time_loop_into_one_xclbin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let kdir = compile("data_time_loop", t, "jacobi");
+    let out = bitstream(
+        t,
+        &["jacobi.tessera", "--platform", PLATFORM, "--dry-run", "--memory", "B=DDR[1]"],
+        "/nonexistent",
+        None,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let mut kernels: Vec<(String, String)> = std::fs::read_dir(&kdir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let k = name.strip_suffix(".manifest.json")?.to_string();
+            let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(kdir.join(&name)).unwrap()).unwrap();
+            Some((k, m["hash"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    kernels.sort();
+    assert_eq!(kernels.len(), 2, "{kernels:?}");
+    let commands: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    let compiles: Vec<&str> = commands.iter().copied().filter(|c| c.starts_with("v++ -c ")).collect();
+    let links: Vec<&str> = commands.iter().copied().filter(|c| c.starts_with("v++ -l ")).collect();
+    assert_eq!((compiles.len(), links.len()), (2, 1), "{stdout}");
+    let xos: String = kernels.iter().map(|(k, _)| format!(" bitstreams/hw/{k}.xo")).collect();
+    assert!(links[0].ends_with(&format!(" --config bitstreams/hw/jacobi.cfg -o bitstreams/hw/jacobi.xclbin{xos}")), "{}", links[0]);
+    let cfg = std::fs::read_to_string(t.join("bitstreams/hw/jacobi.cfg")).unwrap();
+    let directives: Vec<&str> = cfg.lines().filter(|l| !l.starts_with('#')).collect();
+    let (a, b) = (&kernels[0].0, &kernels[1].0);
+    assert_eq!(
+        directives,
+        [
+            "[connectivity]".to_string(),
+            format!("nk={a}:1:{a}_1"),
+            format!("nk={b}:1:{b}_1"),
+            format!("sp={a}_1.B:DDR[1]"),
+            format!("sp={a}_1.A:DDR[0]"),
+            format!("sp={b}_1.B:DDR[1]"),
+            format!("sp={b}_1.A:DDR[0]"),
+        ]
+    );
+    let printf = commands.iter().find(|c| c.starts_with("printf ")).unwrap();
+    assert!(printf.ends_with("> bitstreams/hw/jacobi.xclbin.json"), "{printf}");
+    for (k, hash) in &kernels {
+        assert!(compiles.iter().any(|c| c.contains(&format!(" -k {k} "))), "{stdout}");
+        assert!(printf.contains(&format!("{{\"kernel\":\"{k}\",\"hash\":\"{hash}\"")), "{printf}");
+    }
+    assert_eq!(commands.first(), Some(&"rm -f bitstreams/hw/jacobi.xclbin.json"));
+}
+
 /// A delinearised region with launch conditions has two kernels: the tiled kernel of
 /// its view and the baseline kernel of the region as written (`<kernel>_linear`),
 /// which runs when a condition fails. Both are linked into the program's xclbin, each

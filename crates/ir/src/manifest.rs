@@ -36,7 +36,10 @@ pub struct Manifest {
     /// port descriptors and its scalars from the argument vector, and calls the kernel
     /// (ABI: `host/include/tessera_emu_abi.h`).
     pub emu_entry_source: String,
-    /// File name of the bitstream the XRT backend loads (`<kernel>.xclbin`).
+    /// File name of the kernel's own bitstream (`<kernel>.xclbin`, built by `tessera
+    /// bitstream --per-kernel`). The XRT backend looks for the program's xclbin first
+    /// (`<exe>.xclbin`, every kernel of the program linked into one; its build record
+    /// lists this kernel), then for this one (`runtime/src/xrt/mod.rs`).
     pub xclbin: String,
     /// The region has an `if` clause: the call passes one more address after the
     /// arguments, of an `int` holding its value; when it is 0 the region runs on
