@@ -604,6 +604,53 @@ fn cmake_function_dry_run_and_missing_vitis() {
     let out = t.join("dry/bitstreams/sw_emu");
     assert!(stdout.contains(&format!(" -o {}/stencil2d.xclbin {}/{k}.xo", out.display(), out.display())), "{stdout}");
     assert!(!t.join("dry/bitstreams/sw_emu/stencil2d_xclbin.stamp").exists());
+
+    // NAME names the program's xclbin; PER_KERNEL builds one per kernel (a stamp stands
+    // for them); NAME with PER_KERNEL is refused at configure time.
+    let p2 = t.join("p2");
+    std::fs::create_dir(&p2).unwrap();
+    let kdir = t.join("dry/stencil2d.tessera");
+    let project = |extra: &str| {
+        format!(
+            "cmake_minimum_required(VERSION 3.19)\nproject(p2 NONE)\nlist(APPEND CMAKE_MODULE_PATH \"{}/cmake\")\n\
+             include(TesseraBitstream)\n\
+             tessera_add_bitstream(named KERNELS \"{k}\" NAME app PLATFORM p TARGET sw_emu OUTPUT_DIR named)\n\
+             tessera_add_bitstream(each KERNELS \"{k}\" PER_KERNEL PLATFORM p TARGET sw_emu OUTPUT_DIR each)\n\
+             file(WRITE \"${{CMAKE_BINARY_DIR}}/vars.txt\" \"named=${{named_XCLBIN}}\\neach=${{each_XCLBIN}}\\n\")\n{extra}",
+            repo().display(),
+            k = kdir.display()
+        )
+    };
+    std::fs::write(p2.join("CMakeLists.txt"), project("")).unwrap();
+    let b2 = p2.join("build");
+    let cmake_run = |args: &[&str]| {
+        Command::new(&cmake)
+            .args(args)
+            .arg(format!("-DTESSERA_EXECUTABLE={TESSERA}"))
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    let out = cmake_run(&["-S", p2.to_str().unwrap(), "-B", b2.to_str().unwrap(), "-DTESSERA_BITSTREAM_DRY_RUN=ON"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let vars = std::fs::read_to_string(b2.join("vars.txt")).unwrap();
+    assert_eq!(vars, format!("named={}\neach=\n", b2.join("named/sw_emu/app.xclbin").display()));
+    for target in ["named", "each"] {
+        let out = Command::new(&cmake).arg("--build").arg(&b2).args(["--target", target]).output().unwrap();
+        assert!(out.status.success(), "{target}: {}\n{}", text(&out.stdout), text(&out.stderr));
+    }
+    assert!(b2.join("named/sw_emu/app.cfg").is_file());
+    assert!(b2.join(format!("each/sw_emu/{k}.cfg")).is_file() && b2.join("each/sw_emu/each.stamp").is_file());
+    assert!(!b2.join("each/sw_emu/stencil2d.cfg").exists());
+    std::fs::write(
+        p2.join("CMakeLists.txt"),
+        project("tessera_add_bitstream(both KERNELS x NAME app PER_KERNEL PLATFORM p)\n"),
+    )
+    .unwrap();
+    let out = cmake_run(&["-S", p2.to_str().unwrap(), "-B", p2.join("bad").to_str().unwrap(), "-DTESSERA_BITSTREAM_DRY_RUN=ON"]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("tessera_add_bitstream(both): NAME names the program's xclbin of KERNELS"), "{stderr}");
 }
 
 fn which(name: &str) -> Result<PathBuf, ()> {
