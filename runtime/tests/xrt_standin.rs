@@ -8,7 +8,8 @@
 //! wrong data), checks memory groups at `xrtRunSetArg`, refuses to load another
 //! bitstream while buffer objects exist (as XRT's driver does), and logs every
 //! allocation, sync and run, which the test reads to prove that resident data was not
-//! copied. The test is skipped, with the reason printed, only when a tool it needs is
+//! copied, and that a program's xclbin holding two kernels is loaded once for a whole
+//! time loop. The test is skipped, with the reason printed, only when a tool it needs is
 //! absent (a C compiler, libclang for bindgen).
 
 mod common;
