@@ -15,7 +15,7 @@
 //!   that does not come up) the Slurm part prints `skipped: <why>` and passes, unless
 //!   `TESSERA_REQUIRE_SLURM=1`.
 //!   Then `tessera bitstream --slurm` on the same cluster, with a stub `v++`: each
-//!   kernel's compile job, then its link job (`afterok`), the bitstreams and build
+//!   kernel's compile job, then the program's link job (`afterok` on both), the bitstream and build
 //!   records written by the jobs.
 //! - `slurm_dry_run`: `--slurm --dry-run` writes the array job's script (options,
 //!   the `--run-config` command) and prints the sbatch command, without Slurm.
@@ -185,9 +185,9 @@ fn write_script(path: &Path, body: &str) {
 }
 
 /// `tessera bitstream --slurm` with a stub `v++` (not Vitis: it logs its calls, takes 2 s
-/// to compile, writes its `-o` file, and refuses to link a missing `.xo`): two
-/// programs' kernels, each compiled by one job and linked by a job that Slurm starts
-/// only after it; the bitstreams and their build records appear.
+/// to compile, writes its `-o` file, and refuses to link a missing `.xo`): two kernels,
+/// each compiled by one job, linked into one xclbin by a job that Slurm starts only
+/// after both; the bitstream and its build record (both kernels' hashes) appear.
 fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
     let t = tmp.join("bitstream");
     let bin = t.join("vitis/bin");
@@ -197,7 +197,7 @@ fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
         &bin.join("v++"),
         &format!(
             "out=; last=\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; last=$a; done\n\
-             if [ \"$1\" = -c ]; then sleep 2; else [ -f \"$last\" ] || {{ echo \"stub v++: no $last\" >&2; exit 1; }}; fi\n\
+             if [ \"$1\" = -c ]; then sleep 2; else for a in \"$@\"; do case $a in *.xo) [ -f \"$a\" ] || {{ echo \"stub v++: no $a\" >&2; exit 1; }};; esac; done; fi\n\
              echo \"v++ $1 $out\" >> '{}'\necho stub > \"$out\"\n",
             log.display()
         ),
@@ -224,7 +224,8 @@ fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = run(
         Command::new(tessera())
-            .args(["bitstream", "s1.tessera", "s2.tessera", "--platform", "u250.xpfm", "-t", "hw", "-o", "b", "--slurm", "--time", "5:00"])
+            .args(["bitstream", "s1.tessera", "s2.tessera", "--name", "both", "--platform", "u250.xpfm", "-t", "hw", "-o", "b"])
+            .args(["--slurm", "--time", "5:00"])
             .current_dir(&t)
             .env("PATH", &path)
             .env("XILINX_VITIS", t.join("vitis"))
@@ -236,8 +237,8 @@ fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
         .lines()
         .filter_map(|l| l.split(" as job ").nth(1).and_then(|r| r.split(':').next()).map(str::to_string))
         .collect();
-    assert_eq!(ids.len(), 4, "two compile and two link jobs:\n{stdout}");
-    // Wait for the four jobs.
+    assert_eq!(ids.len(), 3, "two compile jobs and one link job:\n{stdout}");
+    // Wait for the three jobs.
     let t0 = Instant::now();
     let states = loop {
         let q = Command::new("squeue")
@@ -248,13 +249,13 @@ fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
         let text = String::from_utf8_lossy(&q.stdout).into_owned();
         let states: Vec<(String, String)> =
             text.lines().filter_map(|l| l.split_once('|')).map(|(a, b)| (a.to_string(), b.to_string())).collect();
-        if states.len() == 4 && states.iter().all(|(_, s)| !["PENDING", "RUNNING", "CONFIGURING", "COMPLETING"].contains(&s.as_str())) {
+        if states.len() == 3 && states.iter().all(|(_, s)| !["PENDING", "RUNNING", "CONFIGURING", "COMPLETING"].contains(&s.as_str())) {
             break states;
         }
         assert!(t0.elapsed() < Duration::from_secs(120), "the bitstream jobs did not finish: {text}\n{}", cluster.logs());
         std::thread::sleep(Duration::from_millis(500));
     };
-    visible(&format!("slurm: the 4 bitstream jobs (compiles, then links) finished in {:.1} s", t0.elapsed().as_secs_f64()));
+    visible(&format!("slurm: the 3 bitstream jobs (compiles, then the link) finished in {:.1} s", t0.elapsed().as_secs_f64()));
     let calls = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
         states.iter().all(|(_, s)| s == "COMPLETED"),
@@ -268,14 +269,16 @@ fn bitstream_on_slurm(cluster: &Cluster, tmp: &Path) {
             .collect::<String>()
     );
     let lines: Vec<&str> = calls.lines().collect();
+    let l = lines.iter().position(|l| *l == "v++ -l b/hw/both.xclbin").unwrap_or_else(|| panic!("no link:\n{calls}"));
+    assert_eq!(lines.iter().filter(|l| l.starts_with("v++ -l")).count(), 1, "{calls}");
+    assert!(t.join("b/hw/both.xclbin").is_file());
+    let record = read_json(&t.join("b/hw/both.xclbin.json"));
     for (k, exe) in &kernels {
         let c = lines.iter().position(|l| *l == format!("v++ -c b/hw/{k}.xo")).unwrap_or_else(|| panic!("no compile of {k}:\n{calls}"));
-        let l = lines.iter().position(|l| *l == format!("v++ -l b/hw/{k}.xclbin")).unwrap_or_else(|| panic!("no link of {k}:\n{calls}"));
-        assert!(c < l, "{k} linked before it was compiled:\n{calls}");
-        let record = read_json(&t.join(format!("b/hw/{k}.xclbin.json")));
+        assert!(c < l, "linked before {k} was compiled:\n{calls}");
         let manifest = read_json(&t.join(format!("{exe}.tessera/{k}.manifest.json")));
-        assert_eq!(record["hash"], manifest["hash"]);
-        assert!(t.join(format!("b/hw/{k}.xclbin")).is_file());
+        let entry = record["kernels"].as_array().unwrap().iter().find(|e| e["kernel"] == k.as_str()).unwrap_or_else(|| panic!("{k} not in {record}"));
+        assert_eq!(entry["hash"], manifest["hash"]);
     }
 }
 

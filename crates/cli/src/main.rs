@@ -8,8 +8,8 @@
 //!   (no clang needed): prints the remark, or writes/prints the kernel and manifest.
 //! - `tessera explain <file.c | region.ir.json>` shows the polyhedral optimizer's
 //!   decisions per region (`explain.rs`).
-//! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` builds the
-//!   kernels' `.xclbin` files with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
+//! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` links the
+//!   program's kernels into one `.xclbin` with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
 //! - `tessera bench [--size paper|small] …` builds the paper's stencils, runs them on the
 //!   emulated device and prints exact counts and modelled FPGA times (`bench.rs`).
 //! - `tessera dse [SET] --tiles … --port-width … --modes … --banks …` sweeps those
@@ -72,8 +72,8 @@ enum Command {
     /// Show what the polyhedral optimizer decides for each target region (tiling,
     /// permutation, cache buffers) of a C/C++ file or a dumped `*.ir.json`.
     Explain(explain::ExplainArgs),
-    /// Build the kernels' FPGA binaries (.xclbin) with AMD Vitis: v++ compile and link
-    /// for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
+    /// Build the program's FPGA binary (.xclbin) with AMD Vitis: v++ compile per kernel,
+    /// one link of all kernels, for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
     Bitstream(bitstream::BitstreamArgs),
     /// Build the paper's stencils, run them on the emulated device, check bit-exactness
     /// and print exact DDR counts, modelled FPGA times and measured times.
