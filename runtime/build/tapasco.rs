@@ -105,7 +105,7 @@ fn link_archive(archive: &Path, out: &Path) {
     run(Command::new("ar").arg("crs").arg(&lib).arg(&local));
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=tapasco_localized");
-    // What libtapasco's own CMake links it with (runtime/libtapasco/CMakeLists.txt).
+    // What libtapasco's own CMake links it with (the CMakeLists.txt of libtapasco, in TaPaSCo's repository).
     for l in ["util", "dl", "rt", "pthread", "m"] {
         println!("cargo:rustc-link-lib=dylib={l}");
     }

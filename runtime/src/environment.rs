@@ -973,6 +973,8 @@ mod tests {
         assert_eq!(choose_data_for(&with(Disabled, Auto), &ready), host("OMP_TARGET_OFFLOAD=DISABLED"));
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready), Choice::Offload(DeviceKind::Emu));
         assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready), host("TESSERA_DEVICE=host"));
+        // Data directives do not map on the TaPaSCo device.
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Tapasco)), &ready), host(tapasco::DATA_ON_HOST));
         assert_eq!(probed.get(), 0);
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready), Choice::Offload(DeviceKind::Xrt));
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none), host(XRT_NOT_BUILT));

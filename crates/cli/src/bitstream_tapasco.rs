@@ -8,9 +8,13 @@
 //! compositions under `<out>/tapasco/{core,compose}/`; the bitstream as
 //! `<out>/<platform>/<program>.bit` with its build record `<program>.bit.json`
 //! (`tessera_ir::tapasco::TapascoRecord`), removed before the build and written after
-//! it. Every command is printed before it runs; `--dry-run` writes the files and
-//! prints the commands as a shell script (`set -e`, the record's removal and its
-//! `printf`) without running anything.
+//! it. `tapasco hls` skips a kernel whose core exists, so each core is stamped with
+//! its manifest's hash (`<out>/tapasco/core/<kernel>/tessera.hash`, written once the
+//! core's `.zip` exists) and a core with another stamp is removed before `tapasco
+//! hls`; TaPaSCo's bitstream is removed before `tapasco compose`, so only a bitstream
+//! of this run is copied. Every command is printed before it runs; `--dry-run` writes
+//! the files and prints the commands as a shell script (`set -e`, the stamps, the
+//! record's removal and its `printf`) without running anything.
 //!
 //! Without `--dry-run` it needs `tapasco` on `PATH` and `TAPASCO_HOME` (both set by a
 //! TaPaSCo workspace's `tapasco-setup.sh`), and `vivado` and `vitis_hls` on `PATH`;
@@ -169,27 +173,50 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
     }
 
     let record_q = shell_quote(&record_path.display().to_string());
+    let q = |p: &Path| shell_quote(&p.display().to_string());
     if a.dry_run {
         say("set -e");
         say(&format!("rm -f {record_q}"));
-        for s in p.steps() {
-            say(&s.shell());
+        say("# a core made from another manifest is made again (`tapasco hls` skips existing cores)");
+        for k in &p.kernels {
+            say(&format!("[ \"$(cat {} 2>/dev/null)\" = {} ] || rm -rf {}", q(&k.stamp), k.hash, q(&k.core)));
         }
+        say(&p.hls.shell());
+        for k in &p.kernels {
+            say(&format!("test -f {}", q(&k.core_zip)));
+            say(&format!("printf '%s\\n' {} > {}", k.hash, q(&k.stamp)));
+        }
+        say(&format!("rm -f {}", q(&p.tapasco_bit)));
+        say(&p.compose.shell());
+        say(&p.copy.shell());
         say(&format!("printf '%s' {} > {record_q}", shell_quote(&record.to_json())));
         print_next_steps(&p.bit, "# after building, to run with this bitstream:");
         return Ok(());
     }
-    match std::fs::remove_file(&record_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(format!("cannot remove the old build record {}: {e}", record_path.display()))
+    remove_file(&record_path, "the old build record")?;
+    for k in &p.kernels {
+        if std::fs::read_to_string(&k.stamp).ok().as_deref().map(str::trim) != Some(k.hash.as_str()) && k.core.exists() {
+            say(&format!("# {}: its core was made from another manifest; removing {}", k.kernel, k.core.display()));
+            std::fs::remove_dir_all(&k.core).map_err(|e| format!("cannot remove {}: {e}", k.core.display()))?;
         }
-        _ => {}
     }
     run_step(&p.hls, None)?;
+    for k in &p.kernels {
+        if !k.core_zip.is_file() {
+            return Err(format!(
+                "tapasco hls did not produce the core of kernel {} ({} is missing; HLS log: {})",
+                k.kernel,
+                k.core_zip.display(),
+                k.hls_log.display()
+            ));
+        }
+        write_file(&k.stamp, &format!("{}\n", k.hash))?;
+    }
+    remove_file(&p.tapasco_bit, "the old TaPaSCo bitstream")?;
     run_step(&p.compose, None)?;
     if !p.tapasco_bit.is_file() {
         return Err(format!(
-            "tapasco compose succeeded but {} does not exist (see the log beside it, or TaPaSCo's output above)",
+            "tapasco compose wrote no bitstream {} (see the Vivado log beside it, or TaPaSCo's output above)",
             p.tapasco_bit.display()
         ));
     }
@@ -199,6 +226,14 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
     say(&format!("#   wrote its build record {}", record_path.display()));
     print_next_steps(&p.bit, "# to run with this bitstream:");
     Ok(())
+}
+
+/// Removes `path` if it exists.
+fn remove_file(path: &Path, what: &str) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("cannot remove {what} {}: {e}", path.display())),
+        _ => Ok(()),
+    }
 }
 
 /// How to load the bitstream and run the program on it.

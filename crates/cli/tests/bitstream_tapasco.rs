@@ -44,15 +44,15 @@ fn text(b: &[u8]) -> String {
 
 /// `tessera bitstream --flow tapasco <args>` in `cwd` with `PATH` as given and
 /// `TAPASCO_HOME` set or not.
-fn bitstream(cwd: &Path, args: &[&str], path: &str, tapasco_home: Option<&Path>, stub_bit: Option<&Path>) -> Output {
+fn bitstream(cwd: &Path, args: &[&str], path: &str, tapasco_home: Option<&Path>, vars: &[(&str, String)]) -> Output {
     let mut cmd = Command::new(TESSERA);
     cmd.args(["bitstream", "--flow", "tapasco"]).args(args).current_dir(cwd).env("PATH", path);
     match tapasco_home {
         Some(h) => cmd.env("TAPASCO_HOME", h),
         None => cmd.env_remove("TAPASCO_HOME"),
     };
-    if let Some(b) = stub_bit {
-        cmd.env("STUB_BIT", b);
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     cmd.output().unwrap()
 }
@@ -64,8 +64,8 @@ fn write_script(path: &Path, body: &str) {
 }
 
 /// Stub `tapasco`, `vivado`, `vitis_hls` in `<t>/stub`: `tapasco` appends its
-/// arguments to `<t>/calls.log` and, for `compose`, writes `$STUB_BIT` (unless
-/// `STUB_FAIL` is set).
+/// arguments to `<t>/calls.log`, for `hls` writes the files `$STUB_ZIPS`, and for
+/// `compose` writes `$STUB_BIT` (unless `STUB_FAIL` is set).
 fn stub_tools(t: &Path) -> PathBuf {
     let bin = t.join("stub");
     std::fs::create_dir_all(&bin).unwrap();
@@ -74,7 +74,9 @@ fn stub_tools(t: &Path) -> PathBuf {
         &format!(
             "printf '%s|' \"$@\" >> '{log}'; echo >> '{log}'\n\
              for a in \"$@\"; do [ \"$a\" = compose ] && [ -z \"$STUB_FAIL\" ] && mkdir -p \"$(dirname \"$STUB_BIT\")\" \
-             && echo bit > \"$STUB_BIT\"; done\nexit 0\n",
+             && echo bit > \"$STUB_BIT\"; done\n\
+             for a in \"$@\"; do [ \"$a\" = hls ] && for z in $STUB_ZIPS; do mkdir -p \"$(dirname \"$z\")\"; \
+             echo zip > \"$z\"; done; done\nexit 0\n",
             log = t.join("calls.log").display()
         ),
     );
@@ -90,7 +92,7 @@ fn dry_run_prints_a_runnable_script() {
     let ms = compile(t);
     assert_eq!(ms.len(), 2);
     let k: Vec<String> = ms.iter().map(|m| m.kernel.clone().unwrap()).collect();
-    let out = bitstream(t, &["prog.tessera", "--platform", "vcu118", "--clock-mhz", "125", "--dry-run"], "/nonexistent", None, None);
+    let out = bitstream(t, &["prog.tessera", "--platform", "vcu118", "--clock-mhz", "125", "--dry-run"], "/nonexistent", None, &[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     let b = t.join("bitstreams");
@@ -98,14 +100,25 @@ fn dry_run_prints_a_runnable_script() {
     let (kd, cd, pd) = (w.join("kernel"), w.join("core"), w.join("compose"));
     let commands: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
     let record = b.join("vcu118/prog.bit.json");
-    assert_eq!(commands[0], "set -e");
-    assert_eq!(commands[1], format!("rm -f {}", record.display()));
-    assert_eq!(
-        commands[2],
-        format!("tapasco --kernelDir {} --coreDir {} hls {},{} -p vcu118", kd.display(), cd.display(), k[0], k[1])
-    );
-    assert_eq!(
-        commands[3],
+    let tapasco_bit = pd.join(format!(
+        "axi4mm/vcu118/{0}__{1}/001_001/125.0/axi4mm-vcu118--{0}_1_{1}_1--125.bit",
+        k[0], k[1]
+    ));
+    let bit = b.join("vcu118/prog.bit");
+    let core = |i: usize| cd.join(&k[i]);
+    let zip = |i: usize| core(i).join(format!("axi4mm/vcu118/ipcore/{}_axi4mm.zip", k[i]));
+    let stamp = |i: usize| core(i).join("tessera.hash");
+    let expected = [
+        "set -e".to_string(),
+        format!("rm -f {}", record.display()),
+        format!("[ \"$(cat {} 2>/dev/null)\" = {} ] || rm -rf {}", stamp(0).display(), ms[0].hash, core(0).display()),
+        format!("[ \"$(cat {} 2>/dev/null)\" = {} ] || rm -rf {}", stamp(1).display(), ms[1].hash, core(1).display()),
+        format!("tapasco --kernelDir {} --coreDir {} hls {},{} -p vcu118", kd.display(), cd.display(), k[0], k[1]),
+        format!("test -f {}", zip(0).display()),
+        format!("printf '%s\\n' {} > {}", ms[0].hash, stamp(0).display()),
+        format!("test -f {}", zip(1).display()),
+        format!("printf '%s\\n' {} > {}", ms[1].hash, stamp(1).display()),
+        format!("rm -f {}", tapasco_bit.display()),
         format!(
             "tapasco --kernelDir {} --coreDir {} --compositionDir {} compose '[{} x 1, {} x 1]' @ 125 MHz -a axi4mm \
              -p vcu118 --deleteProjects false",
@@ -114,15 +127,11 @@ fn dry_run_prints_a_runnable_script() {
             pd.display(),
             k[0],
             k[1]
-        )
-    );
-    let tapasco_bit = pd.join(format!(
-        "axi4mm/vcu118/{0}__{1}/001_001/125.0/axi4mm-vcu118--{0}_1_{1}_1--125.bit",
-        k[0], k[1]
-    ));
-    let bit = b.join("vcu118/prog.bit");
-    assert_eq!(commands[4], format!("cp {} {}", tapasco_bit.display(), bit.display()));
-    assert!(commands[5].starts_with("printf '%s' '{"), "{stdout}");
+        ),
+        format!("cp {} {}", tapasco_bit.display(), bit.display()),
+    ];
+    assert_eq!(commands[..expected.len()], expected, "{stdout}");
+    assert!(commands[expected.len()].starts_with("printf '%s' '{"), "{stdout}");
     assert!(stdout.contains(&format!("#   tapasco-load-bitstream {} --reload-driver\n", bit.display())), "{stdout}");
     assert!(stdout.contains("#   export TESSERA_DEVICE=tapasco\n"), "{stdout}");
 
@@ -153,6 +162,7 @@ fn dry_run_prints_a_runnable_script() {
         .arg(&script)
         .env("PATH", format!("{}:/usr/bin:/bin", stub.display()))
         .env("STUB_BIT", &tapasco_bit)
+        .env("STUB_ZIPS", format!("{} {}", zip(0).display(), zip(1).display()))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -170,7 +180,7 @@ fn without_tapasco_it_stops_and_says_how_to_set_it_up() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     compile(t);
-    let out = bitstream(t, &["prog.tessera", "--platform", "vcu118", "--clock-mhz", "100"], "/nonexistent", None, None);
+    let out = bitstream(t, &["prog.tessera", "--platform", "vcu118", "--clock-mhz", "100"], "/nonexistent", None, &[]);
     assert!(!out.status.success());
     assert_eq!(
         text(&out.stderr),
@@ -197,7 +207,7 @@ fn without_tapasco_it_stops_and_says_how_to_set_it_up() {
     ] {
         let mut all = vec!["prog.tessera", "--platform", "vcu118", "--dry-run"];
         all.extend_from_slice(args);
-        let out = bitstream(t, &all, "/nonexistent", None, None);
+        let out = bitstream(t, &all, "/nonexistent", None, &[]);
         assert!(!out.status.success());
         assert!(text(&out.stderr).contains(want), "{args:?}: {}", text(&out.stderr));
     }
@@ -212,29 +222,58 @@ fn runs_tapasco_and_writes_the_record_only_after_a_bitstream_exists() {
     let path = format!("{}:/usr/bin:/bin", stub.display());
     let home = t.join("tapasco-home");
     let k: Vec<&str> = ms.iter().map(|m| m.kernel.as_deref().unwrap()).collect();
-    let tapasco_bit = t.join(format!(
-        "bitstreams/tapasco/compose/axi4mm/vcu118/{0}__{1}/001_001/100.0/axi4mm-vcu118--{0}_1_{1}_1--100.bit",
+    let w = t.join("bitstreams/tapasco");
+    let tapasco_bit = w.join(format!(
+        "compose/axi4mm/vcu118/{0}__{1}/001_001/100.0/axi4mm-vcu118--{0}_1_{1}_1--100.bit",
         k[0], k[1]
     ));
+    let zip = |i: usize| w.join(format!("core/{0}/axi4mm/vcu118/ipcore/{0}_axi4mm.zip", k[i]));
+    let stamp = |i: usize| w.join(format!("core/{}/tessera.hash", k[i]));
+    let vars = |zips: &[PathBuf]| {
+        vec![
+            ("STUB_BIT", tapasco_bit.display().to_string()),
+            ("STUB_ZIPS", zips.iter().map(|z| z.display().to_string()).collect::<Vec<_>>().join(" ")),
+        ]
+    };
     let args = ["prog.tessera", "--platform", "vcu118", "--clock-mhz", "100"];
-    let out = bitstream(t, &args, &path, Some(&home), Some(&tapasco_bit));
+    let out = bitstream(t, &args, &path, Some(&home), &vars(&[zip(0), zip(1)]));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     let calls = std::fs::read_to_string(t.join("calls.log")).unwrap();
     let calls: Vec<&str> = calls.lines().collect();
     assert_eq!(calls.len(), 2, "{calls:?}");
-    assert!(calls[0].contains("|hls|") && calls[1].contains("|compose|[") && calls[1].contains("|@|100|MHz|-a|axi4mm|-p|vcu118|"), "{calls:?}");
+    assert!(calls[0].contains("|hls|"), "{calls:?}");
+    assert!(calls[1].contains("|compose|[") && calls[1].contains("|@|100|MHz|-a|axi4mm|-p|vcu118|"), "{calls:?}");
     let record = t.join("bitstreams/vcu118/prog.bit.json");
     let r = TapascoRecord::from_json(&std::fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(r.kernels.len(), 2);
     assert!(stdout.contains("# built ") && stdout.contains("prog.bit.json"), "{stdout}");
+    // Each core is stamped with the hash of the manifest it was made from.
+    assert_eq!(std::fs::read_to_string(stamp(0)).unwrap().trim(), ms[0].hash);
 
-    // TaPaSCo writes no bitstream: an error, and no record is left behind.
-    std::fs::remove_file(&tapasco_bit).unwrap();
-    let mut cmd = Command::new(TESSERA);
-    cmd.args(["bitstream", "--flow", "tapasco"]).args(args).current_dir(t).env("PATH", &path);
-    let out = cmd.env("TAPASCO_HOME", &home).env("STUB_FAIL", "1").output().unwrap();
+    // A core made from another manifest is removed (so `tapasco hls` makes it again);
+    // a current one is kept.
+    std::fs::write(stamp(0), "0".repeat(64)).unwrap();
+    let kept = zip(1);
+    let out = bitstream(t, &args, &path, Some(&home), &vars(&[zip(0)]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("# {}: its core was made from another manifest; removing", k[0])));
+    assert_eq!(std::fs::read_to_string(stamp(0)).unwrap().trim(), ms[0].hash);
+    assert!(kept.is_file(), "the current core was kept");
+
+    // TaPaSCo makes no core: an error naming the HLS log, and no record is left.
+    std::fs::write(stamp(1), "0".repeat(64)).unwrap();
+    let out = bitstream(t, &args, &path, Some(&home), &vars(&[]));
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("tapasco compose succeeded but"), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains(&format!("tapasco hls did not produce the core of kernel {}", k[1])) && e.contains("hls/axi4mm.log"), "{e}");
     assert!(!record.exists(), "the old record was removed before the build");
+
+    // TaPaSCo writes no bitstream: an error; the bitstream of an earlier run does not count.
+    let mut v = vars(&[zip(0), zip(1)]);
+    v.push(("STUB_FAIL", "1".into()));
+    let out = bitstream(t, &args, &path, Some(&home), &v);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("tapasco compose wrote no bitstream"), "{}", text(&out.stderr));
+    assert!(!record.exists());
 }

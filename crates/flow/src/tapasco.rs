@@ -104,6 +104,20 @@ pub struct TapascoKernelPlan {
     pub source: PathBuf,
     /// The kernel parameters, in order, with whether each is an `m_axi` array.
     pub arguments: Vec<(String, bool)>,
+    /// The manifest's hash.
+    pub hash: String,
+    /// `<out>/tapasco/core/<kernel>`: TaPaSCo's HLS output for the kernel. `tapasco
+    /// hls` skips a kernel whose core exists, so the build removes it when it was made
+    /// from another manifest ([`stamp`](Self::stamp)).
+    pub core: PathBuf,
+    /// `<core>/axi4mm/<platform>/ipcore/<kernel>_axi4mm.zip`, the packaged core
+    /// (TaPaSCo's `HighLevelSynthesizer.outputZipFile`).
+    pub core_zip: PathBuf,
+    /// `<core>/axi4mm/<platform>/hls/axi4mm.log`, the HLS log.
+    pub hls_log: PathBuf,
+    /// `<core>/tessera.hash`: the hash of the manifest the core was made from, written
+    /// by `tessera bitstream` after `tapasco hls`.
+    pub stamp: PathBuf,
 }
 
 /// The whole TaPaSCo build of a program's kernels.
@@ -327,7 +341,14 @@ pub fn plan(manifests: &[&Manifest], opts: &TapascoOptions) -> Result<TapascoPla
             }
         }
         let dir = kdir.join(&kernel);
+        let core = cdir.join(&kernel);
+        let arch = core.join("axi4mm").join(&opts.platform);
         kernels.push(TapascoKernelPlan {
+            hash: m.hash.clone(),
+            core_zip: arch.join("ipcore").join(format!("{kernel}_axi4mm.zip")),
+            hls_log: arch.join("hls").join("axi4mm.log"),
+            stamp: core.join("tessera.hash"),
+            core,
             json: kernel_json(&kernel, id, &m.region, &arguments, &flags),
             json_path: dir.join("kernel.json"),
             source: dir.join(format!("{kernel}.cpp")),
@@ -507,6 +528,12 @@ mod tests {
         assert_eq!(k.vlnv, "esa.cs.tu-darmstadt.de:hls:tessera_s_l9_r1:1.0");
         assert_eq!(k.json_path, Path::new("/w/bits/tapasco/kernel/tessera_s_l9_r1/kernel.json"));
         assert_eq!(k.source, Path::new("/w/bits/tapasco/kernel/tessera_s_l9_r1/tessera_s_l9_r1.cpp"));
+        assert_eq!(
+            k.core_zip,
+            Path::new("/w/bits/tapasco/core/tessera_s_l9_r1/axi4mm/vcu118/ipcore/tessera_s_l9_r1_axi4mm.zip")
+        );
+        assert_eq!(k.stamp, Path::new("/w/bits/tapasco/core/tessera_s_l9_r1/tessera.hash"));
+        assert_eq!(k.hash, a.hash);
         let j: serde_json::Value = serde_json::from_str(&k.json).unwrap();
         assert_eq!(j["Name"], "tessera_s_l9_r1");
         assert_eq!(j["TopFunction"], "tessera_s_l9_r1");

@@ -2,7 +2,7 @@
  *
  * Written for Tessera's tests. It declares, with the same C types and signatures,
  * the functions of TaPaSCo's C API (libtapasco's `tapasco.h`, which TaPaSCo
- * generates with cbindgen from runtime/libtapasco/src/ffi.rs and installs as
+ * generates with cbindgen from libtapasco's ffi.rs and installs as
  * <prefix>/include/tapasco/tapasco.h) that tessera-rt's TaPaSCo backend calls, and
  * the types they need. Opaque handles are incomplete structs, as in the real header.
  */
