@@ -143,7 +143,7 @@ fn axpyk() -> Manifest {
 /// each body C code over `const uint64_t *r` (the argument registers) and `M(addr,
 /// bytes)` (a pointer into device memory).
 fn design(dir: &Path, name: &str, pes: &[(String, u32, &str)]) -> PathBuf {
-    let mut c = String::from("#include <stdint.h>\n#include <string.h>\n");
+    let mut c = String::from("#define _POSIX_C_SOURCE 200809L\n#include <stdint.h>\n#include <string.h>\n#include <time.h>\n");
     let list: String = pes.iter().map(|(v, id, _)| format!("{v}={id}\\n")).collect();
     c.push_str(&format!("const char tapasco_standin_pes[] = \"{list}\";\n"));
     for (_, id, body) in pes {
@@ -383,6 +383,41 @@ fn stale_and_foreign_designs_are_refused() {
         ),
         "{why}"
     );
+}
+
+/// A PE that never finishes: after `TESSERA_TAPASCO_TIMEOUT_MS` the region runs on the
+/// host with the reason, and the board is not used again (its memory may still be
+/// written); the program's results are the CPU's.
+#[test]
+fn a_job_that_never_ends_times_out() {
+    if !standin_tools() {
+        return;
+    }
+    let p = standin_program();
+    let forever = "(void)r; (void)M; struct timespec t = {0, 1000000}; for (;;) nanosleep(&t, 0);";
+    let hung = design(
+        p.dir.path(),
+        "hung",
+        &[(vlnv("scale1d"), id_of(&scale()), forever), (vlnv("axpyk"), id_of(&axpyk()), AXPYK_PE)],
+    );
+    let vars = [
+        ("TESSERA_DEVICE", "tapasco"),
+        ("TAPASCO_STANDIN_DESIGN", hung.to_str().unwrap()),
+        ("TESSERA_TAPASCO_TIMEOUT_MS", "300"),
+    ];
+    let r = p.run(&vars);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "scale=1 axpyk=1 on_host=4", "{}", r.stderr);
+    let why = |i: usize| r.report[i]["reason"].as_str().unwrap().to_string();
+    let first = "kernel scale1d did not finish within 300 ms (TESSERA_TAPASCO_TIMEOUT_MS); the TaPaSCo device is not \
+                 used again in this process";
+    assert_eq!(why(0), first);
+    assert_eq!(why(1), format!("TESSERA_DEVICE=tapasco but {first}"));
+    assert!(r.report.iter().all(|l| l["device"] == "host"));
+    // MANDATORY: fatal at the first region.
+    let r = p.run(&[vars[0], vars[1], vars[2], ("OMP_TARGET_OFFLOAD", "MANDATORY")]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("scale.c:10: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: {first}")), "{}", r.stderr);
 }
 
 /// Without a board (no tlkm driver) every region runs on the host with the reason;

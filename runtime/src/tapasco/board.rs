@@ -2,6 +2,11 @@
 //! process (success and failure are both remembered), its default memory, the PEs
 //! found so far, and the [`Device`] implementation. Every libtapasco call happens
 //! under one lock: launches from several threads run one after the other.
+//!
+//! A job that does not end within `TESSERA_TAPASCO_TIMEOUT_MS` may still write device
+//! memory: the thread waiting in `tapasco_job_release` and every device allocation
+//! alive then are left alone for the rest of the process, and the board is *poisoned*:
+//! every later region runs on the host with that reason.
 
 use super::ffi::{self, Arg};
 use super::{check_pe, scalar_param, DEVICE_INDEX};
@@ -11,9 +16,12 @@ use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
 use crate::report::Arrays;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Instant;
+use std::sync::{mpsc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 use tessera_ir::manifest::Manifest;
+
+/// Why the board must not be used any more (set once, by a job that did not end).
+static POISON: OnceLock<String> = OnceLock::new();
 
 /// The open device and its default memory.
 struct Handles {
@@ -57,18 +65,24 @@ fn open() -> Result<Board, String> {
 /// The board, opened at the first call.
 fn board() -> Result<&'static Board, String> {
     static BOARD: OnceLock<Result<Board, String>> = OnceLock::new();
+    if let Some(why) = POISON.get() {
+        return Err(why.clone());
+    }
     BOARD.get_or_init(open).as_ref().map_err(String::clone)
 }
 
 /// The TaPaSCo device as a [`Device`].
 pub struct TapascoDevice {
     board: &'static Board,
+    /// `TESSERA_TAPASCO_TIMEOUT_MS` (0: wait forever).
+    timeout_ms: u32,
 }
 
 impl TapascoDevice {
     /// The board (opened once per process).
-    pub fn new(_config: &Config) -> Result<TapascoDevice, String> {
-        Ok(TapascoDevice { board: board().map_err(|e| format!("TESSERA_DEVICE=tapasco but {e}"))? })
+    pub fn new(config: &Config) -> Result<TapascoDevice, String> {
+        let board = board().map_err(|e| format!("TESSERA_DEVICE=tapasco but {e}"))?;
+        Ok(TapascoDevice { board, timeout_ms: config.tapasco_timeout_ms })
     }
 }
 
@@ -113,6 +127,10 @@ impl DeviceBuffer for TapascoBuffer {
 
 impl Drop for TapascoBuffer {
     fn drop(&mut self) {
+        if POISON.get().is_some() {
+            // A job that never ended may still write this memory: leave it allocated.
+            return;
+        }
         let h = self.board.lock();
         // SAFETY: allocated by `alloc` from this memory; freed once. A failure leaves
         // the block allocated, which is all that can be done here.
@@ -173,9 +191,46 @@ impl Device for TapascoDevice {
             })
             .collect();
         let h = self.board.lock();
+        if let Some(why) = POISON.get() {
+            return Err(why.clone());
+        }
         let start = Instant::now();
         // SAFETY: live device with exclusive access, under the lock.
-        unsafe { ffi::run_job(h.device, kernel.id, &regs) }.map_err(|e| format!("kernel {name}: {e}"))?;
+        let job = unsafe { ffi::start_job(h.device, kernel.id, &regs) }.map_err(|e| format!("kernel {name}: {e}"))?;
+        if self.timeout_ms == 0 {
+            // SAFETY: started above, released once.
+            unsafe { ffi::release(job) }.map_err(|e| format!("kernel {name}: {e}"))?;
+        } else {
+            // tapasco_job_release blocks until the PE's interrupt: it waits on a thread
+            // of its own, which is left waiting if the job does not end in time.
+            struct Started(*mut ffi::Job);
+            // SAFETY: the job is used by the waiting thread only.
+            unsafe impl Send for Started {}
+            let started = Started(job);
+            let (tx, rx) = mpsc::channel();
+            std::thread::Builder::new()
+                .name("tessera-tapasco-job".into())
+                .spawn(move || {
+                    let started = started;
+                    // SAFETY: started above, released once, here.
+                    let _ = tx.send(unsafe { ffi::release(started.0) });
+                })
+                .map_err(|e| format!("kernel {name}: cannot start the thread that waits for the job: {e}"))?;
+            match rx.recv_timeout(Duration::from_millis(self.timeout_ms.into())) {
+                Ok(r) => {
+                    r.map_err(|e| format!("kernel {name}: {e}"))?;
+                }
+                Err(_) => {
+                    let why = format!(
+                        "kernel {name} did not finish within {} ms (TESSERA_TAPASCO_TIMEOUT_MS); the TaPaSCo device is \
+                         not used again in this process",
+                        self.timeout_ms
+                    );
+                    let _ = POISON.set(why.clone());
+                    return Err(why);
+                }
+            }
+        }
         let kernel_wall_s = start.elapsed().as_secs_f64();
         let arrays = args
             .iter()

@@ -18,7 +18,7 @@ mod sys {
     include!(concat!(env!("OUT_DIR"), "/tapasco_sys.rs"));
 }
 
-pub use sys::{Device, JobList, TapascoOffchipMemory, TLKM};
+pub use sys::{Device, Job, JobList, TapascoOffchipMemory, TLKM};
 
 /// libtapasco's last error message of this thread (taken), or a placeholder naming
 /// the call when it set none.
@@ -163,13 +163,12 @@ pub enum Arg {
     Scalar(Param),
 }
 
-/// Runs one job on a PE of kind `id` to completion: builds the argument list,
-/// acquires the PE, starts the job and releases it (which waits for the PE's
-/// interrupt). Returns the PE's return value.
+/// Starts one job on a PE of kind `id`: builds the argument list, acquires the PE and
+/// starts the job; [`release`] waits for it.
 ///
 /// # Safety
 /// `d` is a live device with exclusive access.
-pub unsafe fn run_job(d: *mut Device, id: usize, args: &[Arg]) -> Result<u64, String> {
+pub unsafe fn start_job(d: *mut Device, id: usize, args: &[Arg]) -> Result<*mut Job, String> {
     let mut list: *mut JobList = sys::tapasco_job_param_new();
     if list.is_null() {
         return Err(last_error("tapasco_job_param_new"));
@@ -200,6 +199,15 @@ pub unsafe fn run_job(d: *mut Device, id: usize, args: &[Arg]) -> Result<u64, St
         }
         return Err(e);
     }
+    Ok(job)
+}
+
+/// `tapasco_job_release(job, &ret, true)`: waits for the PE's interrupt, releases the
+/// PE and frees the job; the PE's return value.
+///
+/// # Safety
+/// `job` was started by [`start_job`] and is released once.
+pub unsafe fn release(job: *mut Job) -> Result<u64, String> {
     let mut ret = 0u64;
     if sys::tapasco_job_release(job, &mut ret, true) < 0 {
         return Err(last_error("tapasco_job_release"));

@@ -16,7 +16,9 @@
 //! launch              → tapasco_job_param_new, per argument in kernel order
 //!                       _deviceaddress (arrays) or _single32/_single64 (scalars,
 //!                       [`scalar_param`]); tapasco_device_acquire_pe(ID),
-//!                       tapasco_job_start, tapasco_job_release (waits for the PE)
+//!                       tapasco_job_start, tapasco_job_release (waits for the PE,
+//!                       at most TESSERA_TAPASCO_TIMEOUT_MS; after a timeout the
+//!                       board is never used again in the process)
 //! sync_from_device    → tapasco_memory_copy_from of the bytes read back
 //! drop                → tapasco_memory_free
 //! ```
