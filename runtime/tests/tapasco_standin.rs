@@ -9,9 +9,11 @@
 //! missing copy shows as wrong data), places it above 4 GiB (an address passed as 32
 //! bits shows), leaves the upper half of an argument register garbage on a 32-bit
 //! write (a 64-bit scalar passed as 32 bits shows), and runs a "design": a shared
-//! object listing its PEs (VLNV and kernel ID) with one C function per PE. The test
-//! is skipped, with the reason printed, only when a tool it needs is absent (a C
-//! compiler, `ld`/`objcopy`/`ar`, libclang for bindgen).
+//! object listing its PEs (VLNV and kernel ID) with one function per PE, here the
+//! manifests' own kernels compiled natively through Tessera's HLS shim (their
+//! emulation entries), with device memory as their ports. The test is skipped, with
+//! the reason printed, only when a tool it needs is absent (C and C++ compilers,
+//! `ld`/`objcopy`/`ar`, libclang for bindgen).
 
 mod common;
 
@@ -37,7 +39,7 @@ fn libclang_available() -> bool {
 
 /// Whether the tools the stand-in build needs are here (else the reason is printed).
 fn standin_tools() -> bool {
-    for t in ["cc", "ld", "objcopy", "ar"] {
+    for t in ["cc", "c++", "ld", "objcopy", "ar"] {
         if !tool_on_path(t) {
             eprintln!("skipped: no `{t}` on PATH (needed to build the TaPaSCo stand-in and link it)");
             return false;
@@ -133,40 +135,100 @@ fn axpyk() -> Manifest {
             scalar("k", ScalarType::I64),
             int_scalar("n"),
         ],
-        "extern \"C\" void axpyk(tessera::maxi<const float> x, tessera::maxi<float> y, float alpha, long long k, int n) {}",
-        "/* design only */",
+        AXPYK_KERNEL,
+        AXPYK_ENTRY,
     )
     .with_hash()
 }
 
-/// A stand-in design (the "bitstream" loaded on the board): PEs `(vlnv, id, body)`,
-/// each body C code over `const uint64_t *r` (the argument registers) and `M(addr,
-/// bytes)` (a pointer into device memory).
-fn design(dir: &Path, name: &str, pes: &[(String, u32, &str)]) -> PathBuf {
-    let mut c = String::from("#define _POSIX_C_SOURCE 200809L\n#include <stdint.h>\n#include <string.h>\n#include <time.h>\n");
-    let list: String = pes.iter().map(|(v, id, _)| format!("{v}={id}\\n")).collect();
-    c.push_str(&format!("const char tapasco_standin_pes[] = \"{list}\";\n"));
-    for (_, id, body) in pes {
-        c.push_str(&format!(
-            "void tapasco_standin_pe_{id}(const uint64_t *r, int nargs, void *(*M)(uint64_t, uint64_t)) {{\n\
-             (void)nargs;\n{body}\n}}\n"
-        ));
-    }
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, c).unwrap();
-    let so = dir.join(format!("{name}.so"));
-    cc(&["-std=c11", "-Wall", "-Werror", "-O1", "-ffp-contract=off", "-fPIC", "-shared"], &[&src, Path::new("-o"), &so]);
-    so
+const AXPYK_KERNEL: &str = r#"
+#include "tessera_hls.h"
+extern "C" void axpyk(tessera::maxi<const float> x, tessera::maxi<float> y, float alpha, long long k, int n) {
+#pragma HLS INTERFACE m_axi port=x bundle=gmem0
+#pragma HLS INTERFACE m_axi port=y bundle=gmem1
+  for (int i = 0; i < n; i++) {
+#pragma HLS PIPELINE II=1
+    y[i] = alpha * x[i] + y[i] + (float)k;
+  }
+}
+"#;
+
+const AXPYK_ENTRY: &str = r#"#include "kernel.cpp"
+extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports) {
+  axpyk(tessera::maxi<const float>(ports[0]), tessera::maxi<float>(ports[1]), *(const float *)args[2],
+        *(const long long *)args[3], *(const int *)args[4]);
+}
+"#;
+
+/// What a PE of a stand-in design runs.
+enum Pe<'a> {
+    /// The manifest's kernel, through its emulation entry and Tessera's HLS shim (as
+    /// the emulated device runs it): array registers become port descriptors over
+    /// device memory, scalar registers the values' addresses.
+    Kernel(&'a Manifest),
+    /// C++ code over `const uint64_t *r` (the argument registers).
+    Body(&'a str),
 }
 
-const SCALE_PE: &str = "int n = (int)(uint32_t)r[2];\n\
-    const float *a = M(r[0], (uint64_t)n * 4); float *b = M(r[1], (uint64_t)n * 4);\n\
-    for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];";
-
-const AXPYK_PE: &str = "int n = (int)(uint32_t)r[4]; float alpha; uint32_t bits = (uint32_t)r[2];\n\
-    memcpy(&alpha, &bits, 4); long long k = (long long)r[3];\n\
-    const float *x = M(r[0], (uint64_t)n * 4); float *y = M(r[1], (uint64_t)n * 4);\n\
-    for (int i = 0; i < n; i++) y[i] = alpha * x[i] + y[i] + (float)k;";
+/// A stand-in design (the "bitstream" loaded on the board): PEs `(vlnv, id, what)`.
+fn design(dir: &Path, name: &str, pes: &[(String, u32, Pe)]) -> PathBuf {
+    let root = dir.join(format!("{name}-design"));
+    std::fs::create_dir_all(&root).unwrap();
+    let list: String = pes.iter().map(|(v, id, _)| format!("{v}={id}\\n")).collect();
+    let mut units = vec![root.join("pes.cpp")];
+    std::fs::write(&units[0], format!("extern \"C\" const char tapasco_standin_pes[] = \"{list}\";\n")).unwrap();
+    for (_, id, pe) in pes {
+        let sig = format!(
+            "extern \"C\" void tapasco_standin_pe_{id}(const uint64_t *r, int nargs, void *(*M)(uint64_t, uint64_t), \
+             uint64_t (*A)(uint64_t))"
+        );
+        let unit = match pe {
+            Pe::Body(body) => format!(
+                "#include <stdint.h>\n#include <time.h>\n{sig} {{\n(void)r; (void)nargs; (void)M; (void)A;\n{body}\n}}\n"
+            ),
+            Pe::Kernel(m) => {
+                let kdir = root.join(format!("k{id}"));
+                std::fs::create_dir_all(&kdir).unwrap();
+                std::fs::write(kdir.join("kernel.cpp"), &m.kernel_source).unwrap();
+                std::fs::write(kdir.join("entry.cpp"), &m.emu_entry_source).unwrap();
+                let n = m.args.len();
+                let mut c = format!(
+                    "#include <stdint.h>\n#include <string.h>\n#define tessera_emu_entry tessera_emu_entry_{id}\n\
+                     #include \"{}\"\n#undef tessera_emu_entry\n{sig} {{\n\
+                     void *args[{n}]; tessera_port_desc ports[{n}]; static tessera_port_stats stats[{n}];\n\
+                     memset(ports, 0, sizeof ports); memset(stats, 0, sizeof stats);\n",
+                    kdir.join("entry.cpp").display()
+                );
+                for (i, a) in m.args.iter().enumerate() {
+                    if a.array.is_some() {
+                        let size = a.elem.size();
+                        c.push_str(&format!(
+                            "{{ uint64_t cap = A(r[{i}]); ports[{i}] = tessera_port_desc{{TESSERA_EMU_ABI_VERSION, {i}, \
+                             M(r[{i}], cap), cap / {size}, {size}, cap, \"{}\", &stats[{i}], nullptr, nullptr}}; \
+                             args[{i}] = ports[{i}].base; }}\n",
+                            a.name
+                        ));
+                    } else {
+                        c.push_str(&format!("ports[{i}].abi_version = TESSERA_EMU_ABI_VERSION; ports[{i}].index = {i}; \
+                                             args[{i}] = (void *)&r[{i}];\n"));
+                    }
+                }
+                c.push_str(&format!("(void)nargs;\ntessera_emu_entry_{id}(args, ports);\n}}\n"));
+                c
+            }
+        };
+        let path = root.join(format!("pe{id}.cpp"));
+        std::fs::write(&path, unit).unwrap();
+        units.push(path);
+    }
+    let so = dir.join(format!("{name}.so"));
+    let mut cmd = Command::new("c++");
+    cmd.args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wno-unknown-pragmas"]);
+    cmd.arg("-I").arg(shim_include()).args(&units).arg("-o").arg(&so);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "the design does not build:\n{}", String::from_utf8_lossy(&out.stderr));
+    so
+}
 
 /// The program: each kernel twice, with the CPU's result of the same computation
 /// alongside; prints whether every result is bit-identical and how many regions ran
@@ -230,7 +292,7 @@ fn good_design(dir: &Path) -> PathBuf {
     design(
         dir,
         "good",
-        &[(vlnv("scale1d"), id_of(&scale()), SCALE_PE), (vlnv("axpyk"), id_of(&axpyk()), AXPYK_PE)],
+        &[(vlnv("scale1d"), id_of(&scale()), Pe::Kernel(&scale())), (vlnv("axpyk"), id_of(&axpyk()), Pe::Kernel(&axpyk()))],
     )
 }
 
@@ -325,7 +387,7 @@ fn stale_and_foreign_designs_are_refused() {
     let stale = design(
         p.dir.path(),
         "stale",
-        &[(vlnv("scale1d"), old, SCALE_PE), (vlnv("axpyk"), id_of(&axpyk()), AXPYK_PE)],
+        &[(vlnv("scale1d"), old, Pe::Kernel(&scale())), (vlnv("axpyk"), id_of(&axpyk()), Pe::Kernel(&axpyk()))],
     );
     let log = p.dir.path().join("standin.log");
     let run = |d: &Path, extra: &[(&str, &str)]| {
@@ -372,7 +434,7 @@ fn stale_and_foreign_designs_are_refused() {
     );
 
     // Foreign: a design without scale1d's PE.
-    let foreign = design(p.dir.path(), "foreign", &[(vlnv("axpyk"), id_of(&axpyk()), AXPYK_PE)]);
+    let foreign = design(p.dir.path(), "foreign", &[(vlnv("axpyk"), id_of(&axpyk()), Pe::Kernel(&axpyk()))]);
     let r = run(&foreign, &[]);
     assert_eq!(r.out(), "scale=1 axpyk=1 on_host=2", "{}", r.stderr);
     let why = r.report.iter().find(|l| l["kernel"] == "scale1d").unwrap()["reason"].as_str().unwrap().to_string();
@@ -394,11 +456,11 @@ fn a_job_that_never_ends_times_out() {
         return;
     }
     let p = standin_program();
-    let forever = "(void)r; (void)M; struct timespec t = {0, 1000000}; for (;;) nanosleep(&t, 0);";
+    let forever = "struct timespec t = {0, 1000000}; for (;;) nanosleep(&t, 0);";
     let hung = design(
         p.dir.path(),
         "hung",
-        &[(vlnv("scale1d"), id_of(&scale()), forever), (vlnv("axpyk"), id_of(&axpyk()), AXPYK_PE)],
+        &[(vlnv("scale1d"), id_of(&scale()), Pe::Body(forever)), (vlnv("axpyk"), id_of(&axpyk()), Pe::Kernel(&axpyk()))],
     );
     let vars = [
         ("TESSERA_DEVICE", "tapasco"),

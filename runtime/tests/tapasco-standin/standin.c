@@ -26,7 +26,9 @@
 struct block { DeviceAddress addr; uint64_t len; int used; };
 struct Arc_OffchipMemory { int unused; };
 struct TLKM { int unused; };
-struct pe { char vlnv[256]; PEId id; void (*run)(const uint64_t *, int, void *(*)(uint64_t, uint64_t)); };
+typedef void *(*mem_fn)(uint64_t addr, uint64_t bytes);
+typedef uint64_t (*avail_fn)(uint64_t addr);
+struct pe { char vlnv[256]; PEId id; void (*run)(const uint64_t *, int, mem_fn, avail_fn); };
 struct Device { int exclusive; int npes; struct pe pes[MAX_PES]; void *design; };
 struct param { int kind; uint64_t value; }; /* kind: 32, 64 or 'A' (device address) */
 struct Vec_PEParameter { int n; struct param p[MAX_ARGS]; };
@@ -89,7 +91,8 @@ intptr_t tapasco_tlkm_device_len(const TLKM *t) {
 /* "Loading the bitstream": the design is the shared object TAPASCO_STANDIN_DESIGN,
  * which exports `tapasco_standin_pes` ("<vlnv>=<id>" lines) and, per PE,
  * `void tapasco_standin_pe_<id>(const uint64_t *args, int nargs,
- *                               void *(*mem)(uint64_t addr, uint64_t len))`. */
+ *                               void *(*mem)(uint64_t addr, uint64_t len),
+ *                               uint64_t (*avail)(uint64_t addr))`. */
 Device *tapasco_tlkm_device_alloc(const TLKM *t, DeviceId id) {
   if (!t || id != 0) { set_error("Error during TLKM operation: no device %u", id); return NULL; }
   Device *d = calloc(1, sizeof(Device));
@@ -285,10 +288,19 @@ static void *kernel_memory(uint64_t addr, uint64_t len) {
   return d;
 }
 
+/* Bytes of allocated device memory from `addr` to the end of its allocation (0 when
+ * `addr` is in none). */
+static uint64_t kernel_avail(uint64_t addr) {
+  for (int i = 0; i < nblocks; i++)
+    if (blocks[i].used && addr >= blocks[i].addr && addr - blocks[i].addr < blocks[i].len)
+      return blocks[i].len - (addr - blocks[i].addr);
+  return 0;
+}
+
 intptr_t tapasco_job_release(Job *job, uint64_t *return_value, bool release) {
   if (!job) { set_error("null job"); return -1; }
   if (!job->started) { set_error("Error during Job operation: job was not started"); return -1; }
-  job->pe->run(job->regs, job->nargs, kernel_memory);
+  job->pe->run(job->regs, job->nargs, kernel_memory, kernel_avail);
   standin_log("release %" PRIuPTR " %d", (uintptr_t)job->pe->id, (int)release);
   if (return_value) *return_value = 0;
   free(job);
