@@ -224,7 +224,12 @@ fn design(dir: &Path, name: &str, pes: &[(String, u32, Pe)]) -> PathBuf {
     let so = dir.join(format!("{name}.so"));
     let mut cmd = Command::new("c++");
     cmd.args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wno-unknown-pragmas"]);
-    cmd.arg("-I").arg(shim_include()).args(&units).arg("-o").arg(&so);
+    cmd.arg("-I").arg(shim_include());
+    if pes.iter().any(|(_, _, pe)| matches!(pe, Pe::Kernel(m) if m.kernel_source.contains("tessera_wide.h"))) {
+        // Wide ports need the vendor's ap_int.h, as on the emulated device.
+        cmd.arg("-isystem").arg(hls_headers());
+    }
+    cmd.args(&units).arg("-o").arg(&so);
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "the design does not build:\n{}", String::from_utf8_lossy(&out.stderr));
     so
@@ -507,4 +512,79 @@ fn no_device_and_no_backend() {
     let r = p.run(&[("TESSERA_DEVICE", "tapasco")]);
     assert_eq!(r.out(), "scale=1 axpyk=1 on_host=4", "{}", r.stderr);
     assert_eq!(r.report[0]["reason"], tessera_rt::tapasco::TAPASCO_NOT_BUILT);
+}
+
+/// Programs compiled by `tessera cc` run their regions on the stand-in with the
+/// design built from their own manifests, under `OMP_TARGET_OFFLOAD=MANDATORY`, and
+/// print what they print when every region runs on the host. Needs `make build`
+/// (the `tessera` driver and its plugin in `target/release/`); skipped with the reason
+/// otherwise.
+#[test]
+fn tessera_compiled_programs_run_on_the_stand_in() {
+    if !standin_tools() {
+        return;
+    }
+    let release = target_dir().join("release");
+    let tessera = release.join("tessera");
+    if !tessera.is_file() || !release.join("tessera_plugin.so").is_file() {
+        eprintln!("skipped: no target/release/tessera with its plugin (run `make build`)");
+        return;
+    }
+    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let lib = LIB.get_or_init(|| build_runtime_on_standin(&target_dir().join("tapasco-standin"))).clone();
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/programs");
+    for name in ["stencil2d", "stencil1d", "flat_jacobi2d"] {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join(name);
+        let out = Command::new(&tessera)
+            .args(["cc", "-O2"])
+            .arg(programs.join(format!("{name}.c")))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tessera cc {name}.c:\n{}", String::from_utf8_lossy(&out.stderr));
+        let mut manifests = Vec::new();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path().join(format!("{name}.tessera")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_str().unwrap().ends_with(".manifest.json"))
+            .collect();
+        files.sort();
+        for f in files {
+            let m = Manifest::from_json(&std::fs::read_to_string(f).unwrap()).unwrap();
+            let fallback = m.fallback();
+            manifests.extend(std::iter::once(m).chain(fallback).filter(|m| m.kernel.is_some()));
+        }
+        assert!(!manifests.is_empty(), "{name}: no kernel");
+        let pes: Vec<(String, u32, Pe)> =
+            manifests.iter().map(|m| (vlnv(m.kernel.as_deref().unwrap()), id_of(m), Pe::Kernel(m))).collect();
+        let d = design(dir.path(), name, &pes);
+        let run = |vars: &[(&str, &Path)]| {
+            let mut cmd = Command::new(&exe);
+            cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+            for (k, v) in vars {
+                cmd.env(k, v);
+            }
+            cmd.output().unwrap()
+        };
+        let report = dir.path().join("report.jsonl");
+        let host = run(&[("TESSERA_DEVICE", Path::new("host"))]);
+        assert!(host.status.success(), "{name} on the host: {}", String::from_utf8_lossy(&host.stderr));
+        let board = run(&[
+            ("TESSERA_DEVICE", Path::new("tapasco")),
+            ("OMP_TARGET_OFFLOAD", Path::new("MANDATORY")),
+            ("LD_LIBRARY_PATH", &lib),
+            ("TAPASCO_STANDIN_DESIGN", &d),
+            ("TESSERA_REPORT", &report),
+        ]);
+        assert!(board.status.success(), "{name} on the stand-in: {}", String::from_utf8_lossy(&board.stderr));
+        assert_eq!(String::from_utf8_lossy(&board.stdout), String::from_utf8_lossy(&host.stdout), "{name}");
+        let lines = std::fs::read_to_string(&report).unwrap();
+        let devices: Vec<String> = lines
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["device"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!devices.is_empty() && devices.iter().all(|d| d == "tapasco"), "{name}: {devices:?}");
+    }
 }
