@@ -3,7 +3,8 @@
 //! stand-in for the part of TaPaSCo's C API the backend calls (NOT TaPaSCo; see its
 //! README), installed into a prefix the way TaPaSCo installs (`include/tapasco/
 //! tapasco.h`, `lib/libtapasco.a`) — into a target directory of its own
-//! (`<target>/tapasco-standin/`), and a C program runs two kernels through it.
+//! (`<target>/tapasco-standin/`); a C program runs two kernels through it, and
+//! programs of `tests/programs/` compiled by `tessera cc` run every region on it.
 //!
 //! The stand-in keeps device memory apart from host memory, filled with garbage (a
 //! missing copy shows as wrong data), places it above 4 GiB (an address passed as 32
