@@ -11,8 +11,9 @@
 //! libtapasco is a Rust static library (crate type `staticlib`): it carries its own
 //! copy of Rust's standard library, which must not meet this crate's in one link. So
 //! the archive is first linked into one relocatable object (`ld -r --whole-archive`),
-//! every global symbol except the `tapasco_*` functions of the C API is made local
-//! (`objcopy --wildcard --keep-global-symbol='tapasco_*'`), and that object is linked
+//! every global symbol except the `tapasco_*` functions of the C API (and the
+//! `DW.ref.*` COMDAT signatures) is made local (`objcopy --wildcard
+//! --keep-global-symbol='tapasco_*'`), and that object is linked
 //! into libtessera_rt.so: the program then needs nothing of TaPaSCo at run time but
 //! the tlkm driver. A `libtapasco.so` (no archive) is linked as a shared library.
 
@@ -101,7 +102,16 @@ fn link_archive(archive: &Path, out: &Path) {
     let lib = out.join("libtapasco_localized.a");
     let _ = std::fs::remove_file(&lib);
     run(Command::new("ld").arg("-r").arg("--whole-archive").arg(archive).arg("-o").arg(&all));
-    run(Command::new("objcopy").args(["--wildcard", "--keep-global-symbol=tapasco_*"]).arg(&all).arg(&local));
+    // `DW.ref.*` stay global: they name COMDAT groups (the personality routine's
+    // pointer) that the final link merges with this crate's; made local, the discarded
+    // copy's relocations would dangle. The bitcode Rust embeds for LTO (`.llvmbc`,
+    // `.llvmcmd`) is dropped: the link does not need it, and `ar`'s LLVM plugin may not
+    // read another LLVM's bitcode.
+    run(Command::new("objcopy")
+        .args(["--wildcard", "--keep-global-symbol=tapasco_*", "--keep-global-symbol=DW.ref.*"])
+        .args(["--remove-section=.llvmbc", "--remove-section=.llvmcmd"])
+        .arg(&all)
+        .arg(&local));
     run(Command::new("ar").arg("crs").arg(&lib).arg(&local));
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=tapasco_localized");

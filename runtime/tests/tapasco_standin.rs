@@ -40,7 +40,7 @@ fn libclang_available() -> bool {
 
 /// Whether the tools the stand-in build needs are here (else the reason is printed).
 fn standin_tools() -> bool {
-    for t in ["cc", "c++", "ld", "objcopy", "ar"] {
+    for t in ["cc", "c++", "rustc", "ld", "objcopy", "ar"] {
         if !tool_on_path(t) {
             eprintln!("skipped: no `{t}` on PATH (needed to build the TaPaSCo stand-in and link it)");
             return false;
@@ -80,10 +80,18 @@ fn build_runtime_on_standin(root: &Path) -> PathBuf {
     }
     let obj = root.join("standin.o");
     cc(&["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-fPIC", "-c", "-I"], &[&src.join("include"), &src.join("standin.c"), Path::new("-o"), &obj]);
+    // Like libtapasco, a Rust staticlib (with its own std) plus the C part.
     let archive = prefix.join("lib/libtapasco.a");
     let fresh = root.join("libtapasco.a.new");
-    let _ = std::fs::remove_file(&fresh);
-    let out = Command::new("ar").arg("crs").arg(&fresh).arg(&obj).output().unwrap();
+    let out = Command::new("rustc")
+        .args(["--edition", "2021", "-O", "--crate-type", "staticlib", "--crate-name", "tapasco_standin_rust"])
+        .arg(src.join("rust_part.rs"))
+        .arg("-o")
+        .arg(&fresh)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "rustc rust_part.rs: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("ar").arg("rs").arg(&fresh).arg(&obj).output().unwrap();
     assert!(out.status.success(), "ar: {}", String::from_utf8_lossy(&out.stderr));
     if std::fs::read(&archive).ok() != std::fs::read(&fresh).ok() {
         std::fs::rename(&fresh, &archive).unwrap();
@@ -335,8 +343,9 @@ fn kernels_run_bit_exactly_through_the_tapasco_backend() {
     assert_eq!(r.report[1]["transfers"]["y"]["from_device"], 1000 * 4);
 
     let lines = log_lines(&log);
-    // One device, opened once, with exclusive access.
+    // One device, opened once, with exclusive access; the Rust part of the archive ran.
     assert_eq!(lines.iter().filter(|l| l.starts_with("device_alloc ")).count(), 1, "{lines:#?}");
+    assert_eq!(lines[0], "tlkm rust-part w1,w2,w3", "{lines:#?}");
     assert!(lines.contains(&"access 0".to_string()), "{lines:#?}");
     // The argument registers in kernel order: addresses above 4 GiB, the float's bits
     // as a 32-bit write, the long long as a 64-bit write, n as 32 bits.

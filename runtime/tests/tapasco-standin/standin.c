@@ -73,11 +73,17 @@ int tapasco_last_error_message(char *buffer, int length) {
   return n;
 }
 
+/* rust_part.rs (archived into the same libtapasco.a). */
+size_t tapasco_standin_rust_banner(char *buf, size_t len);
+
 TLKM *tapasco_tlkm_new(void) {
   if (getenv("TAPASCO_STANDIN_NO_DEVICE")) {
     set_error("Error during TLKM operation: Could not open driver chardev /dev/tlkm: No such file or directory (os error 2)");
     return NULL;
   }
+  char banner[64];
+  tapasco_standin_rust_banner(banner, sizeof banner);
+  standin_log("tlkm %s", banner);
   return calloc(1, sizeof(TLKM));
 }
 
