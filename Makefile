@@ -22,7 +22,8 @@ TARGET := $(CURDIR)/target
 RELEASE := $(TARGET)/release
 PLUGIN_BUILD := $(CURDIR)/build/plugin
 # `make build TESSERA_FEATURES=xrt` builds the runtime's XRT backend (needs XILINX_XRT;
-# see runtime/README.md).
+# see runtime/README.md); `TESSERA_FEATURES=tapasco` its TaPaSCo backend (needs
+# TaPaSCo's runtime: TAPASCO_PREFIX or a TaPaSCo workspace; see bitstreams/README.md).
 TESSERA_FEATURES ?=
 CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 

@@ -55,7 +55,7 @@ use tessera_flow::{
 use tessera_ir::manifest::{BitstreamRecord, Manifest, RecordedKernel, BITSTREAM_RECORD_VERSION};
 
 /// The headers generated kernels include, written to `<out>/include/`.
-const HEADERS: [(&str, &str); 6] = [
+pub(crate) const HEADERS: [(&str, &str); 6] = [
     ("tessera_hls.h", include_str!("../../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../../host/include/tessera_ship.h")),
@@ -73,7 +73,8 @@ pub struct BitstreamArgs {
     pub inputs: Vec<PathBuf>,
     /// The Vitis platform: a `.xpfm` file, or a platform name looked up in
     /// `$PLATFORM_REPO_PATHS` and /opt/xilinx/platforms (e.g.
-    /// xilinx_u250_gen3x16_xdma_4_1_202210_1).
+    /// xilinx_u250_gen3x16_xdma_4_1_202210_1). With --flow tapasco: a TaPaSCo platform
+    /// name (vcu118).
     #[arg(long)]
     pub platform: String,
     /// Build target: sw_emu (minutes), hw_emu, or hw (hours per kernel).
@@ -124,6 +125,11 @@ pub struct BitstreamArgs {
     pub per_kernel: bool,
     #[command(flatten)]
     pub slurm: crate::slurm::SlurmArgs,
+    /// Build flow: `vitis` (v++, one .xclbin for the program) or `tapasco` (TaPaSCo: one
+    /// .bit with a PE per kernel, e.g. `--platform vcu118 --clock-mhz <MHz>`; see
+    /// bitstreams/README.md, "VCU118 through TaPaSCo").
+    #[arg(long, default_value = "vitis", value_parser = ["vitis", "tapasco"])]
+    pub flow: String,
 }
 
 /// Runs `tessera bitstream`.
@@ -137,7 +143,7 @@ pub fn run(a: &BitstreamArgs) -> ExitCode {
     }
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
@@ -241,7 +247,7 @@ fn parse_memory(values: &[String]) -> Result<(Option<String>, BTreeMap<String, S
 }
 
 /// The manifests of the inputs, in order (a directory's sorted by file name).
-fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for input in inputs {
         if input.is_dir() {
@@ -268,21 +274,24 @@ fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn create_dir(d: &Path) -> Result<(), String> {
+pub(crate) fn create_dir(d: &Path) -> Result<(), String> {
     std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))
 }
 
-fn write_file(p: &Path, contents: &str) -> Result<(), String> {
+pub(crate) fn write_file(p: &Path, contents: &str) -> Result<(), String> {
     std::fs::write(p, contents).map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }
 
 fn build(a: &BitstreamArgs) -> Result<(), String> {
+    if a.flow == "tapasco" {
+        return crate::bitstream_tapasco::build(a);
+    }
     let target = Target::parse(&a.target).expect("clap checks the target");
     let (default_memory, port_memory) = parse_memory(&a.memory)?;
     if a.jobs == 0 {
@@ -595,7 +604,7 @@ fn print_environment(opts: &FlowOptions, title: &str) {
 
 /// Runs one step, printing it first; output to the terminal, or to `log` (parallel
 /// builds). An error names the command and where its output is.
-fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
+pub(crate) fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
     say(&s.shell());
     let mut cmd = Command::new(&s.program);
     cmd.args(&s.args).stdin(Stdio::null());
@@ -616,7 +625,7 @@ fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
 /// Checks that a manifest describes the kernel that will be built: its hash matches
 /// its contents and the kernel source file is the manifest's kernel (the build record
 /// vouches for both).
-fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result<(), String> {
+pub(crate) fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result<(), String> {
     if manifest.hash != manifest.content_hash() {
         return Err(format!(
             "{}: the manifest's hash does not match its contents (edited after `tessera cc` wrote it?); \

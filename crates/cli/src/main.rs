@@ -9,7 +9,9 @@
 //! - `tessera explain <file.c | region.ir.json>` shows the polyhedral optimizer's
 //!   decisions per region (`explain.rs`).
 //! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` links the
-//!   program's kernels into one `.xclbin` with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
+//!   program's kernels into one `.xclbin` with AMD Vitis (`bitstream.rs`, plans from `crates/flow`);
+//!   with `--flow tapasco --platform vcu118` one TaPaSCo `.bit` for all of them
+//!   (`bitstream_tapasco.rs`, plans from `crates/flow/src/tapasco.rs`).
 //! - `tessera bench [--size paper|small] …` builds the paper's stencils, runs them on the
 //!   emulated device and prints exact counts and modelled FPGA times (`bench.rs`).
 //! - `tessera dse [SET] --tiles … --port-width … --modes … --banks …` sweeps those
@@ -20,6 +22,7 @@
 
 mod bench;
 mod bitstream;
+mod bitstream_tapasco;
 mod cc;
 mod dse;
 mod explain;

@@ -28,6 +28,8 @@
 
 #![warn(missing_docs)]
 
+pub mod tapasco;
+
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
