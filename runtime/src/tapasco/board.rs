@@ -240,6 +240,6 @@ impl Device for TapascoDevice {
                 KernelArg::Scalar(_) => None,
             })
             .collect();
-        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays) })
+        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: Default::default() })
     }
 }
