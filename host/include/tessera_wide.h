@@ -112,11 +112,14 @@ inline void enable_lane(ap_uint<B> &m, int i) {
 #else
 namespace emu {
 
+/// The alignment of a B-byte word: the largest power of two dividing B, at most 64.
+constexpr int word_align(int b) { return (b % 64 == 0) ? 64 : (b & -b); }
+
 /// B bytes of a memory beat, little-endian (emulation's wide_t): the bytes of the
 /// ap_uint<8 * B> it stands for, in memory order. Zero when default-constructed.
 template <int B>
-struct alignas(B >= 64 ? 64 : (B >= 16 ? 16 : 8)) word {
-    static_assert(B % 8 == 0, "tessera::emu::word: a wide beat is a whole number of 64-bit words");
+struct alignas(word_align(B)) word {
+    static_assert(B > 0, "tessera::emu::word: a beat has at least one byte");
     unsigned char b[B];
     word() { std::memset(b, 0, B); }
     /// Only 0 (the generated code's `wide_t<N, T> w = 0`).
@@ -128,25 +131,20 @@ struct alignas(B >= 64 ? 64 : (B >= 16 ? 16 : 8)) word {
     template <int W>
     word(const ap_uint<W> &v) {
         static_assert(W == 8 * B, "tessera::emu::word: converted from an ap_uint of another width");
-        for (int k = 0; k < B / 8; k++) {
-            const std::uint64_t chunk = v.range(64 * k + 63, 64 * k).to_uint64();
-            std::memcpy(b + 8 * k, &chunk, 8);
-        }
+        for (int k = 0; k < B; k++) b[k] = static_cast<unsigned char>(v.range(8 * k + 7, 8 * k).to_uint64());
     }
     template <int W>
     operator ap_uint<W>() const {
         static_assert(W == 8 * B, "tessera::emu::word: converted to an ap_uint of another width");
         ap_uint<W> v = 0;
-        for (int k = 0; k < B / 8; k++) {
-            std::uint64_t chunk;
-            std::memcpy(&chunk, b + 8 * k, 8);
-            v.range(64 * k + 63, 64 * k) = ap_uint<64>(chunk);
-        }
+        for (int k = 0; k < B; k++) v.range(8 * k + 7, 8 * k) = ap_uint<8>(b[k]);
         return v;
     }
     bool operator==(const word &o) const { return std::memcmp(b, o.b, B) == 0; }
     bool operator!=(const word &o) const { return !(*this == o); }
 };
+static_assert(sizeof(word<4>) == 4 && sizeof(word<64>) == 64 && sizeof(word<128>) == 128 && sizeof(word<24>) == 24,
+              "tessera::emu::word: exactly its bytes, no padding");
 
 /// A byte-enable mask of B bytes (emulation's strobe_t): bit i enables byte i.
 template <int B>
@@ -176,8 +174,9 @@ template <typename T, int B>
 inline void enable_lane(emu::byte_mask<B> &m, int i) {
     constexpr std::size_t S = sizeof(T);
     static_assert(S == 1 || S == 2 || S == 4 || S == 8, "tessera::enable_lane: lanes of 1, 2, 4 or 8 bytes");
-    const std::size_t k = S * static_cast<std::size_t>(i);  // a lane never straddles two 64-bit words
-    m.bits[k / 64] |= (S == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << S) - 1) << (k % 64);
+    // Bits S*i .. S*i+S-1, one per byte of the lane; they never straddle two 64-bit words.
+    const std::size_t k = S * static_cast<std::size_t>(i);
+    m.bits[k / 64] |= ((std::uint64_t(1) << S) - 1) << (k % 64);
 }
 
 /// Enables the bytes of lane `i` (of T) in an ap_uint mask.

@@ -124,6 +124,12 @@ int main(int argc, char **argv) {
         double out[4];
         tessera::unpack(d, out);
         CHECK(out[0] == 0.0 && out[2] == -2.5);
+        // Narrow words (w = 4 lanes of uint8): 4 bytes, no padding, same bits.
+        tessera::wide_t<4, std::uint8_t> n = 0;
+        tessera::set_lane<std::uint8_t>(n, 2, 0xab);
+        CHECK(sizeof n == 4 && tessera::get_lane<std::uint8_t>(n, 2) == 0xab);
+        const ap_uint<32> nu = n;
+        CHECK(nu.to_uint64() == 0xab0000u);
         // Strobes: lane masks.
         tessera::strobe_t<16, float> m = 0;
         tessera::enable_lane<float>(m, 15);
@@ -131,6 +137,13 @@ int main(int argc, char **argv) {
         typedef tessera::emu::strobe_traits<tessera::strobe_t<16, float>> traits16;
         typedef tessera::emu::strobe_traits<tessera::strobe_t<4, double>> traits4;
         CHECK(!traits16::all(m, 64));
+        // A double lane is 8 bytes: 8 bits of the byte mask, not 64.
+        tessera::strobe_t<4, double> dm = 0;
+        tessera::enable_lane<double>(dm, 1);
+        for (int b = 0; b < 32; b++) CHECK(dm.bit(static_cast<std::size_t>(b)) == (b >= 8 && b < 16));
+        tessera::strobe_t<16, double> wide_m = 0;  // 128 bytes: lane 9 is bytes 72..79, in the second word
+        tessera::enable_lane<double>(wide_m, 9);
+        for (int b = 0; b < 128; b++) CHECK(wide_m.bit(static_cast<std::size_t>(b)) == (b >= 72 && b < 80));
         tessera::strobe_t<4, double> all = -1;
         CHECK(traits4::all(all, 32));
     } else {
