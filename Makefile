@@ -13,14 +13,17 @@
 # One cargo target directory (target/) serves the CLI, the runtime and the plugin's
 # staticlib, so the Rust side is built once.
 
+# munge, slurmctld, slurmd, slurm-client: the single-node Slurm cluster tests/dse.rs
+# starts to test `tessera dse --slurm` (nothing else needs them).
 DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev libomp-19-dev cmake make g++ \
-                autoconf automake libtool
+                autoconf automake libtool munge slurmctld slurmd slurm-client
 CARGO ?= cargo
 TARGET := $(CURDIR)/target
 RELEASE := $(TARGET)/release
 PLUGIN_BUILD := $(CURDIR)/build/plugin
 # `make build TESSERA_FEATURES=xrt` builds the runtime's XRT backend (needs XILINX_XRT;
-# see runtime/README.md).
+# see runtime/README.md); `TESSERA_FEATURES=tapasco` its TaPaSCo backend (needs
+# TaPaSCo's runtime: TAPASCO_PREFIX or a TaPaSCo workspace; see bitstreams/README.md).
 TESSERA_FEATURES ?=
 CARGO_FEATURES := $(if $(TESSERA_FEATURES),--features tessera-rt/$(TESSERA_FEATURES))
 

@@ -1,10 +1,11 @@
 # TesseraBitstream.cmake - build Tessera kernels into FPGA binaries with AMD Vitis.
 #
 # Part of Tessera. `tessera cc` writes one kernel per offloaded region into
-# <output>.tessera/ (<kernel>.cpp + <kernel>.manifest.json); this module turns such
-# kernels into <OUTPUT_DIR>/<TARGET>/<kernel>.xclbin (with its build record
-# <kernel>.xclbin.json) by running `tessera bitstream`, which runs `v++ -c` and `v++ -l`
-# (see bitstreams/README.md for the commands).
+# <output>.tessera/ (<kernel>.cpp + <kernel>.manifest.json); this module links the
+# kernels of such a directory into one FPGA binary for the program,
+# <OUTPUT_DIR>/<TARGET>/<program>.xclbin (with its build record <program>.xclbin.json),
+# by running `tessera bitstream`, which runs `v++ -c` per kernel and one `v++ -l` (see
+# bitstreams/README.md for the commands).
 #
 #   include(TesseraBitstream)   # with <tessera>/cmake on CMAKE_MODULE_PATH, or
 #                               # find_package(Tessera CONFIG) (TesseraConfig.cmake)
@@ -12,6 +13,8 @@
 #       KERNELS    <output>.tessera               # every kernel of the directory, or
 #       MANIFEST   <dir>/<kernel>.manifest.json   # one kernel; either may be generated at build time
 #       PLATFORM   <file.xpfm | platform name>    # required
+#       [NAME      <program>]                     # KERNELS: <program>.xclbin (default: <output>)
+#       [PER_KERNEL]                              # KERNELS: one xclbin per kernel instead
 #       [TARGET    sw_emu | hw_emu | hw]          # default hw
 #       [MEMORY    <bank> [<port>=<bank> ...]]    # default DDR[0] for every port
 #       [CLOCK_MHZ <n>]                           # default: the platform's clock
@@ -21,21 +24,26 @@
 #       [ALL])                                    # build with `all` (off: hw takes hours)
 #
 # adds the custom target <name>, and sets in the caller's scope
-#   <name>_XCLBIN         the .xclbin the target produces (MANIFEST only)
+#   <name>_XCLBIN         the .xclbin the target produces (empty with PER_KERNEL)
 #   <name>_BITSTREAM_DIR  <OUTPUT_DIR>/<TARGET>: the value for TESSERA_BITSTREAM_DIR
 #
-# Kernel names hash the source file's path and the region
-# (tessera_<file stem>_<path hash>_l<line>_r<index>_<IR hash>), so a build script cannot
-# spell them before `tessera cc` ran: KERNELS builds whatever the directory holds (its
-# output is the stamp file <OUTPUT_DIR>/<TARGET>/<name>.stamp; every kernel is rebuilt
-# when a DEPENDS changes). MANIFEST suits a manifest whose name is known.
+# KERNELS links every kernel the directory holds into <program>.xclbin, where
+# <program> is NAME, by default the directory's name without `.tessera` (`tessera cc -o
+# app` writes app.tessera/, so app.xclbin): the runtime finds the program's xclbin by the
+# executable's name, loads it once and runs every kernel from it. Kernel names hash the
+# source file's path and the region (tessera_<file stem>_<path hash>_l<line>_r<index>_<IR
+# hash>), so a build script never spells them; every kernel is rebuilt when a DEPENDS
+# changes. PER_KERNEL links each kernel into an xclbin of its own (<kernel>.xclbin), for
+# kernels that do not fit on the device together; the outputs are then unknown here and
+# the stamp file <OUTPUT_DIR>/<TARGET>/<name>.stamp stands for them. MANIFEST builds one
+# kernel into its own <kernel>.xclbin (what the manifest names), as PER_KERNEL does.
 #
 # Inputs (cache variables):
 #   TESSERA_EXECUTABLE         the `tessera` driver (default: found on PATH, in
 #                              <tessera>/target/release or, installed, <prefix>/bin;
 #                              find_package(Tessera) sets it to <prefix>/bin/tessera)
 #   TESSERA_BITSTREAM_DRY_RUN  ON: run `tessera bitstream --dry-run` (prints the v++
-#                              commands, writes <kernel>.cfg; needs no Vitis). Its
+#                              commands, writes the .cfg; needs no Vitis). Its
 #                              output is then the .cfg instead of the .xclbin.
 #
 # Without the dry run, configuration stops if v++ cannot be found (on PATH or in
@@ -54,8 +62,8 @@ option(TESSERA_BITSTREAM_DRY_RUN
        "tessera_add_bitstream: only print the v++ commands and write the connectivity configs" OFF)
 
 function(tessera_add_bitstream name)
-  cmake_parse_arguments(PARSE_ARGV 1 TB "ALL"
-                        "MANIFEST;KERNELS;PLATFORM;TARGET;CLOCK_MHZ;CLOCK_KIND;OUTPUT_DIR" "MEMORY;DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 1 TB "ALL;PER_KERNEL"
+                        "MANIFEST;KERNELS;PLATFORM;TARGET;CLOCK_MHZ;CLOCK_KIND;OUTPUT_DIR;NAME" "MEMORY;DEPENDS")
   set(_ctx "tessera_add_bitstream(${name})")
   if(TB_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${_ctx}: unknown arguments: ${TB_UNPARSED_ARGUMENTS}")
@@ -65,6 +73,13 @@ function(tessera_add_bitstream name)
   endif()
   if(TB_MANIFEST AND TB_KERNELS)
     message(FATAL_ERROR "${_ctx}: give KERNELS or MANIFEST, not both")
+  endif()
+  if(TB_NAME AND (TB_PER_KERNEL OR TB_MANIFEST))
+    message(FATAL_ERROR "${_ctx}: NAME names the program's xclbin of KERNELS; PER_KERNEL and MANIFEST "
+                        "build each kernel's own <kernel>.xclbin")
+  endif()
+  if(TB_NAME AND NOT TB_NAME MATCHES "^[A-Za-z0-9_+][A-Za-z0-9_.+-]*$")
+    message(FATAL_ERROR "${_ctx}: NAME `${TB_NAME}` cannot name <NAME>.xclbin: use letters, digits and _ . + -")
   endif()
   if(NOT TB_PLATFORM)
     message(FATAL_ERROR "${_ctx}: PLATFORM <file.xpfm | platform name> is required "
@@ -88,6 +103,15 @@ function(tessera_add_bitstream name)
     get_filename_component(_input "${TB_KERNELS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     set(_kernel "kernels of ${TB_KERNELS}")
     set(_depends "")
+    if(NOT TB_PER_KERNEL)
+      # The program's xclbin: NAME, or the directory's name without .tessera.
+      set(_program "${TB_NAME}")
+      if(NOT _program)
+        get_filename_component(_program "${_input}" NAME)
+        string(REGEX REPLACE "\\.tessera$" "" _program "${_program}")
+      endif()
+      set(_kernel "${_program}.xclbin: kernels of ${TB_KERNELS}")
+    endif()
   else()
     get_filename_component(_manifest "${TB_MANIFEST}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     set(_input "${_manifest}")
@@ -130,10 +154,19 @@ function(tessera_add_bitstream name)
 
   set(_dry "")
   set(_stamp "")
-  if(TB_KERNELS)
+  set(_naming --per-kernel)
+  if(TB_KERNELS AND TB_PER_KERNEL)
     # The names of the outputs are not known here: a stamp file stands for them.
     set(_output "${_out}/${TB_TARGET}/${name}.stamp")
     set(_stamp COMMAND "${CMAKE_COMMAND}" -E touch "${_output}")
+  elseif(TB_KERNELS)
+    set(_naming --name "${_program}")
+    set(_xclbin "${_program}.xclbin")
+    if(TESSERA_BITSTREAM_DRY_RUN)
+      set(_output "${_out}/${TB_TARGET}/${_program}.cfg")
+    else()
+      set(_output "${_out}/${TB_TARGET}/${_xclbin}")
+    endif()
   elseif(TESSERA_BITSTREAM_DRY_RUN)
     set(_output "${_out}/${TB_TARGET}/${_kernel}.cfg")
   else()
@@ -155,7 +188,7 @@ function(tessera_add_bitstream name)
     endif()
   endif()
 
-  set(_args bitstream "${_input}" --platform "${_platform}" --target ${TB_TARGET} --output "${_out}")
+  set(_args bitstream "${_input}" ${_naming} --platform "${_platform}" --target ${TB_TARGET} --output "${_out}")
   foreach(_m IN LISTS TB_MEMORY)
     list(APPEND _args "--memory=${_m}")
   endforeach()
@@ -186,7 +219,7 @@ function(tessera_add_bitstream name)
   else()
     add_custom_target(${name} DEPENDS "${_output}")
   endif()
-  if(TB_KERNELS)
+  if(TB_KERNELS AND TB_PER_KERNEL)
     set(${name}_XCLBIN "" PARENT_SCOPE)
   else()
     set(${name}_XCLBIN "${_out}/${TB_TARGET}/${_xclbin}" PARENT_SCOPE)

@@ -39,9 +39,12 @@
 # Kernel names hash the source path and the region, so CMake code never spells them:
 # with PLATFORM, the custom target
 # <target>_bitstream runs tessera_add_bitstream(<target>_bitstream KERNELS <kernel dir>
-# PLATFORM <p> TARGET <BITSTREAM_TARGET>) on whatever the directory holds after the
-# build (not part of `all`: it needs AMD Vitis, and hw takes hours;
-# -DTESSERA_BITSTREAM_DRY_RUN=ON only prints the v++ commands). The plugin removes the
+# NAME <OUTPUT_NAME> PLATFORM <p> TARGET <BITSTREAM_TARGET>), which links whatever the
+# directory holds after the build into one xclbin for the program,
+# <target>_bitstream_XCLBIN = <build>/bitstreams/<BITSTREAM_TARGET>/<OUTPUT_NAME>.xclbin
+# (named after the executable, which is how the runtime finds it; not part of `all`: it
+# needs AMD Vitis, and hw takes hours; -DTESSERA_BITSTREAM_DRY_RUN=ON only prints the v++
+# commands). The plugin removes the
 # kernels a source's earlier compilation wrote and this one did not; `make clean` removes
 # the directory (an ADDITIONAL_CLEAN_FILES of the target).
 #
@@ -254,10 +257,12 @@ function(tessera_add_fpga_executable target)
     endif()
     tessera_add_bitstream(${target}_bitstream
       KERNELS "${_kdir}"
+      NAME "${TF_OUTPUT_NAME}"
       PLATFORM "${TF_PLATFORM}"
       TARGET ${TF_BITSTREAM_TARGET}
       DEPENDS ${target})
     add_dependencies(${target}_bitstream ${target})
     set(${target}_bitstream_BITSTREAM_DIR "${${target}_bitstream_BITSTREAM_DIR}" PARENT_SCOPE)
+    set(${target}_bitstream_XCLBIN "${${target}_bitstream_XCLBIN}" PARENT_SCOPE)
   endif()
 endfunction()

@@ -2,14 +2,22 @@
 //!
 //! With cargo feature `xrt` it also generates the bindings of XRT's native C API
 //! (`$OUT_DIR/xrt_sys.rs`, read by `src/xrt/ffi.rs`) from the headers of the XRT
-//! installation named by `XILINX_XRT`, and links `libxrt_coreutil` from it.
+//! installation named by `XILINX_XRT`, and links `libxrt_coreutil` from it. With
+//! feature `tapasco` it does the same for TaPaSCo's C API (`build/tapasco.rs`).
 
 fn main() {
     println!("cargo:rerun-if-changed=src/entry.c");
     cc::Build::new().file("src/entry.c").warnings(true).extra_warnings(true).compile("tessera_entry");
     #[cfg(feature = "xrt")]
     xrt::main();
+    #[cfg(feature = "tapasco")]
+    tapasco::main();
 }
+
+// Feature `tapasco`: bindings of TaPaSCo's C API and the link of libtapasco.
+#[cfg(feature = "tapasco")]
+#[path = "build/tapasco.rs"]
+mod tapasco;
 
 #[cfg(feature = "xrt")]
 mod xrt {

@@ -223,16 +223,20 @@ fn installed_tree_builds_a_cmake_consumer_after_moving() {
     assert!(!again.contains("tessera cc: app.c") && !again.contains("Linking"), "{again}");
 
     // <target>_bitstream, not built by default, runs tessera bitstream on the kernel
-    // directory (dry run: the v++ commands and configs, no Vitis needed).
-    let stamp = build.join("bitstreams/sw_emu/app_bitstream.stamp");
-    assert!(!stamp.exists(), "app_bitstream is built by default");
-    run(Command::new("cmake").arg("--build").arg(&build).args(["--target", "app_bitstream"]), "app_bitstream");
-    assert!(stamp.is_file());
+    // directory (dry run: the v++ commands and the config of the link of app.xclbin, the
+    // program's xclbin, named after the executable; no Vitis needed).
+    let cfg = build.join("bitstreams/sw_emu/app.cfg");
+    assert!(!cfg.exists(), "app_bitstream is built by default");
+    let out = run(Command::new("cmake").arg("--build").arg(&build).args(["--target", "app_bitstream"]), "app_bitstream");
+    assert!(cfg.is_file(), "tessera bitstream --dry-run wrote no connectivity config for the program");
     let configs = files_under(&build.join("bitstreams/sw_emu"))
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".cfg"))
         .count();
-    assert_eq!(configs, 1, "tessera bitstream --dry-run wrote no connectivity config for the kernel");
+    assert_eq!(configs, 1, "one link for the program");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap().matches("\nnk=").count(), 1);
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(out.contains(&format!(" -o {}/app.xclbin ", build.join("bitstreams/sw_emu").display())), "{out}");
 
     // The installed driver used directly, as CC="tessera cc" does: the plugin and runtime
     // come from <prefix>/lib (the fallback, bin/ itself, holds neither).

@@ -85,6 +85,9 @@ pub struct Config {
     /// `TESSERA_XRT_TIMEOUT_MS`: how long the XRT backend waits for a kernel; 0 waits
     /// forever. Default [`DEFAULT_XRT_TIMEOUT_MS`].
     pub xrt_timeout_ms: u32,
+    /// `TESSERA_TAPASCO_TIMEOUT_MS`: how long the TaPaSCo backend waits for a PE's job;
+    /// 0 waits forever. Default [`DEFAULT_XRT_TIMEOUT_MS`].
+    pub tapasco_timeout_ms: u32,
 }
 
 impl Config {
@@ -133,6 +136,9 @@ impl Config {
             xrt_timeout_ms: text("TESSERA_XRT_TIMEOUT_MS")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(DEFAULT_XRT_TIMEOUT_MS),
+            tapasco_timeout_ms: text("TESSERA_TAPASCO_TIMEOUT_MS")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_XRT_TIMEOUT_MS),
         }
     }
 
@@ -152,6 +158,7 @@ impl Config {
             emu_trace: None,
             bitstream_dir: None,
             xrt_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
+            tapasco_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
         }
     }
 
@@ -235,6 +242,8 @@ mod tests {
         assert_eq!(c.xrt_timeout_ms, 1500);
         assert_eq!(config(&[("TESSERA_XRT_TIMEOUT_MS", "0")]).xrt_timeout_ms, 0);
         assert_eq!(config(&[("TESSERA_XRT_TIMEOUT_MS", "soon")]).xrt_timeout_ms, DEFAULT_XRT_TIMEOUT_MS);
+        assert_eq!(config(&[]).tapasco_timeout_ms, DEFAULT_XRT_TIMEOUT_MS);
+        assert_eq!(config(&[("TESSERA_TAPASCO_TIMEOUT_MS", "250")]).tapasco_timeout_ms, 250);
     }
 
     #[test]

@@ -52,8 +52,10 @@ pub enum Choice {
 /// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
 /// 2. The manifest is `rejected` → host, with the compile-time remark as reason.
 /// 3. The manifest names no kernel → host.
-/// 4. `TESSERA_DEVICE=host|emu|xrt` → that device (`xrt` only when [`XrtStatus::Ready`],
-///    otherwise host with the backend's reason); any other value → host.
+/// 4. `TESSERA_DEVICE=host|emu|xrt|tapasco` → that device (`xrt` only when
+///    [`XrtStatus::Ready`], otherwise host with the backend's reason; `tapasco` checks
+///    its board and kernel when it loads, a failure is a host run with its reason);
+///    any other value → host.
 /// 5. Unset → XRT when ready, else host ([`NO_DEVICE`]).
 ///
 /// `OMP_TARGET_OFFLOAD=MANDATORY` does not change the choice: the caller turns a host
@@ -77,8 +79,11 @@ pub fn choose(config: &Config, manifest: &Manifest, xrt: &XrtStatus) -> Choice {
         DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
         DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
         DeviceRequest::Device(DeviceKind::Xrt) => use_xrt(),
+        // Whether the board opens and holds the kernel is checked by the device
+        // itself (`tapasco::TapascoDevice`); a failure runs the region on the host.
+        DeviceRequest::Device(DeviceKind::Tapasco) => Choice::Offload(DeviceKind::Tapasco),
         DeviceRequest::Unknown(v) => {
-            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu or xrt)"))
+            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu, xrt or tapasco)"))
         }
         DeviceRequest::Auto => match xrt {
             XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
@@ -216,11 +221,13 @@ mod tests {
             (with(Default, Device(DeviceKind::Xrt)), &m, &none, host(XRT_NOT_BUILT)),
             (with(Default, Device(DeviceKind::Xrt)), &m, &unavailable, host("TESSERA_DEVICE=xrt but no device")),
             (with(Default, Device(DeviceKind::Xrt)), &m, &ready, Choice::Offload(DeviceKind::Xrt)),
+            (with(Default, Device(DeviceKind::Tapasco)), &m, &none, Choice::Offload(DeviceKind::Tapasco)),
+            (with(Disabled, Device(DeviceKind::Tapasco)), &m, &none, host("OMP_TARGET_OFFLOAD=DISABLED")),
             (
                 with(Default, Unknown("gpu".into())),
                 &m,
                 &ready,
-                host("TESSERA_DEVICE=gpu names no device (expected host, emu or xrt)"),
+                host("TESSERA_DEVICE=gpu names no device (expected host, emu, xrt or tapasco)"),
             ),
             (with(Default, Auto), &m, &none, host(NO_DEVICE)),
             (with(Default, Auto), &m, &unavailable, host(&format!("{NO_DEVICE}: no device"))),

@@ -34,7 +34,7 @@ use crate::data::{self, element0, plan_items, ArgPlan, ArrayPlan, HostBuffer, Pl
 use crate::device::{self, Choice, Device, DeviceKind, KernelArg, XrtStatus, NO_DEVICE, XRT_NOT_BUILT};
 use crate::present::{self, DataEnv, Pin, RefKind};
 use crate::report::{self, Record, Transfers};
-use crate::{emu, xrt};
+use crate::{emu, tapasco, xrt};
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 use tessera_ir::data::{DataDesc, DataOp};
@@ -52,7 +52,8 @@ pub fn choose_data(config: &Config) -> Choice {
 ///
 /// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
 /// 2. `TESSERA_DEVICE=emu` → the emulated device; `host` → host.
-/// 3. `TESSERA_DEVICE=xrt` → the XRT device when it opens, else host with its reason.
+/// 3. `TESSERA_DEVICE=xrt` → the XRT device when it opens, else host with its reason;
+///    `tapasco` → host (data directives do not map on the TaPaSCo device).
 /// 4. Unset → the XRT device when it opens, else host ([`NO_DEVICE`]).
 ///
 /// On the host device a data directive does nothing (host memory is the data), and
@@ -65,13 +66,14 @@ pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus) -> Choice {
     match &config.device {
         DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
         DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
+        DeviceRequest::Device(DeviceKind::Tapasco) => Choice::Host(crate::tapasco::DATA_ON_HOST.into()),
         DeviceRequest::Device(DeviceKind::Xrt) => match xrt() {
             XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
             XrtStatus::NotBuilt => Choice::Host(XRT_NOT_BUILT.into()),
             XrtStatus::Unavailable(why) => Choice::Host(format!("TESSERA_DEVICE=xrt but {why}")),
         },
         DeviceRequest::Unknown(v) => {
-            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu or xrt)"))
+            Choice::Host(format!("TESSERA_DEVICE={v} names no device (expected host, emu, xrt or tapasco)"))
         }
         DeviceRequest::Auto => match xrt() {
             XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
@@ -109,6 +111,8 @@ pub struct DataEnvironment {
     emu: DataEnv<HostBuffer>,
     /// The XRT device's present table (never used without feature `xrt`).
     xrt: DataEnv<crate::xrt::Buffer>,
+    /// The TaPaSCo device's, always empty (data directives do not map there).
+    tapasco: DataEnv<crate::tapasco::Buffer>,
     /// Active `target data` constructs that did not map: (id, reason).
     declined_scopes: Mutex<Vec<(u64, String)>>,
     /// Next id of `declined_scopes`.
@@ -750,6 +754,9 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     let result = match kind {
         DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
         DeviceKind::Xrt => xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &envs.xrt, manifest, &mut plan)),
+        DeviceKind::Tapasco => {
+            tapasco::TapascoDevice::new(config).and_then(|dev| run_on(&dev, &envs.tapasco, manifest, &mut plan))
+        }
         DeviceKind::Host => Err("internal error: host chosen as a device".into()),
     };
     match result {
@@ -967,6 +974,8 @@ mod tests {
         assert_eq!(choose_data_for(&with(Disabled, Auto), &ready), host("OMP_TARGET_OFFLOAD=DISABLED"));
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready), Choice::Offload(DeviceKind::Emu));
         assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready), host("TESSERA_DEVICE=host"));
+        // Data directives do not map on the TaPaSCo device.
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Tapasco)), &ready), host(tapasco::DATA_ON_HOST));
         assert_eq!(probed.get(), 0);
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready), Choice::Offload(DeviceKind::Xrt));
         assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none), host(XRT_NOT_BUILT));

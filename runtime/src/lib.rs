@@ -11,7 +11,7 @@
 //! __tessera_offload (entry.c: va_list → array)
 //!   → tessera_offload_v (C ABI: manifest cache, process Config)
 //!     → environment::DataEnvironment::offload    the data environment's one owner
-//!         device::choose      → host (reason) | emu | xrt
+//!         device::choose      → host (reason) | emu | xrt | tapasco
 //!         data::plan          → scalars, evaluated shapes, section boxes, overlap
 //!                               check, accesses checked against the mapped sections
 //!         launch              → load kernel, map (present data: the device data
@@ -41,7 +41,8 @@
 //! [`abi`] (the C structs shared with emulation kernels: port descriptors and
 //! traffic counters), [`data`] (argument values, shapes, section boxes, buffers,
 //! copies), [`report`] (report lines), [`xrt`] (the XRT device: bitstream lookup,
-//! board, buffer objects; cargo feature `xrt`), [`present`] (the present table of a
+//! board, buffer objects; cargo feature `xrt`), [`tapasco`] (the TaPaSCo device:
+//! the VCU118 through libtapasco; cargo feature `tapasco`), [`present`] (the present table of a
 //! device), [`environment`] (the data environment's one owner: data directives,
 //! launches, host fallbacks inside data regions), [`directives`] (the C entry
 //! points of data directives) and [`memory`] (those of OpenMP's device memory
@@ -59,6 +60,7 @@ pub mod environment;
 pub mod memory;
 pub mod present;
 pub mod report;
+pub mod tapasco;
 pub mod xrt;
 
 use config::{Config, OffloadPolicy};
@@ -107,7 +109,7 @@ fn host_warning(config: &Config, record: &Record) -> Option<String> {
     use config::DeviceRequest;
     static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let asked = matches!(config.device, DeviceRequest::Device(DeviceKind::Emu | DeviceKind::Xrt));
+    let asked = matches!(config.device, DeviceRequest::Device(DeviceKind::Emu | DeviceKind::Xrt | DeviceKind::Tapasco));
     // An access outside the mapped data is an error in the program: always said.
     let error = record.reason.as_deref().is_some_and(|r| r.starts_with(data::OUT_OF_SECTION));
     if !(asked || error)

@@ -8,7 +8,8 @@
 //! wrong data), checks memory groups at `xrtRunSetArg`, refuses to load another
 //! bitstream while buffer objects exist (as XRT's driver does), and logs every
 //! allocation, sync and run, which the test reads to prove that resident data was not
-//! copied. The test is skipped, with the reason printed, only when a tool it needs is
+//! copied, and that a program's xclbin holding two kernels is loaded once for a whole
+//! time loop. The test is skipped, with the reason printed, only when a tool it needs is
 //! absent (a C compiler, libclang for bindgen).
 
 mod common;
@@ -18,7 +19,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tessera_ir::data::DataOp;
-use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
+use tessera_ir::manifest::{BitstreamRecord, Manifest, RecordedKernel, BITSTREAM_RECORD_VERSION};
 use tessera_ir::{Expr, MapKind, VarKind};
 
 /// libclang for bindgen, as `build.rs` looks for it.
@@ -87,17 +88,25 @@ fn build_runtime_on_standin(root: &Path) -> (PathBuf, PathBuf) {
 /// A stand-in bitstream: a shared object with `<kernel>_standin_args` and
 /// `<kernel>_standin` (see standin.c).
 fn bitstream(dir: &Path, kernel: &str, args: &str, body: &str) {
-    let src = dir.join(format!("{kernel}.c"));
-    std::fs::write(
-        &src,
-        format!("const char {kernel}_standin_args[] = \"{args}\";\nvoid {kernel}_standin(void **args) {{\n{body}\n}}\n"),
-    )
-    .unwrap();
+    program_bitstream(dir, &format!("{kernel}.xclbin"), &[(kernel, args, body)]);
+}
+
+/// A stand-in bitstream `dir/file` holding several kernels `(name, args, body)`, as
+/// one `v++ -l` over several `.xo` makes one xclbin with several kernels.
+fn program_bitstream(dir: &Path, file: &str, kernels: &[(&str, &str, &str)]) {
+    let src = dir.join(format!("{file}.c"));
+    let text: String = kernels
+        .iter()
+        .map(|(k, args, body)| {
+            format!("const char {k}_standin_args[] = \"{args}\";\nvoid {k}_standin(void **args) {{\n{body}\n}}\n")
+        })
+        .collect();
+    std::fs::write(&src, text).unwrap();
     let out = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Werror", "-O1", "-fPIC", "-shared"])
         .arg(&src)
         .arg("-o")
-        .arg(dir.join(format!("{kernel}.xclbin")))
+        .arg(dir.join(file))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -118,17 +127,29 @@ fn scale1d_hashed() -> Manifest {
 
 /// The build record `tessera bitstream` writes beside `<kernel>.xclbin`, for `hash`.
 fn record(dir: &Path, m: &Manifest, hash: &str) {
-    let kernel = m.kernel.clone().unwrap();
+    record_of(&dir.join(&m.xclbin), &[(m, hash)]);
+}
+
+/// The build record of bitstream `xclbin` holding kernels `(manifest, hash)`.
+fn record_of(xclbin: &Path, kernels: &[(&Manifest, &str)]) {
     let r = BitstreamRecord {
         version: BITSTREAM_RECORD_VERSION,
-        kernel: kernel.clone(),
-        hash: hash.into(),
-        region: m.region.clone(),
-        manifest: format!("x.tessera/{kernel}.manifest.json"),
+        kernels: kernels
+            .iter()
+            .map(|(m, hash)| {
+                let kernel = m.kernel.clone().unwrap();
+                RecordedKernel {
+                    manifest: format!("x.tessera/{kernel}.manifest.json"),
+                    kernel,
+                    hash: hash.to_string(),
+                    region: m.region.clone(),
+                }
+            })
+            .collect(),
         target: "hw".into(),
         platform: "standin".into(),
     };
-    std::fs::write(BitstreamRecord::path_for(&dir.join(&m.xclbin)), r.to_json()).unwrap();
+    std::fs::write(BitstreamRecord::path_for(xclbin), r.to_json()).unwrap();
 }
 
 /// The program: a `target data` (to a, tofrom b) around two `scale1d` launches on
@@ -468,7 +489,7 @@ fn stale_and_foreign_bitstreams_are_not_run() {
     let r = run();
     assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
     let why = addone_line(&r)["reason"].as_str().unwrap().to_string();
-    assert!(why.contains("is foreign: its build record says it holds kernel scale1d, not kernel addone"), "{why}");
+    assert!(why.contains("is foreign: its build record lists kernel(s) scale1d, not kernel addone"), "{why}");
 
     // Missing record: nothing shows what the bitstream is.
     std::fs::remove_file(bits.path().join("addone.xclbin.json")).unwrap();
@@ -482,4 +503,154 @@ fn stale_and_foreign_bitstreams_are_not_run() {
     assert_eq!(r.out(), "after_update=1 final=1 on_host=2", "{}", r.stderr);
     let why = addone_line(&r)["reason"].as_str().unwrap().to_string();
     assert!(why.starts_with("no FPGA device") && why.contains("has no build record"), "{why}");
+}
+
+/// A time loop over two kernels of one program: both are in the program's xclbin
+/// (`x.xclbin`, named after the executable `x`, as `tessera bitstream x.tessera`
+/// links them), which is loaded ONCE; each kernel is opened from it once and every
+/// step runs both on the resident data without a reload. The kernels' own bitstreams
+/// in the same directory are not used. A stale entry for one kernel sends that kernel
+/// to the host (with a reason naming it and the rebuild command; fatal under
+/// MANDATORY) while the other still runs from the same xclbin.
+#[test]
+fn one_xclbin_per_program_is_loaded_once() {
+    if !standin_tools() {
+        return;
+    }
+    const STEPS: usize = 6;
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let abn = [("a", VarKind::Pointer), ("b", VarKind::Pointer), ("n", VarKind::Scalar)];
+    let region = data_desc(
+        "x.c:10",
+        DataOp::Region,
+        &abn,
+        vec![(0, MapKind::To, vec![var("n")], whole()), (1, MapKind::Tofrom, vec![var("n")], whole())],
+    );
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tessera_rt.h"
+
+static const char *const SCALE = {};
+static const char *const ADDONE = {};
+static const char *const REGION = {};
+
+int main(void) {{
+  int n = 4096, on_host = 0;
+  float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) {{ a[i] = 0.5f * i + 1.0f; b[i] = 7.0f; r[i] = 7.0f; }}
+  void *h = __tessera_data_begin(REGION, 3, &a, &b, &n);
+  for (int t = 0; t < {STEPS}; t++) {{
+    if (!__tessera_offload(SCALE, 3, &a, &b, &n)) {{
+      on_host++;
+      for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];
+      __tessera_host_end(SCALE);
+    }}
+    if (!__tessera_offload(ADDONE, 2, &b, &n)) {{
+      on_host++;
+      for (int i = 0; i < n; i++) b[i] += 1.0f;
+      __tessera_host_end(ADDONE);
+    }}
+    for (int i = 1; i < n - 1; i++) r[i] = 2.0f * a[i];
+    for (int i = 0; i < n; i++) r[i] += 1.0f;
+  }}
+  __tessera_data_end(h);
+  printf("ok=%d on_host=%d\n", memcmp(b, r, n * sizeof(float)) == 0, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&scale1d_hashed().to_json()),
+        c_literal(&addone_present().to_json()),
+        c_literal(&region.to_json())
+    );
+    let (p, bits) = program_and_bitstreams_of(&source);
+    assert_eq!(p.exe.file_name().unwrap(), "x");
+    // The program's xclbin: both kernels, `b` on the same bank for both (group 2).
+    let xclbin = bits.path().join("x.xclbin");
+    program_bitstream(
+        bits.path(),
+        "x.xclbin",
+        &[
+            (
+                "scale1d",
+                "buf@1,buf@2,i32",
+                "const float *a = args[0]; float *b = args[1]; int n = *(const int *)args[2];\n\
+                 for (int i = 1; i < n - 1; i++) b[i] = 2.0f * a[i];",
+            ),
+            ("addone", "buf@2,i32", "float *b = args[0]; int n = *(const int *)args[1];\nfor (int i = 0; i < n; i++) b[i] += 1.0f;"),
+        ],
+    );
+    let (scale, addone) = (scale1d_hashed(), addone_present());
+    record_of(&xclbin, &[(&scale, &scale.hash), (&addone, &addone.hash)]);
+    let bitdir = bits.path().to_str().unwrap();
+    let log = p.dir.path().join("standin.log");
+    let logs = log.to_str().unwrap();
+    let run = |extra: &[(&str, &str)]| {
+        let _ = std::fs::remove_file(&log);
+        let mut vars = vec![("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", logs)];
+        vars.extend_from_slice(extra);
+        p.run(&vars)
+    };
+
+    let r = run(&[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "ok=1 on_host=0", "{}", r.stderr);
+    let kernels: Vec<String> = r
+        .report
+        .iter()
+        .filter(|l| l["kernel"].is_string())
+        .map(|l| format!("{}@{}", l["kernel"].as_str().unwrap(), l["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kernels, ["scale1d@xrt", "addone@xrt"].repeat(STEPS));
+    let lines = log_lines(&log);
+    let loads: Vec<&String> = lines.iter().filter(|l| l.starts_with("load ")).collect();
+    assert_eq!(loads, [&format!("load {}", xclbin.display())], "exactly one load, of the program's xclbin: {lines:#?}");
+    let opens: Vec<&String> = lines.iter().filter(|l| l.starts_with("open ")).collect();
+    assert_eq!(opens, ["open scale1d", "open addone"], "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("run ")).count(), 2 * STEPS, "{lines:#?}");
+    // The data stayed resident: after the first launch bound a and b, nothing was
+    // allocated, freed or copied until the end of the data region (only addone's
+    // first use opens it).
+    let first_run = lines.iter().position(|l| l.starts_with("run ")).unwrap();
+    let last_run = lines.iter().rposition(|l| l.starts_with("run ")).unwrap();
+    assert!(
+        lines[first_run..last_run].iter().all(|l| l.starts_with("run ") || l == "open addone"),
+        "only runs between the first and the last launch: {lines:#?}"
+    );
+
+    // Stale: the xclbin was built from an older addone. addone runs on the host every
+    // step, scale1d still on the board from the same, once-loaded xclbin.
+    record_of(&xclbin, &[(&scale, &scale.hash), (&addone, &"0".repeat(64))]);
+    let r = run(&[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), format!("ok=1 on_host={STEPS}"), "{}", r.stderr);
+    let on = |k: &str, d: &str| r.report.iter().filter(|l| l["kernel"] == k && l["device"] == d).count();
+    assert_eq!((on("scale1d", "xrt"), on("addone", "host")), (STEPS, STEPS));
+    let why = r.report.iter().find(|l| l["kernel"] == "addone").unwrap()["reason"].as_str().unwrap().to_string();
+    assert!(
+        why.starts_with(&format!(
+            "TESSERA_DEVICE=xrt but bitstream {} of kernel addone is stale or foreign: it was built from a manifest \
+             with hash 000000000000, this program's kernel has hash {}",
+            xclbin.display(),
+            &addone.hash[..12]
+        )),
+        "{why}"
+    );
+    // The program's xclbin is named after it (x.tessera -> x.xclbin): no --name needed.
+    assert!(why.ends_with("rebuild it with `tessera bitstream x.tessera --platform standin -t hw`"), "{why}");
+    let lines = log_lines(&log);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("load ")).count(), 1, "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("open ")).collect::<Vec<_>>(), ["open scale1d"], "{lines:#?}");
+
+    // MANDATORY: the stale kernel is fatal, with that reason.
+    let r = run(&[("OMP_TARGET_OFFLOAD", "MANDATORY")]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.lines().any(|l| l
+            .starts_with("tessera: fatal: x.c:30: OMP_TARGET_OFFLOAD=MANDATORY but the region cannot be offloaded: ")
+            && l.contains("of kernel addone is stale or foreign")),
+        "{}",
+        r.stderr
+    );
 }

@@ -30,6 +30,7 @@
 
 pub mod analysis;
 pub mod driver;
+pub mod dse;
 pub mod output;
 pub mod runreport;
 /// The structure the resource model needs (it lives with the compiler, which chooses
@@ -37,7 +38,7 @@ pub mod runreport;
 pub use tessera_compiler::shape;
 
 pub use driver::{run, Env};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 pub use tessera_ir::{Mode, RunMode};
 use tessera_model::ClockRule;
 
@@ -55,7 +56,7 @@ pub fn dims(name: &str) -> usize {
 }
 
 /// Problem size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Size {
     /// The paper's: 64 MiB per array (1D N = 2^24, 2D 4096², 3D 256³).
@@ -94,7 +95,7 @@ impl Size {
 }
 
 /// Tile-size preset (docs/benchmarks.md, "Configurations used by the paper").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tiles {
     /// The paper's "half" tiles: 256, 32², 16³.

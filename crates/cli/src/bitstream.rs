@@ -1,26 +1,40 @@
-//! `tessera bitstream <dir-or-manifest.json>... --platform <xpfm>`: builds the FPGA
-//! binaries (`.xclbin`) of the kernels `tessera cc` wrote, with AMD Vitis.
+//! `tessera bitstream <dir-or-manifest.json>... --platform <xpfm>`: links the kernels
+//! `tessera cc` wrote into one FPGA binary (`.xclbin`) for the program, with AMD Vitis.
 //!
 //! Every input is a `<output>.tessera/` directory (all its `*.manifest.json`, one per
-//! kernel) or one manifest file. Per kernel the plan of `crates/flow` is carried out:
-//! write `<out>/<target>/<kernel>.cfg` (the connectivity config), then run `v++ -c`
-//! and `v++ -l`; for the emulation targets `emconfigutil` runs once first. Every
-//! command is printed before it runs, so the output (commands, `#` comments) is itself
-//! a shell script. `--jobs N` builds N kernels at a time (each kernel's own steps stay
-//! in order; their output then goes to `<kernel>.build/{compile,link}.out`).
+//! kernel) or one manifest file. The plans of `crates/flow` are carried out: for the
+//! emulation targets `emconfigutil` runs once first; every kernel is compiled (`v++ -c`,
+//! `<kernel>.xo`; `--jobs N` compiles N at a time, their output then goes to
+//! `<kernel>.build/compile.out`); then ONE `v++ -l` links every `.xo` into
+//! `<out>/<target>/<program>.xclbin` with the connectivity config `<program>.cfg` (one
+//! compute unit per kernel). `<program>` is `--name`, by default the kernel directory's
+//! name without `.tessera` (`tessera cc -o app` writes `app.tessera/`), which is the
+//! executable's name the runtime looks the xclbin up by; kernels from directories of
+//! different names need `--name`. Every command is printed before it runs, so the
+//! output (commands, `#` comments) is itself a shell script.
 //!
-//! Beside every bitstream it builds it writes the build record `<kernel>.xclbin.json`
-//! (`tessera_ir::manifest::BitstreamRecord`: kernel, manifest hash, target, platform):
-//! the XRT backend runs a bitstream only when the record has the hash of the running
-//! program's manifest, so a stale or foreign bitstream is never run. The record is
-//! removed before a kernel is built and written after it was built; the manifest's
-//! hash must match its contents and `<kernel>.cpp` the manifest's kernel source (the
-//! record vouches for what was built). A dry run prints the `rm -f` and `printf`
-//! commands that do the same.
+//! `--per-kernel` links every kernel into an xclbin of its own instead (the name its
+//! manifest gives, `<kernel>.xclbin`, with `<kernel>.cfg`): for kernels too large to fit
+//! on the device together, at the price of a board reload whenever the program
+//! switches between kernels.
+//!
+//! Beside every xclbin it builds it writes the build record `<xclbin>.json`
+//! (`tessera_ir::manifest::BitstreamRecord`: every kernel linked in with its manifest's
+//! hash, target, platform): the XRT backend runs a kernel from an xclbin only when the
+//! record lists it with the hash of the running program's manifest, so a stale or
+//! foreign kernel is never run. The record is removed before the build and written
+//! after the link produced the xclbin; every manifest's hash must match its contents
+//! and `<kernel>.cpp` the manifest's kernel source (the record vouches for what was
+//! built). A dry run prints the `rm -f` and `printf` commands that do the same.
 //!
 //! The Vitis headers the kernels include (`tessera_hls.h`, `tessera_wide.h`, `tessera_ship.h`, `tessera_dataflow.h`,
 //! `tessera_math.h`, `tessera_emu_abi.h`, embedded in this executable) are written to `<out>/include/`,
 //! the first `-I` of every compile.
+//!
+//! `--slurm` submits the same work to Slurm instead (`slurm.rs`): every kernel's
+//! `v++ -c` as a job, its `v++ -l` (and the build record) as a job that starts after it
+//! (`--dependency=afterok`), scripts in `<out>/<target>/slurm/`; with `--dry-run` the
+//! sbatch commands are printed.
 //!
 //! Without `--dry-run` the command needs `v++` on `PATH` and `$XILINX_VITIS` (both set
 //! by Vitis' `settings64.sh`), `emconfigutil` for the emulation targets, and an
@@ -35,12 +49,13 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tessera_flow::{
-    emconfig, plan_kernel, run_environment, FlowError, FlowOptions, KernelPlan, LinkClock, Step, Target,
+    emconfig, plan_kernel, plan_link, run_environment, FlowError, FlowOptions, KernelPlan, LinkClock, LinkPlan, Step,
+    Target,
 };
-use tessera_ir::manifest::{BitstreamRecord, Manifest, BITSTREAM_RECORD_VERSION};
+use tessera_ir::manifest::{BitstreamRecord, Manifest, RecordedKernel, BITSTREAM_RECORD_VERSION};
 
 /// The headers generated kernels include, written to `<out>/include/`.
-const HEADERS: [(&str, &str); 6] = [
+pub(crate) const HEADERS: [(&str, &str); 6] = [
     ("tessera_hls.h", include_str!("../../../host/include/tessera_hls.h")),
     ("tessera_wide.h", include_str!("../../../host/include/tessera_wide.h")),
     ("tessera_ship.h", include_str!("../../../host/include/tessera_ship.h")),
@@ -58,7 +73,8 @@ pub struct BitstreamArgs {
     pub inputs: Vec<PathBuf>,
     /// The Vitis platform: a `.xpfm` file, or a platform name looked up in
     /// `$PLATFORM_REPO_PATHS` and /opt/xilinx/platforms (e.g.
-    /// xilinx_u250_gen3x16_xdma_4_1_202210_1).
+    /// xilinx_u250_gen3x16_xdma_4_1_202210_1). With --flow tapasco: a TaPaSCo platform
+    /// name (vcu118).
     #[arg(long)]
     pub platform: String,
     /// Build target: sw_emu (minutes), hw_emu, or hw (hours per kernel).
@@ -97,6 +113,23 @@ pub struct BitstreamArgs {
     /// Extra argument for every `v++ -l` (e.g. `--link-arg=--vivado.impl.jobs=8`); repeatable.
     #[arg(long = "link-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub link_args: Vec<String>,
+    /// The program's name: its kernels are linked into `<NAME>.xclbin`, which the runtime
+    /// looks up by the executable's name. Default: the kernel directory's name without
+    /// `.tessera` (`tessera cc -o app` writes `app.tessera/`: `app.xclbin`).
+    #[arg(long, value_name = "NAME", conflicts_with = "per_kernel")]
+    pub name: Option<String>,
+    /// Link every kernel into an xclbin of its own (`<kernel>.xclbin`) instead of one
+    /// for the program: for kernels that do not fit on the device together (the board
+    /// is then reloaded whenever the next region's kernel is in another xclbin).
+    #[arg(long)]
+    pub per_kernel: bool,
+    #[command(flatten)]
+    pub slurm: crate::slurm::SlurmArgs,
+    /// Build flow: `vitis` (v++, one .xclbin for the program) or `tapasco` (TaPaSCo: one
+    /// .bit with a PE per kernel, e.g. `--platform vcu118 --clock-mhz <MHz>`; see
+    /// bitstreams/README.md, "VCU118 through TaPaSCo").
+    #[arg(long, default_value = "vitis", value_parser = ["vitis", "tapasco"])]
+    pub flow: String,
 }
 
 /// Runs `tessera bitstream`.
@@ -110,7 +143,7 @@ pub fn run(a: &BitstreamArgs) -> ExitCode {
     }
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
@@ -214,7 +247,7 @@ fn parse_memory(values: &[String]) -> Result<(Option<String>, BTreeMap<String, S
 }
 
 /// The manifests of the inputs, in order (a directory's sorted by file name).
-fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for input in inputs {
         if input.is_dir() {
@@ -241,21 +274,24 @@ fn manifest_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn create_dir(d: &Path) -> Result<(), String> {
+pub(crate) fn create_dir(d: &Path) -> Result<(), String> {
     std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))
 }
 
-fn write_file(p: &Path, contents: &str) -> Result<(), String> {
+pub(crate) fn write_file(p: &Path, contents: &str) -> Result<(), String> {
     std::fs::write(p, contents).map_err(|e| format!("cannot write {}: {e}", p.display()))
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }
 
 fn build(a: &BitstreamArgs) -> Result<(), String> {
+    if a.flow == "tapasco" {
+        return crate::bitstream_tapasco::build(a);
+    }
     let target = Target::parse(&a.target).expect("clap checks the target");
     let (default_memory, port_memory) = parse_memory(&a.memory)?;
     if a.jobs == 0 {
@@ -287,15 +323,20 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
 
     // Plan every kernel before writing or running anything.
     let mut plans: Vec<KernelPlan> = Vec::new();
-    // The build record of each plan (same index).
-    let mut records: Vec<BitstreamRecord> = Vec::new();
+    // What the build record says of each plan (same index).
+    let mut recorded: Vec<RecordedKernel> = Vec::new();
+    // The kernel directory of every input, for the program's default name.
+    let mut kernel_dirs: Vec<PathBuf> = Vec::new();
     for file in manifest_files(&a.inputs)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let main = Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         let mut opts = base.clone();
         opts.kernel_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !kernel_dirs.contains(&opts.kernel_dir) {
+            kernel_dirs.push(opts.kernel_dir.clone());
+        }
         // A delinearised region has a second kernel (its guard's fallback, the
-        // baseline of the region as written), with a bitstream of its own.
+        // baseline of the region as written), linked beside it.
         let fallback = main.fallback();
         for manifest in std::iter::once(&main).chain(fallback.as_ref()) {
             match plan_kernel(manifest, &opts) {
@@ -309,7 +350,13 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
                         ));
                     }
                     check_kernel_files(&file, manifest, &p.source)?;
-                    if let Some(other) = plans.iter().find(|q| q.xclbin == p.xclbin) {
+                    if let Some(other) = plans.iter().find(|q| q.kernel == p.kernel) {
+                        return Err(format!(
+                            "kernel {} is given twice ({} and {}); pass each kernel directory once",
+                            p.kernel, other.source.display(), p.source.display()
+                        ));
+                    }
+                    if let Some(other) = plans.iter().find(|q| a.per_kernel && q.xclbin == p.xclbin) {
                         return Err(format!(
                             "kernels of {} and {} would both be built as {}; build them into different --output directories",
                             other.region,
@@ -317,14 +364,11 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
                             p.xclbin.display()
                         ));
                     }
-                    records.push(BitstreamRecord {
-                        version: BITSTREAM_RECORD_VERSION,
+                    recorded.push(RecordedKernel {
                         kernel: p.kernel.clone(),
                         hash: manifest.hash.clone(),
                         region: p.region.clone(),
                         manifest: file.display().to_string(),
-                        target: target.to_string(),
-                        platform: base.platform.clone(),
                     });
                     plans.push(p);
                 }
@@ -352,6 +396,22 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
             ));
         }
     }
+    let record = |kernels: Vec<RecordedKernel>| BitstreamRecord {
+        version: BITSTREAM_RECORD_VERSION,
+        kernels,
+        target: target.to_string(),
+        platform: base.platform.clone(),
+    };
+    // One link for the whole program, or (--per-kernel) each kernel's own.
+    let link = if a.per_kernel {
+        None
+    } else {
+        let name = match &a.name {
+            Some(n) => n.clone(),
+            None => program_name(&kernel_dirs)?,
+        };
+        Some((plan_link(&name, &plans, &base).map_err(|e| e.to_string())?, record(recorded.clone())))
+    };
 
     // Files: headers, configs.
     create_dir(&include_dir)?;
@@ -359,8 +419,12 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
         write_file(&include_dir.join(name), text)?;
     }
     let emconfig_step = emconfig(&base);
+    let into = match &link {
+        Some((l, _)) => format!(", linked into {}", l.xclbin.display()),
+        None => ", one bitstream per kernel".to_string(),
+    };
     say(&format!(
-        "# tessera bitstream: {} kernel(s), target {target}, platform {}{}",
+        "# tessera bitstream: {} kernel(s), target {target}, platform {}{into}{}",
         plans.len(),
         base.platform,
         if a.dry_run { " (dry run: nothing is run)" } else { "" }
@@ -369,29 +433,61 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
         for d in p.dirs() {
             create_dir(&d)?;
         }
-        write_file(&p.cfg_path, &p.cfg)?;
         let ports: Vec<String> = p.ports.iter().map(|q| format!("{} -> {}", q.port, q.memory)).collect();
-        say(&format!("# {} ({}): {} -> {}", p.kernel, p.region, p.source.display(), p.xclbin.display()));
+        let out = if link.is_some() { &p.xo } else { &p.xclbin };
+        say(&format!("# {} ({}): {} -> {}", p.kernel, p.region, p.source.display(), out.display()));
         say(&format!("#   memory ports: {}", if ports.is_empty() { "none".to_string() } else { ports.join(", ") }));
-        say(&format!("#   wrote {}", p.cfg_path.display()));
+        if link.is_none() {
+            write_file(&p.cfg_path, &p.cfg)?;
+            say(&format!("#   wrote {}", p.cfg_path.display()));
+        }
+    }
+    if let Some((l, _)) = &link {
+        for d in l.dirs() {
+            create_dir(&d)?;
+        }
+        write_file(&l.cfg_path, &l.cfg)?;
+        say(&format!("# wrote {} (the connectivity of the link)", l.cfg_path.display()));
     }
 
+    if a.slurm.slurm {
+        let per_kernel: Vec<BitstreamRecord> = recorded.iter().map(|k| record(vec![k.clone()])).collect();
+        return submit_to_slurm(a, &base, emconfig_step.as_ref(), &plans, link.as_ref(), &per_kernel);
+    }
     if a.dry_run {
         if let Some(s) = &emconfig_step {
             say(&s.shell());
         }
-        for (p, r) in plans.iter().zip(&records) {
-            say(&format!("# {}", p.kernel));
-            let record = BitstreamRecord::path_for(&p.xclbin).display().to_string();
-            say(&format!("rm -f {}", tessera_flow::shell_quote(&record)));
-            for s in p.steps() {
-                say(&s.shell());
-            }
+        let printf = |r: &BitstreamRecord, path: &Path| {
             say(&format!(
                 "printf '%s\\n' {} > {}",
                 tessera_flow::shell_quote(r.to_json().trim_end()),
-                tessera_flow::shell_quote(&record)
-            ));
+                tessera_flow::shell_quote(&path.display().to_string())
+            ))
+        };
+        match &link {
+            Some((l, r)) => {
+                let path = BitstreamRecord::path_for(&l.xclbin);
+                say(&format!("rm -f {}", tessera_flow::shell_quote(&path.display().to_string())));
+                for p in &plans {
+                    say(&format!("# {}", p.kernel));
+                    say(&p.compile.shell());
+                }
+                say(&format!("# {}: every kernel", l.name));
+                say(&l.link.shell());
+                printf(r, &path);
+            }
+            None => {
+                for (p, k) in plans.iter().zip(&recorded) {
+                    say(&format!("# {}", p.kernel));
+                    let path = BitstreamRecord::path_for(&p.xclbin);
+                    say(&format!("rm -f {}", tessera_flow::shell_quote(&path.display().to_string())));
+                    for s in p.steps() {
+                        say(&s.shell());
+                    }
+                    printf(&record(vec![k.clone()]), &path);
+                }
+            }
         }
         print_environment(&base, "# after building, to run with these bitstreams:");
         return Ok(());
@@ -400,20 +496,98 @@ fn build(a: &BitstreamArgs) -> Result<(), String> {
     if let Some(s) = &emconfig_step {
         run_step(s, None)?;
     }
-    let failures = run_kernels(&plans, &records, a.jobs);
-    if !failures.is_empty() {
-        return Err(format!(
-            "{} of {} kernel(s) failed:\n{}",
-            failures.len(),
-            plans.len(),
-            failures.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
-        ));
-    }
-    say(&format!("# built {} bitstream(s):", plans.len()));
-    for p in &plans {
-        say(&format!("#   {}", p.xclbin.display()));
+    match &link {
+        Some((l, r)) => {
+            let record_path = BitstreamRecord::path_for(&l.xclbin);
+            remove_record(&record_path)?;
+            let failures = run_kernels(&plans, a.jobs, |p, parallel| {
+                run_step(&p.compile, parallel.then(|| p.build_dir.join("compile.out")).as_deref())
+            });
+            if !failures.is_empty() {
+                return Err(format!(
+                    "{} of {} kernel(s) failed to compile, {} is not linked:\n{}",
+                    failures.len(),
+                    plans.len(),
+                    l.xclbin.display(),
+                    failures.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+                ));
+            }
+            link_program(l, r, &record_path)?;
+            say(&format!("# built {} ({} kernel(s))", l.xclbin.display(), l.kernels.len()));
+        }
+        None => {
+            let records: Vec<BitstreamRecord> = recorded.iter().map(|k| record(vec![k.clone()])).collect();
+            let failures = run_kernels(&plans, a.jobs, |p, parallel| {
+                let i = plans.iter().position(|q| q.kernel == p.kernel).expect("a planned kernel");
+                build_kernel(p, &records[i], parallel)
+            });
+            if !failures.is_empty() {
+                return Err(format!(
+                    "{} of {} kernel(s) failed:\n{}",
+                    failures.len(),
+                    plans.len(),
+                    failures.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n")
+                ));
+            }
+            say(&format!("# built {} bitstream(s):", plans.len()));
+            for p in &plans {
+                say(&format!("#   {}", p.xclbin.display()));
+            }
+        }
     }
     print_environment(&base, "# to run with these bitstreams:");
+    Ok(())
+}
+
+/// The program's default name: the kernel directories' name without `.tessera`
+/// (`tessera cc -o app` writes `app.tessera/`), which must be the same for all.
+fn program_name(kernel_dirs: &[PathBuf]) -> Result<String, String> {
+    let names: BTreeSet<String> = kernel_dirs
+        .iter()
+        .map(|d| {
+            let abs = if d.as_os_str().is_empty() { Path::new(".") } else { d.as_path() };
+            let abs = std::fs::canonicalize(abs).unwrap_or_else(|_| abs.to_path_buf());
+            let n = abs.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.strip_suffix(".tessera").unwrap_or(n).to_string()
+        })
+        .collect();
+    match names.len() {
+        1 => Ok(names.into_iter().next().expect("one name")),
+        _ => Err(format!(
+            "the kernels come from directories of different programs ({}); they are linked into one xclbin named \
+             after the program: give its name with --name <program> (the executable's name, which the runtime \
+             looks the xclbin up by), or build each program on its own",
+            kernel_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// Removes an old build record (a missing one is fine).
+fn remove_record(path: &Path) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove the old build record {}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Links the compiled kernels into the program's `.xclbin`, checks it exists, writes
+/// its build record.
+fn link_program(l: &LinkPlan, record: &BitstreamRecord, record_path: &Path) -> Result<(), String> {
+    run_step(&l.link, None).map_err(|e| {
+        format!(
+            "linking {} kernel(s) into {} failed: {e} (v++ logs: {})",
+            l.kernels.len(),
+            l.xclbin.display(),
+            l.build_dir.join("logs").display()
+        )
+    })?;
+    if !l.xclbin.is_file() {
+        return Err(format!("v++ -l succeeded but {} does not exist", l.xclbin.display()));
+    }
+    write_file(record_path, &record.to_json())?;
+    say(&format!("#   wrote its build record {} (kernels {})", record_path.display(), record.kernel_names()));
     Ok(())
 }
 
@@ -430,7 +604,7 @@ fn print_environment(opts: &FlowOptions, title: &str) {
 
 /// Runs one step, printing it first; output to the terminal, or to `log` (parallel
 /// builds). An error names the command and where its output is.
-fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
+pub(crate) fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
     say(&s.shell());
     let mut cmd = Command::new(&s.program);
     cmd.args(&s.args).stdin(Stdio::null());
@@ -451,7 +625,7 @@ fn run_step(s: &Step, log: Option<&Path>) -> Result<(), String> {
 /// Checks that a manifest describes the kernel that will be built: its hash matches
 /// its contents and the kernel source file is the manifest's kernel (the build record
 /// vouches for both).
-fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result<(), String> {
+pub(crate) fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result<(), String> {
     if manifest.hash != manifest.content_hash() {
         return Err(format!(
             "{}: the manifest's hash does not match its contents (edited after `tessera cc` wrote it?); \
@@ -472,17 +646,12 @@ fn check_kernel_files(file: &Path, manifest: &Manifest, source: &Path) -> Result
     Ok(())
 }
 
-/// Builds one kernel: remove its build record, compile, link, check the `.xclbin`
-/// exists, write the build record.
+/// Builds one kernel into its own `.xclbin` (`--per-kernel`): remove its build record,
+/// compile, link, check the `.xclbin` exists, write the build record.
 fn build_kernel(p: &KernelPlan, record: &BitstreamRecord, parallel: bool) -> Result<(), String> {
     let log = |name: &str| parallel.then(|| p.build_dir.join(name));
     let record_path = BitstreamRecord::path_for(&p.xclbin);
-    match std::fs::remove_file(&record_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(format!("cannot remove the old build record {}: {e}", record_path.display()))
-        }
-        _ => {}
-    }
+    remove_record(&record_path)?;
     run_step(&p.compile, log("compile.out").as_deref())?;
     run_step(&p.link, log("link.out").as_deref())?;
     if !p.xclbin.is_file() {
@@ -494,8 +663,13 @@ fn build_kernel(p: &KernelPlan, record: &BitstreamRecord, parallel: bool) -> Res
     Ok(())
 }
 
-/// Builds all kernels, `jobs` at a time; the failures as `kernel: reason (logs)`.
-fn run_kernels(plans: &[KernelPlan], records: &[BitstreamRecord], jobs: usize) -> Vec<String> {
+/// Runs `work` on every kernel, `jobs` at a time (`work` is told whether others run
+/// beside it); the failures as `kernel: reason (logs)`, in kernel order.
+fn run_kernels(
+    plans: &[KernelPlan],
+    jobs: usize,
+    work: impl Fn(&KernelPlan, bool) -> Result<(), String> + Sync,
+) -> Vec<String> {
     let jobs = jobs.min(plans.len());
     let next = AtomicUsize::new(0);
     let failures: Mutex<BTreeSet<(usize, String)>> = Mutex::new(BTreeSet::new());
@@ -504,7 +678,7 @@ fn run_kernels(plans: &[KernelPlan], records: &[BitstreamRecord], jobs: usize) -
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(p) = plans.get(i) else { break };
-                if let Err(e) = build_kernel(p, &records[i], jobs > 1) {
+                if let Err(e) = work(p, jobs > 1) {
                     let logs = p.build_dir.join("logs");
                     failures
                         .lock()
@@ -515,4 +689,78 @@ fn run_kernels(plans: &[KernelPlan], records: &[BitstreamRecord], jobs: usize) -
         }
     });
     failures.into_inner().expect("no worker panics").into_iter().map(|(_, f)| f).collect()
+}
+
+/// `--slurm`: the emulation config, every kernel's compile and, after it (`afterok`),
+/// its link and build record as Slurm jobs (`crate::slurm`); printed with `--dry-run`.
+fn submit_to_slurm(
+    a: &BitstreamArgs,
+    base: &FlowOptions,
+    emconfig_step: Option<&Step>,
+    plans: &[KernelPlan],
+    link: Option<&(tessera_flow::LinkPlan, BitstreamRecord)>,
+    per_kernel: &[BitstreamRecord],
+) -> Result<(), String> {
+    use crate::slurm::{self, Job};
+    let q = |p: &Path| tessera_flow::shell_quote(&p.display().to_string());
+    let dir = base.target_dir().join("slurm");
+    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job {
+        log: dir.join(format!("{name}-%j.out")),
+        name,
+        commands,
+        after,
+        array: None,
+    };
+    let write_record = |r: &BitstreamRecord, path: &Path| {
+        format!("printf '%s\\n' {} > {}", tessera_flow::shell_quote(r.to_json().trim_end()), q(path))
+    };
+    let mut jobs = Vec::new();
+    if let Some(s) = emconfig_step {
+        jobs.push(job("emconfig".into(), vec![s.shell()], vec![]));
+    }
+    match link {
+        // One compile job per kernel, then the program's link after all of them.
+        Some((l, r)) => {
+            let record = BitstreamRecord::path_for(&l.xclbin);
+            let mut compiles = Vec::new();
+            for p in plans {
+                let mut commands = Vec::new();
+                if compiles.is_empty() {
+                    commands.push(format!("rm -f {}", q(&record)));
+                }
+                commands.push(p.compile.shell());
+                compiles.push(jobs.len());
+                jobs.push(job(format!("compile-{}", p.kernel), commands, vec![]));
+            }
+            let commands = vec![l.link.shell(), format!("test -f {}", q(&l.xclbin)), write_record(r, &record)];
+            jobs.push(job(format!("link-{}", l.name), commands, compiles));
+        }
+        // --per-kernel: each kernel's compile, then its own link.
+        None => {
+            for (p, r) in plans.iter().zip(per_kernel) {
+                let record = BitstreamRecord::path_for(&p.xclbin);
+                jobs.push(job(format!("compile-{}", p.kernel), vec![format!("rm -f {}", q(&record)), p.compile.shell()], vec![]));
+                let commands = vec![p.link.shell(), format!("test -f {}", q(&p.xclbin)), write_record(r, &record)];
+                jobs.push(job(format!("link-{}", p.kernel), commands, vec![jobs.len() - 1]));
+            }
+        }
+    }
+    let scripts = slurm::write_scripts(&jobs, &a.slurm, &dir)?;
+    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
+    if a.dry_run {
+        for line in slurm::dry_run(&jobs, &scripts) {
+            say(&line);
+        }
+        print_environment(base, "# after the link jobs, to run with these bitstreams:");
+        return Ok(());
+    }
+    let ids = slurm::submit(&jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
+    say(&format!(
+        "# {} job(s) submitted (squeue -j {}); a link job starts when the compile jobs it needs have succeeded; logs in {}",
+        ids.len(),
+        ids.join(","),
+        dir.display()
+    ));
+    print_environment(base, "# after the link jobs, to run with these bitstreams:");
+    Ok(())
 }

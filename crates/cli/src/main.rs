@@ -8,17 +8,25 @@
 //!   (no clang needed): prints the remark, or writes/prints the kernel and manifest.
 //! - `tessera explain <file.c | region.ir.json>` shows the polyhedral optimizer's
 //!   decisions per region (`explain.rs`).
-//! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` builds the
-//!   kernels' `.xclbin` files with AMD Vitis (`bitstream.rs`, plans from `crates/flow`).
+//! - `tessera bitstream <dir.tessera | manifest.json>... --platform <xpfm>` links the
+//!   program's kernels into one `.xclbin` with AMD Vitis (`bitstream.rs`, plans from `crates/flow`);
+//!   with `--flow tapasco --platform vcu118` one TaPaSCo `.bit` for all of them
+//!   (`bitstream_tapasco.rs`, plans from `crates/flow/src/tapasco.rs`).
 //! - `tessera bench [--size paper|small] …` builds the paper's stencils, runs them on the
 //!   emulated device and prints exact counts and modelled FPGA times (`bench.rs`).
+//! - `tessera dse [SET] --tiles … --port-width … --modes … --banks …` sweeps those
+//!   configurations over the stencils, locally or as a Slurm job array, and writes a
+//!   table, JSON and a Pareto plot (`dse.rs`, Slurm submission in `slurm.rs`).
 //!
 //! Only this crate, the plugin glue and the runtime do I/O.
 
 mod bench;
 mod bitstream;
+mod bitstream_tapasco;
 mod cc;
+mod dse;
 mod explain;
+mod slurm;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -67,12 +75,16 @@ enum Command {
     /// Show what the polyhedral optimizer decides for each target region (tiling,
     /// permutation, cache buffers) of a C/C++ file or a dumped `*.ir.json`.
     Explain(explain::ExplainArgs),
-    /// Build the kernels' FPGA binaries (.xclbin) with AMD Vitis: v++ compile and link
-    /// for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
+    /// Build the program's FPGA binary (.xclbin) with AMD Vitis: v++ compile per kernel,
+    /// one link of all kernels, for sw_emu, hw_emu or hw (`--dry-run` prints the commands).
     Bitstream(bitstream::BitstreamArgs),
     /// Build the paper's stencils, run them on the emulated device, check bit-exactness
     /// and print exact DDR counts, modelled FPGA times and measured times.
     Bench(bench::BenchArgs),
+    /// Sweep configurations (tiles x port widths x modes x banks) over the stencils:
+    /// exact counts from emulation, modelled time and resources, a table, JSON and a
+    /// Pareto plot; locally on all cores or as a Slurm job array (`--slurm`).
+    Dse(dse::DseArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +95,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args),
         Command::Bitstream(args) => bitstream::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Dse(args) => dse::run(&args),
     }
 }
 

@@ -1,24 +1,34 @@
-//! The Vitis flow as data: from a kernel manifest to the `v++` command lines that turn
-//! the kernel into an FPGA binary (`.xclbin`).
+//! The Vitis flow as data: from kernel manifests to the `v++` command lines that turn
+//! a program's kernels into one FPGA binary (`.xclbin`).
 //!
 //! Per kernel (one manifest `<kernel>.manifest.json` and its source `<kernel>.cpp`,
-//! both written by the plugin into `<output>.tessera/`) the flow is
+//! both written by the plugin into `<output>.tessera/`) [`plan_kernel`] plans
 //!
-//! 1. `v++ -c` (compile): Vitis HLS turns `<kernel>.cpp` into `<kernel>.xo`;
-//! 2. `v++ -l` (link): the `.xo` plus the platform become `<kernel>.xclbin`, with a
-//!    connectivity config `<kernel>.cfg` that puts every `m_axi` port on a memory bank;
+//! 1. `v++ -c` (compile): Vitis HLS turns `<kernel>.cpp` into `<kernel>.xo` (kernels
+//!    compile independently, in parallel with `tessera bitstream -j`);
+//!
+//! and per program [`plan_link`] plans
+//!
+//! 2. one `v++ -l` (link): every kernel's `.xo` plus the platform become
+//!    `<program>.xclbin`, with one connectivity config `<program>.cfg`: one compute
+//!    unit per kernel (`nk=`), every `m_axi` port on a memory bank (`sp=`), fixed
+//!    clocks per compute unit (`[clock]`). The runtime loads it once and runs every
+//!    kernel of the program from it;
 //! 3. for the emulation targets, once per platform and target, `emconfigutil` writes
-//!    the `emconfig.json` XRT needs when `XCL_EMULATION_MODE` is set.
+//!    the `emconfig.json` XRT needs when `XCL_EMULATION_MODE` is set ([`emconfig`]).
 //!
-//! Everything lands in `<out>/<target>/`; the `.xclbin` keeps the name the manifest
-//! gives it (`manifest.xclbin`), which is the name the XRT backend looks up.
+//! A [`KernelPlan`] also holds a link of that kernel alone into the `.xclbin` its
+//! manifest names (`<kernel>.xclbin`, with `<kernel>.cfg`): `tessera bitstream
+//! --per-kernel` uses it for kernels that do not fit on the device together.
 //!
-//! This crate does no I/O: [`plan_kernel`] and [`emconfig`] return plans (paths, the
-//! config text, program + argument vectors); `tessera bitstream` (crates/cli) writes
-//! and runs them. References for the flags are the AMD Vitis user guide UG1393
-//! (2023.x; UG1700/UG1702 from 2024.1), cited next to each non-obvious flag.
+//! Everything lands in `<out>/<target>/`. This crate does no I/O: the functions return
+//! plans (paths, the config text, program + argument vectors); `tessera bitstream`
+//! (crates/cli) writes and runs them. References for the flags are the AMD Vitis user
+//! guide UG1393 (2023.x; UG1700/UG1702 from 2024.1), cited next to each non-obvious flag.
 
 #![warn(missing_docs)]
+
+pub mod tapasco;
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -451,6 +461,22 @@ pub fn connectivity_config(kernel: &str, region: &str, ports: &[Port]) -> String
     s
 }
 
+/// Options common to every `v++` of a build: target, platform, intermediate files kept,
+/// v++'s temporary, log and report directories under `build_dir`, the report level.
+fn common_args(s: &mut Step, opts: &FlowOptions, build_dir: &Path) {
+    let t = opts.target;
+    s.arg("-t").arg(t.name()).arg("--platform").arg(opts.platform.clone());
+    s.arg("--save-temps");
+    s.arg("--temp_dir").path(&build_dir.join("tmp"));
+    s.arg("--log_dir").path(&build_dir.join("logs"));
+    s.arg("--report_dir").path(&build_dir.join("reports"));
+    // -R/--report_level applies to hw_emu and hw (UG1393 "Controlling Report
+    // Generation").
+    if let (true, Some(r)) = (t.runs_hls(), &opts.report_level) {
+        s.arg("--report_level").arg(r.clone());
+    }
+}
+
 /// Plans the build of one manifest's kernel.
 pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan, FlowError> {
     let Some(kernel) = manifest.kernel.clone() else {
@@ -505,18 +531,7 @@ pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan
     // produced by Vitis HLS"). --temp_dir/--log_dir/--report_dir default to ./_x and
     // would collide between kernels built in parallel (UG1393 "Output Directories of
     // the v++ Command").
-    let common = |s: &mut Step| {
-        s.arg("-t").arg(t.name()).arg("--platform").arg(opts.platform.clone());
-        s.arg("--save-temps");
-        s.arg("--temp_dir").path(&build_dir.join("tmp"));
-        s.arg("--log_dir").path(&build_dir.join("logs"));
-        s.arg("--report_dir").path(&build_dir.join("reports"));
-        // -R/--report_level applies to hw_emu and hw (UG1393 "Controlling Report
-        // Generation").
-        if let (true, Some(r)) = (t.runs_hls(), &opts.report_level) {
-            s.arg("--report_level").arg(r.clone());
-        }
-    };
+    let common = |s: &mut Step| common_args(s, opts, &build_dir);
 
     let mut compile = Step::new("v++");
     compile.arg("-c");
@@ -565,6 +580,134 @@ pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan
         xclbin,
         ports,
         compile,
+        link,
+    })
+}
+
+/// Everything needed to link the kernels of one program into one `.xclbin`: the
+/// compile steps stay those of the kernels' [`KernelPlan`]s (one `.xo` each), and one
+/// `v++ -l` links every `.xo` with one connectivity config, so the runtime loads the
+/// board once for the whole program.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkPlan {
+    /// The program's name: the `.xclbin` is `<name>.xclbin`.
+    pub name: String,
+    /// Build target.
+    pub target: Target,
+    /// `<out>/<target>/<name>.link`: the link's temporary, log and report directories.
+    pub build_dir: PathBuf,
+    /// `<out>/<target>/<name>.cfg`, the connectivity config of the link.
+    pub cfg_path: PathBuf,
+    /// The text of `cfg_path`.
+    pub cfg: String,
+    /// `<out>/<target>/<name>.xclbin`, written by the link.
+    pub xclbin: PathBuf,
+    /// The kernels linked, in order (one compute unit each).
+    pub kernels: Vec<String>,
+    /// `v++ -l …` over every kernel's `.xo`.
+    pub link: Step,
+}
+
+impl LinkPlan {
+    /// Directories to create before the link runs.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        vec![self.build_dir.clone()]
+    }
+}
+
+/// Whether `name` can name a program's bitstream `<name>.xclbin`: not empty, letters,
+/// digits and `_ . + -`, not starting with `.` or `-`.
+pub fn is_program_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['.', '-'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+}
+
+/// The connectivity config (`v++ -l --config`) of a program: one compute unit per
+/// kernel (`nk=`), every memory port of every kernel on its bank (`sp=`), and, for
+/// platforms with fixed clocks, every compute unit's clock (`[clock]` `freqHz=`).
+/// Scalars are `s_axilite` registers and get no entry.
+///
+/// Syntax (UG1393 2023.1, "Vitis Compiler Configuration File", "--connectivity
+/// Options", "--clock Options"): `nk=<kernel>:<count>:<cu>` and
+/// `sp=<cu>.<argument>:<sptag>` in the `[connectivity]` section, `freqHz=<Hz>:<cu>` in
+/// the `[clock]` section (the config-file spelling of `--clock.freqHz`).
+pub fn program_connectivity_config(name: &str, kernels: &[KernelPlan], opts: &FlowOptions) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("# Connectivity of program {name}: {} kernel(s), linked into {name}.xclbin.\n", kernels.len()));
+    s.push_str("# Written by `tessera bitstream` for `v++ -l --config`: one compute unit per kernel,\n");
+    s.push_str("# every m_axi port on a memory bank of the platform; scalars are s_axilite registers.\n");
+    s.push_str("[connectivity]\n");
+    for k in kernels {
+        s.push_str(&format!("nk={}:1:{}\n", k.kernel, compute_unit(&k.kernel)));
+    }
+    for k in kernels {
+        s.push_str(&format!("# {} (region {})\n", k.kernel, k.region));
+        let cu = compute_unit(&k.kernel);
+        for p in &k.ports {
+            s.push_str(&format!("sp={cu}.{}:{}\n", p.port, p.memory));
+        }
+    }
+    if let (true, Some(mhz), LinkClock::Fixed) = (opts.target.runs_hls(), opts.clock_mhz, opts.link_clock) {
+        s.push_str("[clock]\n");
+        for k in kernels {
+            s.push_str(&format!("freqHz={}:{}\n", u64::from(mhz) * 1_000_000, compute_unit(&k.kernel)));
+        }
+    }
+    s
+}
+
+/// Plans the link of a program's kernels (planned by [`plan_kernel`] with the same
+/// target and output directory) into `<out>/<target>/<name>.xclbin`.
+pub fn plan_link(name: &str, kernels: &[KernelPlan], opts: &FlowOptions) -> Result<LinkPlan, FlowError> {
+    if !is_program_name(name) {
+        return Err(invalid(format!(
+            "`{name}` cannot name the program's bitstream <name>.xclbin: use letters, digits and _ . + - \
+             (the program's executable name)"
+        )));
+    }
+    if kernels.is_empty() {
+        return Err(invalid(format!("program {name}: no kernel to link")));
+    }
+    let target_dir = opts.target_dir();
+    for (i, k) in kernels.iter().enumerate() {
+        if let Some(first) = kernels[..i].iter().find(|o| o.kernel == k.kernel) {
+            return Err(invalid(format!(
+                "kernel {} is given twice (regions {} and {}); a program's kernels have distinct names",
+                k.kernel, first.region, k.region
+            )));
+        }
+        if k.target != opts.target || k.target_dir != target_dir {
+            return Err(invalid(format!("kernel {} was planned for another target or output directory", k.kernel)));
+        }
+    }
+    let build_dir = target_dir.join(format!("{name}.link"));
+    let cfg_path = target_dir.join(format!("{name}.cfg"));
+    let xclbin = target_dir.join(format!("{name}.xclbin"));
+    let cfg = program_connectivity_config(name, kernels, opts);
+
+    let mut link = Step::new("v++");
+    link.arg("-l");
+    common_args(&mut link, opts, &build_dir);
+    link.arg("--config").path(&cfg_path);
+    if let (true, Some(mhz), LinkClock::Scalable) = (opts.target.runs_hls(), opts.clock_mhz, opts.link_clock) {
+        // One option for the platform's scalable kernel clock, shared by every kernel;
+        // fixed clocks are per compute unit, in the config's [clock] section.
+        link.arg("--kernel_frequency").arg(mhz.to_string());
+    }
+    link.args.extend(opts.link_args.iter().cloned());
+    link.arg("-o").path(&xclbin);
+    for k in kernels {
+        link.path(&k.xo);
+    }
+    Ok(LinkPlan {
+        name: name.to_string(),
+        target: opts.target,
+        build_dir,
+        cfg_path,
+        cfg,
+        xclbin,
+        kernels: kernels.iter().map(|k| k.kernel.clone()).collect(),
         link,
     })
 }
@@ -856,6 +999,78 @@ mod tests {
         m.xclbin = String::new();
         let p = plan_kernel(&m, &FlowOptions::new(Target::Hw, "p", "k", "o")).unwrap();
         assert_eq!(p.xclbin, Path::new("o/hw/tessera_k_l7_r0.xclbin"));
+    }
+
+    /// Two kernels of one program: one `v++ -c` each, ONE `v++ -l` over both `.xo`
+    /// with one config holding an `nk=` per kernel and an `sp=` per memory port.
+    #[test]
+    fn one_link_for_the_kernels_of_a_program() {
+        let mut o = FlowOptions::new(Target::Hw, "u250.xpfm", "p.tessera", "bits");
+        o.includes.push("bits/include".into());
+        o.port_memory.insert("tessera_s_l9_r1.C".into(), "DDR[1]".into());
+        o.clock_mhz = Some(300);
+        let kernels = vec![plan_kernel(&scale(), &o).unwrap(), plan_kernel(&three(), &o).unwrap()];
+        let l = plan_link("prog", &kernels, &o).unwrap();
+        assert_eq!(l.xclbin, Path::new("bits/hw/prog.xclbin"));
+        assert_eq!(l.cfg_path, Path::new("bits/hw/prog.cfg"));
+        assert_eq!(l.kernels, ["tessera_k_l7_r0", "tessera_s_l9_r1"]);
+        assert_eq!(
+            l.cfg,
+            "# Connectivity of program prog: 2 kernel(s), linked into prog.xclbin.\n\
+             # Written by `tessera bitstream` for `v++ -l --config`: one compute unit per kernel,\n\
+             # every m_axi port on a memory bank of the platform; scalars are s_axilite registers.\n\
+             [connectivity]\n\
+             nk=tessera_k_l7_r0:1:tessera_k_l7_r0_1\n\
+             nk=tessera_s_l9_r1:1:tessera_s_l9_r1_1\n\
+             # tessera_k_l7_r0 (region k.c:7)\n\
+             sp=tessera_k_l7_r0_1.x:DDR[0]\n\
+             # tessera_s_l9_r1 (region k.c:7)\n\
+             sp=tessera_s_l9_r1_1.A:DDR[0]\n\
+             sp=tessera_s_l9_r1_1.B:DDR[0]\n\
+             sp=tessera_s_l9_r1_1.C:DDR[1]\n"
+        );
+        assert_eq!(
+            l.link.shell(),
+            "v++ -l -t hw --platform u250.xpfm --save-temps --temp_dir bits/hw/prog.link/tmp \
+             --log_dir bits/hw/prog.link/logs --report_dir bits/hw/prog.link/reports --report_level 1 \
+             --config bits/hw/prog.cfg --kernel_frequency 300 \
+             -o bits/hw/prog.xclbin bits/hw/tessera_k_l7_r0.xo bits/hw/tessera_s_l9_r1.xo"
+        );
+        // The compiles are the kernels' own, one .xo each.
+        assert!(kernels[1].compile.shell().ends_with("-o bits/hw/tessera_s_l9_r1.xo p.tessera/tessera_s_l9_r1.cpp"));
+        assert_eq!(l.dirs(), [PathBuf::from("bits/hw/prog.link")]);
+
+        // Fixed clocks: one freqHz per compute unit in the config, none on the command line.
+        o.link_clock = LinkClock::Fixed;
+        let l = plan_link("prog", &kernels, &o).unwrap();
+        assert!(
+            l.cfg.ends_with("[clock]\nfreqHz=300000000:tessera_k_l7_r0_1\nfreqHz=300000000:tessera_s_l9_r1_1\n"),
+            "{}",
+            l.cfg
+        );
+        assert!(!l.link.args.iter().any(|a| a == "--kernel_frequency" || a == "--clock.freqHz"), "{}", l.link.shell());
+        // sw_emu has no clocks at all.
+        let mut e = o.clone();
+        e.target = Target::SwEmu;
+        let ek: Vec<KernelPlan> = [scale(), three()].iter().map(|m| plan_kernel(m, &e).unwrap()).collect();
+        let l = plan_link("prog", &ek, &e).unwrap();
+        assert!(!l.cfg.contains("[clock]") && !l.link.args.iter().any(|a| a.contains("freq")), "{}", l.cfg);
+        assert!(l.link.shell().ends_with("-o bits/sw_emu/prog.xclbin bits/sw_emu/tessera_k_l7_r0.xo bits/sw_emu/tessera_s_l9_r1.xo"));
+    }
+
+    #[test]
+    fn link_refuses_bad_programs() {
+        let o = FlowOptions::new(Target::Hw, "p", "k", "o");
+        let k = plan_kernel(&scale(), &o).unwrap();
+        for bad in ["", "a/b", ".x", "-x", "my prog"] {
+            assert!(plan_link(bad, std::slice::from_ref(&k), &o).unwrap_err().to_string().contains("cannot name"), "{bad}");
+        }
+        assert!(plan_link("p", &[], &o).unwrap_err().to_string().contains("no kernel to link"));
+        let e = plan_link("p", &[k.clone(), k.clone()], &o).unwrap_err().to_string();
+        assert!(e.contains("kernel tessera_k_l7_r0 is given twice"), "{e}");
+        let other = plan_kernel(&three(), &FlowOptions::new(Target::HwEmu, "p", "k", "o")).unwrap();
+        assert!(plan_link("p", &[k, other], &o).unwrap_err().to_string().contains("another target"));
+        assert!(is_program_name("stencil2d") && is_program_name("a.out") && is_program_name("x_1+2-3"));
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod mode;
 pub mod print;
 pub mod reject;
 pub mod report;
+pub mod tapasco;
 
 pub use mode::{Mode, RunMode};
 use serde::{Deserialize, Serialize};

@@ -36,7 +36,10 @@ pub struct Manifest {
     /// port descriptors and its scalars from the argument vector, and calls the kernel
     /// (ABI: `host/include/tessera_emu_abi.h`).
     pub emu_entry_source: String,
-    /// File name of the bitstream the XRT backend loads (`<kernel>.xclbin`).
+    /// File name of the kernel's own bitstream (`<kernel>.xclbin`, built by `tessera
+    /// bitstream --per-kernel`). The XRT backend looks for the program's xclbin first
+    /// (`<exe>.xclbin`, every kernel of the program linked into one; its build record
+    /// lists this kernel), then for this one (`runtime/src/xrt/mod.rs`).
     pub xclbin: String,
     /// The region has an `if` clause: the call passes one more address after the
     /// arguments, of an `int` holding its value; when it is 0 the region runs on
@@ -255,31 +258,66 @@ pub fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Version of the [`BitstreamRecord`] schema.
-pub const BITSTREAM_RECORD_VERSION: u32 = 1;
+/// Version of the [`BitstreamRecord`] schema written today (2: `kernels`, every kernel
+/// linked into the bitstream). Version 1 records (one kernel: `kernel`, `hash`,
+/// `region`, `manifest` at the top level) are still read, as a list of one.
+pub const BITSTREAM_RECORD_VERSION: u32 = 2;
 
 /// The build record `tessera bitstream` writes beside a bitstream it built,
-/// `<xclbin>.json` ([`BitstreamRecord::path_for`]): which manifest the bitstream was
-/// built from. The XRT backend runs a bitstream only when its record names the
-/// manifest's kernel and has the manifest's [`hash`](Manifest::hash); a bitstream
-/// without a record, or with another hash, is stale (built before the source or
-/// the compiler changed) or foreign (built from another program) and is not loaded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `<xclbin>.json` ([`BitstreamRecord::path_for`]): which manifests the bitstream was
+/// built from. A program's kernels are linked into one bitstream, so the record lists
+/// every kernel in it with its manifest's [`hash`](Manifest::hash). The XRT backend
+/// runs a kernel from a bitstream only when its record lists that kernel with the
+/// running manifest's hash; a bitstream without a record, without the kernel or with
+/// another hash is stale (built before the source or the compiler changed) or foreign
+/// (built from another program), and the kernel is not run from it.
+///
+/// Schema (one line of JSON):
+/// `{"version":2,"kernels":[{"kernel":…,"hash":…,"region":…,"manifest":…},…],"target":…,"platform":…}`.
+/// Version 1 had the one kernel's fields at the top level instead of `kernels`;
+/// [`from_json`](Self::from_json) reads both.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BitstreamRecord {
     /// Schema version, [`BITSTREAM_RECORD_VERSION`].
     pub version: u32,
+    /// Every kernel linked into the bitstream, in link order.
+    pub kernels: Vec<RecordedKernel>,
+    /// Build target: `sw_emu`, `hw_emu` or `hw`.
+    pub target: String,
+    /// The Vitis platform (`.xpfm` path or name) it was built for.
+    pub platform: String,
+}
+
+/// One kernel of a [`BitstreamRecord`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedKernel {
     /// Kernel (top function) name.
     pub kernel: String,
     /// The manifest's [`hash`](Manifest::hash).
     pub hash: String,
     /// `file:line` of the region (for people reading the record).
     pub region: String,
-    /// The manifest file the bitstream was built from.
+    /// The manifest file the kernel was built from.
     pub manifest: String,
-    /// Build target: `sw_emu`, `hw_emu` or `hw`.
-    pub target: String,
-    /// The Vitis platform (`.xpfm` path or name) it was built for.
-    pub platform: String,
+}
+
+/// What a record file may hold: version 2 (`kernels`) or version 1 (one kernel's
+/// fields at the top level).
+#[derive(Deserialize)]
+struct RecordFile {
+    version: u32,
+    #[serde(default)]
+    kernels: Option<Vec<RecordedKernel>>,
+    #[serde(default)]
+    kernel: Option<String>,
+    #[serde(default)]
+    hash: Option<String>,
+    #[serde(default)]
+    region: Option<String>,
+    #[serde(default)]
+    manifest: Option<String>,
+    target: String,
+    platform: String,
 }
 
 impl BitstreamRecord {
@@ -290,16 +328,35 @@ impl BitstreamRecord {
         PathBuf::from(p)
     }
 
-    /// Parses a record.
+    /// Parses a record of version 2, or of version 1 (as a record of one kernel).
     pub fn from_json(text: &str) -> Result<BitstreamRecord, String> {
-        let r: BitstreamRecord = serde_json::from_str(text).map_err(|e| format!("does not parse: {e}"))?;
-        if r.version != BITSTREAM_RECORD_VERSION {
-            return Err(format!(
-                "has schema version {}, this Tessera reads version {BITSTREAM_RECORD_VERSION}",
-                r.version
-            ));
-        }
-        Ok(r)
+        let f: RecordFile = serde_json::from_str(text).map_err(|e| format!("does not parse: {e}"))?;
+        let kernels = match (f.version, f.kernels) {
+            (BITSTREAM_RECORD_VERSION, Some(k)) => k,
+            (1, None) => match (f.kernel, f.hash, f.region, f.manifest) {
+                (Some(kernel), Some(hash), Some(region), Some(manifest)) => {
+                    vec![RecordedKernel { kernel, hash, region, manifest }]
+                }
+                _ => return Err("does not parse: a version 1 record needs kernel, hash, region and manifest".into()),
+            },
+            (BITSTREAM_RECORD_VERSION, None) => return Err("does not parse: missing field `kernels`".into()),
+            (v, _) => {
+                return Err(format!(
+                    "has schema version {v}, this Tessera reads versions 1 and {BITSTREAM_RECORD_VERSION}"
+                ))
+            }
+        };
+        Ok(BitstreamRecord { version: BITSTREAM_RECORD_VERSION, kernels, target: f.target, platform: f.platform })
+    }
+
+    /// The entry of kernel `name`, if the bitstream holds it.
+    pub fn kernel(&self, name: &str) -> Option<&RecordedKernel> {
+        self.kernels.iter().find(|k| k.kernel == name)
+    }
+
+    /// The kernel names, comma-separated (for messages).
+    pub fn kernel_names(&self) -> String {
+        self.kernels.iter().map(|k| k.kernel.as_str()).collect::<Vec<_>>().join(", ")
     }
 
     /// One line of JSON with a final newline, as written to the file.
@@ -404,19 +461,34 @@ mod tests {
     #[test]
     fn bitstream_records() {
         assert_eq!(BitstreamRecord::path_for(Path::new("b/hw/k.xclbin")), Path::new("b/hw/k.xclbin.json"));
+        let k = |name: &str, hash: &str| RecordedKernel {
+            kernel: name.into(),
+            hash: hash.into(),
+            region: "k.c:2".into(),
+            manifest: format!("p.tessera/{name}.manifest.json"),
+        };
         let r = BitstreamRecord {
             version: BITSTREAM_RECORD_VERSION,
-            kernel: "k".into(),
-            hash: "ab".into(),
-            region: "k.c:2".into(),
-            manifest: "p.tessera/k.manifest.json".into(),
+            kernels: vec![k("k", "ab"), k("j", "cd")],
             target: "hw".into(),
             platform: "u250".into(),
         };
         assert_eq!(BitstreamRecord::from_json(&r.to_json()).unwrap(), r);
+        assert_eq!(r.kernel("j").map(|e| e.hash.as_str()), Some("cd"));
+        assert_eq!(r.kernel("x"), None);
+        assert_eq!(r.kernel_names(), "k, j");
         assert!(BitstreamRecord::from_json("{}").unwrap_err().starts_with("does not parse"));
         assert_eq!(r.to_json().lines().count(), 1);
-        let v2 = r.to_json().replace("\"version\":1", "\"version\":7");
-        assert_eq!(BitstreamRecord::from_json(&v2).unwrap_err(), "has schema version 7, this Tessera reads version 1");
+        assert!(r.to_json().starts_with("{\"version\":2,\"kernels\":[{\"kernel\":\"k\","), "{}", r.to_json());
+        let v7 = r.to_json().replace("\"version\":2", "\"version\":7");
+        assert_eq!(BitstreamRecord::from_json(&v7).unwrap_err(), "has schema version 7, this Tessera reads versions 1 and 2");
+        let v2_without_kernels = r#"{"version":2,"target":"hw","platform":"u250"}"#;
+        assert!(BitstreamRecord::from_json(v2_without_kernels).unwrap_err().contains("`kernels`"));
+        // Version 1 (one kernel per bitstream) is read as a record of one kernel.
+        let v1 = r#"{"version":1,"kernel":"k","hash":"ab","region":"k.c:2","manifest":"p.tessera/k.manifest.json","target":"hw","platform":"u250"}"#;
+        let old = BitstreamRecord::from_json(v1).unwrap();
+        assert_eq!(old.kernels, vec![k("k", "ab")]);
+        assert_eq!((old.version, old.target.as_str(), old.platform.as_str()), (2, "hw", "u250"));
+        assert!(BitstreamRecord::from_json(r#"{"version":1,"kernel":"k","target":"hw","platform":"u250"}"#).is_err());
     }
 }

@@ -34,6 +34,9 @@ pub enum DeviceKind {
     Emu,
     /// A real FPGA through XRT (runtime cargo feature `xrt`).
     Xrt,
+    /// A real FPGA (the VCU118) through TaPaSCo's runtime, libtapasco (runtime cargo
+    /// feature `tapasco`).
+    Tapasco,
 }
 
 impl DeviceKind {
@@ -43,6 +46,7 @@ impl DeviceKind {
             DeviceKind::Host => "host",
             DeviceKind::Emu => "emu",
             DeviceKind::Xrt => "xrt",
+            DeviceKind::Tapasco => "tapasco",
         }
     }
 
@@ -52,6 +56,7 @@ impl DeviceKind {
             "host" => Some(DeviceKind::Host),
             "emu" => Some(DeviceKind::Emu),
             "xrt" => Some(DeviceKind::Xrt),
+            "tapasco" => Some(DeviceKind::Tapasco),
             _ => None,
         }
     }

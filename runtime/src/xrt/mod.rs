@@ -4,13 +4,16 @@
 //!
 //! ```text
 //! status(config, manifest)            per region execution, before device::choose
-//!   find_bitstream  → <manifest.xclbin> in the lookup order below, else Unavailable
-//!   check_record    → <xclbin>.json records this manifest's hash, else Unavailable
+//!   find_bitstream  → the program's <exe>.xclbin (or the kernel's own <manifest.xclbin>)
+//!                     in the lookup order below, else Unavailable
+//!   check_record    → <xclbin>.json lists this kernel with this manifest's hash, else
+//!                     Unavailable
 //!   board::probe    → xrtDeviceOpen(0), once per process, else Unavailable
 //! XrtDevice (device::Device)
 //!   load    → xrtDeviceLoadXclbinFile + xrtDeviceGetXclbinUUID (once per path, while
-//!             it stays the loaded one), xrtPLKernelOpen(manifest.kernel),
-//!             xrtKernelArgGroupId(k, i) for every array argument i
+//!             it stays the loaded one: every kernel of the program's xclbin runs
+//!             without a reload), xrtPLKernelOpen(uuid, manifest.kernel) once per
+//!             kernel, xrtKernelArgGroupId(k, i) for every array argument i
 //!   alloc   → 4 KiB-aligned host memory, whole pages (data::HostBuffer)
 //!   launch  → per array: xrtBOAllocUserPtr over that memory in the argument's bank,
 //!             xrtBOSync(TO_DEVICE); xrtRunOpen, xrtRunSetArg (BO handle or scalar
@@ -40,22 +43,34 @@
 //! buffers are deliberately leaked and the backend refuses every later region of the
 //! process (they fall back to the host with the timeout as reason).
 //!
-//! Bitstream lookup ([`bitstream_candidates`]), first existing file wins:
-//! 1. `manifest.xclbin` itself when it is an absolute path;
-//! 2. `$TESSERA_BITSTREAM_DIR/<xclbin>` — when the variable is set, the only candidate;
-//! 3. `<exe>.tessera/<xclbin>` — the kernel directory `tessera cc -o <exe>` writes;
-//! 4. `<directory of exe>/<xclbin>` — a bitstream shipped next to the program.
+//! One xclbin per program. `tessera bitstream app.tessera` links every kernel of the
+//! program into `<out>/<target>/app.xclbin`, named after the program (`tessera cc -o
+//! app` writes the kernels into `app.tessera/`; `--name` names it otherwise), and the
+//! backend finds it by the running program's name: every region of the program finds
+//! the same file, the board loads it once, and each kernel is opened from it by name.
+//! `tessera bitstream --per-kernel` links a kernel into an xclbin of its own, named as
+//! its manifest says (`manifest.xclbin`, `<kernel>.xclbin`), for kernels that do not fit
+//! on the device together; the board then reloads when the next region's kernel is in
+//! another file.
 //!
-//! `<exe>` is the running program (`/proc/self/exe`, symlinks resolved).
+//! Bitstream lookup ([`bitstream_candidates`]), first existing file wins (`<exe>` is
+//! the running program, `/proc/self/exe` with symlinks resolved, `<name>` its file name):
+//! 1. `manifest.xclbin` itself when it is an absolute path (then the only candidate);
+//! 2. with `TESSERA_BITSTREAM_DIR` set, only there: `$TESSERA_BITSTREAM_DIR/<name>.xclbin`
+//!    (the program's), then `$TESSERA_BITSTREAM_DIR/<manifest.xclbin>` (the kernel's own);
+//! 3. otherwise `<directory of exe>/<name>.xclbin` — the program's, shipped next to it —
+//!    then the kernel's own in `<exe>.tessera/` and next to the program.
 //!
 //! A bitstream found there is used only when it was built from this manifest
 //! ([`check_record`]): `tessera bitstream` writes a build record `<xclbin>.json`
-//! beside every bitstream (`tessera_ir::manifest::BitstreamRecord`) with the hash of
-//! the manifest it built from, and it must equal the running manifest's `hash`. A
-//! bitstream without a record, or with another kernel or hash, is stale (the source,
-//! the options or Tessera changed since it was built) or foreign (another program's);
-//! the region then runs on the host with a reason that names the kernel and the
-//! `tessera bitstream` command that rebuilds it (fatal under MANDATORY).
+//! beside every bitstream (`tessera_ir::manifest::BitstreamRecord`) listing every kernel
+//! linked into it with the hash of the manifest it was built from, and this kernel's
+//! entry must have the running manifest's `hash`. A bitstream without a record, without
+//! this kernel or with another hash is stale (the source, the options or Tessera
+//! changed since it was built) or foreign (another program's); this kernel's region then
+//! runs on the host with a reason that names the kernel and the `tessera bitstream`
+//! command that rebuilds it (fatal under MANDATORY). The other kernels of the same
+//! xclbin whose entries match still run from it.
 //!
 //! The pure parts (lookup, scalar encoding, page rounding) are compiled in every build
 //! and unit-tested without XRT; the board itself (`board.rs`, `ffi.rs`) only with the
@@ -153,35 +168,63 @@ pub fn consults_xrt(config: &Config, manifest: &Manifest) -> bool {
         && matches!(config.device, DeviceRequest::Auto | DeviceRequest::Device(DeviceKind::Xrt))
 }
 
-/// The files tried for bitstream `xclbin`, in order (see the module documentation).
-/// `dir` is `TESSERA_BITSTREAM_DIR`, `exe` the running program.
+/// The program's bitstream name: `<exe file name>.xclbin` (`tessera bitstream` links
+/// the kernels of `app.tessera/` into `app.xclbin`).
+pub fn program_xclbin(exe: &Path) -> Option<String> {
+    exe.file_name().and_then(|n| n.to_str()).map(|n| format!("{n}.xclbin"))
+}
+
+/// The files tried for the bitstream of a kernel whose manifest names `xclbin` (its own
+/// bitstream, `<kernel>.xclbin`), in order (see the module documentation). `dir` is
+/// `TESSERA_BITSTREAM_DIR`, `exe` the running program.
 pub fn bitstream_candidates(xclbin: &str, dir: Option<&Path>, exe: Option<&Path>) -> Result<Vec<PathBuf>, String> {
-    if xclbin.is_empty() {
-        return Err("the region's manifest names no bitstream".into());
-    }
     let file = Path::new(xclbin);
     if file.is_absolute() {
         return Ok(vec![file.to_path_buf()]);
     }
-    if let Some(dir) = dir {
-        return Ok(vec![dir.join(file)]);
-    }
+    let program = exe.and_then(program_xclbin);
     let mut out = Vec::new();
-    if let Some(exe) = exe {
-        let mut kernels: OsString = exe.as_os_str().to_owned();
-        kernels.push(".tessera");
-        out.push(Path::new(&kernels).join(file));
-        if let Some(parent) = exe.parent() {
-            out.push(parent.join(file));
+    let mut push = |p: PathBuf| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    match dir {
+        Some(dir) => {
+            if let Some(prog) = &program {
+                push(dir.join(prog));
+            }
+            if !xclbin.is_empty() {
+                push(dir.join(file));
+            }
+        }
+        None => {
+            if let Some(exe) = exe {
+                if let (Some(prog), Some(parent)) = (&program, exe.parent()) {
+                    push(parent.join(prog));
+                }
+                if !xclbin.is_empty() {
+                    let mut kernels: OsString = exe.as_os_str().to_owned();
+                    kernels.push(".tessera");
+                    push(Path::new(&kernels).join(file));
+                    if let Some(parent) = exe.parent() {
+                        push(parent.join(file));
+                    }
+                }
+            }
         }
     }
     if out.is_empty() {
-        return Err(format!("no bitstream {xclbin}: the program's path is unknown (set TESSERA_BITSTREAM_DIR)"));
+        return Err(if exe.is_none() {
+            "no bitstream: the program's path is unknown (set TESSERA_BITSTREAM_DIR)".to_string()
+        } else {
+            "the region's manifest names no bitstream".to_string()
+        });
     }
     Ok(out)
 }
 
-/// The first existing candidate for the manifest's bitstream, or a reason naming every
+/// The first existing candidate for the manifest's kernel, or a reason naming every
 /// place looked at.
 pub fn find_bitstream(config: &Config, manifest: &Manifest) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().ok();
@@ -191,26 +234,27 @@ pub fn find_bitstream(config: &Config, manifest: &Manifest) -> Result<PathBuf, S
     }
     let list: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     let hint = if config.bitstream_dir.is_some() { "" } else { "; set TESSERA_BITSTREAM_DIR" };
-    Err(format!("no bitstream {} (looked for {}{hint})", manifest.xclbin, list.join(", ")))
+    let kernel = manifest.kernel.as_deref().unwrap_or("?");
+    Err(format!("no bitstream with kernel {kernel} (looked for {}{hint})", list.join(", ")))
 }
 
-/// The manifest's bitstream ([`find_bitstream`]), provided it was built from this
-/// manifest ([`check_record`]): what the backend loads.
+/// The bitstream of the manifest's kernel ([`find_bitstream`]), provided it was built
+/// from this manifest ([`check_record`]): what the backend loads.
 pub fn verified_bitstream(config: &Config, manifest: &Manifest) -> Result<PathBuf, String> {
     let path = find_bitstream(config, manifest)?;
     check_record(&path, manifest, std::env::current_exe().ok().as_deref())?;
     Ok(path)
 }
 
-/// Checks that the bitstream `xclbin` was built from `manifest`: its build record
-/// (`<xclbin>.json`, written by `tessera bitstream`) names the manifest's kernel and
-/// has the manifest's `hash`. Otherwise the reason says that the bitstream is stale or
-/// foreign, names the kernel, and says how to rebuild it (`exe`, the running program,
-/// names its kernel directory `<exe>.tessera` in that command).
+/// Checks that the bitstream `xclbin` holds the kernel of `manifest` as built from it:
+/// its build record (`<xclbin>.json`, written by `tessera bitstream`) lists the
+/// manifest's kernel with the manifest's `hash`. Otherwise the reason says that the
+/// bitstream is stale or foreign, names the kernel, and says how to rebuild it (`exe`,
+/// the running program, names its kernel directory `<exe>.tessera` in that command).
 pub fn check_record(xclbin: &Path, manifest: &Manifest, exe: Option<&Path>) -> Result<(), String> {
     let kernel = manifest.kernel.as_deref().unwrap_or("?");
     let record_path = BitstreamRecord::path_for(xclbin);
-    let rebuild = |record: Option<&BitstreamRecord>| rebuild_hint(xclbin, record, exe);
+    let rebuild = |record: Option<&BitstreamRecord>| rebuild_hint(xclbin, manifest, record, exe);
     if manifest.hash.is_empty() {
         return Err(format!(
             "the manifest of kernel {kernel} has no hash, so bitstream {} cannot be checked; recompile the \
@@ -241,21 +285,22 @@ pub fn check_record(xclbin: &Path, manifest: &Manifest, exe: Option<&Path>) -> R
             rebuild(None)
         )
     })?;
-    if record.kernel != kernel {
+    let Some(entry) = record.kernel(kernel) else {
         return Err(format!(
-            "bitstream {} is foreign: its build record says it holds kernel {}, not kernel {kernel}; {}",
+            "bitstream {} is foreign: its build record lists kernel(s) {}, not kernel {kernel} (built from \
+             another program, or without this kernel's directory); {}",
             xclbin.display(),
-            record.kernel,
+            record.kernel_names(),
             rebuild(Some(&record))
         ));
-    }
-    if record.hash != manifest.hash {
+    };
+    if entry.hash != manifest.hash {
         return Err(format!(
             "bitstream {} of kernel {kernel} is stale or foreign: it was built from a manifest with hash {}, \
              this program's kernel has hash {} (the region, the compile options or Tessera changed since it was \
              built, or it was built from another program); {}",
             xclbin.display(),
-            short_hash(&record.hash),
+            short_hash(&entry.hash),
             short_hash(&manifest.hash),
             rebuild(Some(&record))
         ));
@@ -268,10 +313,37 @@ fn short_hash(h: &str) -> &str {
     h.get(..12).unwrap_or(h)
 }
 
-/// `rebuild it with `tessera bitstream …``: the program's kernel directory, and the
-/// platform, target and output directory of the record (or placeholders).
-fn rebuild_hint(xclbin: &Path, record: Option<&BitstreamRecord>, exe: Option<&Path>) -> String {
-    let kernels = exe.map_or("<program>.tessera".to_string(), |e| format!("{}.tessera", e.display()));
+/// `rebuild it with `tessera bitstream …``: the kernel directories the record's
+/// kernels came from (and the program's own, `<exe>.tessera`, when the record lacks
+/// this kernel or is missing), how the bitstream is named (`--name`, or
+/// `--per-kernel` for a kernel's own bitstream), and the platform, target and output
+/// directory of the record (or placeholders).
+fn rebuild_hint(xclbin: &Path, manifest: &Manifest, record: Option<&BitstreamRecord>, exe: Option<&Path>) -> String {
+    let kernel = manifest.kernel.as_deref().unwrap_or("?");
+    let own = exe.map_or("<program>.tessera".to_string(), |e| format!("{}.tessera", e.display()));
+    let mut dirs: Vec<String> = Vec::new();
+    for k in record.map_or(&[][..], |r| &r.kernels[..]) {
+        let d = Path::new(&k.manifest).parent().map(|d| d.display().to_string()).unwrap_or_default();
+        if !d.is_empty() && !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    if (dirs.is_empty() || record.is_some_and(|r| r.kernel(kernel).is_none())) && !dirs.contains(&own) {
+        dirs.push(own);
+    }
+    let file = xclbin.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = file.strip_suffix(".xclbin").unwrap_or(file);
+    let program = exe.and_then(program_xclbin);
+    let default_name = dirs.first().and_then(|d| Path::new(d).file_name()).and_then(|n| n.to_str()).map(|n| {
+        n.strip_suffix(".tessera").unwrap_or(n).to_string()
+    });
+    let naming = if file == manifest.xclbin && program.as_deref() != Some(file) {
+        " --per-kernel".to_string()
+    } else if default_name.as_deref() != Some(stem) {
+        format!(" --name {stem}")
+    } else {
+        String::new()
+    };
     let platform = record.map_or("<platform>".to_string(), |r| r.platform.clone());
     // Bitstreams live in <out>/<target>/ (bitstreams/README.md).
     let dir = xclbin.parent();
@@ -281,7 +353,7 @@ fn rebuild_hint(xclbin: &Path, record: Option<&BitstreamRecord>, exe: Option<&Pa
         (Some(t), Some(out)) if t == target => format!(" -o {}", if out.as_os_str().is_empty() { Path::new(".") } else { out }.display()),
         _ => String::new(),
     };
-    format!("rebuild it with `tessera bitstream {kernels} --platform {platform} -t {target}{out}`")
+    format!("rebuild it with `tessera bitstream {}{naming} --platform {platform} -t {target}{out}`", dirs.join(" "))
 }
 
 /// A scalar kernel argument as it travels through the `...` of `xrtRunSetArg`: C's
@@ -417,22 +489,35 @@ mod tests {
     #[test]
     fn bitstream_lookup_order() {
         let exe = Some(Path::new("/opt/app/bin/stencil"));
+        // The program's xclbin (named after the executable) first, then the kernel's own.
         assert_eq!(
             bitstream_candidates("k.xclbin", None, exe).unwrap(),
-            paths(&["/opt/app/bin/stencil.tessera/k.xclbin", "/opt/app/bin/k.xclbin"])
+            paths(&["/opt/app/bin/stencil.xclbin", "/opt/app/bin/stencil.tessera/k.xclbin", "/opt/app/bin/k.xclbin"])
         );
         // TESSERA_BITSTREAM_DIR, when set, is the only place.
         assert_eq!(
             bitstream_candidates("k.xclbin", Some(Path::new("/bits/hw")), exe).unwrap(),
-            paths(&["/bits/hw/k.xclbin"])
+            paths(&["/bits/hw/stencil.xclbin", "/bits/hw/k.xclbin"])
         );
         // An absolute manifest path wins over everything.
         assert_eq!(
             bitstream_candidates("/abs/k.xclbin", Some(Path::new("/bits")), exe).unwrap(),
             paths(&["/abs/k.xclbin"])
         );
-        assert!(bitstream_candidates("", None, exe).unwrap_err().contains("names no bitstream"));
+        // A manifest without a bitstream name of its own: the program's only.
+        assert_eq!(bitstream_candidates("", Some(Path::new("/bits")), exe).unwrap(), paths(&["/bits/stencil.xclbin"]));
+        // A program named like the kernel's bitstream is looked at once.
+        assert_eq!(
+            bitstream_candidates("k.xclbin", Some(Path::new("/b")), Some(Path::new("/x/k"))).unwrap(),
+            paths(&["/b/k.xclbin"])
+        );
+        assert_eq!(bitstream_candidates("", None, exe).unwrap(), paths(&["/opt/app/bin/stencil.xclbin"]));
+        assert!(bitstream_candidates("", None, None).unwrap_err().contains("TESSERA_BITSTREAM_DIR"));
         assert!(bitstream_candidates("k.xclbin", None, None).unwrap_err().contains("TESSERA_BITSTREAM_DIR"));
+        assert_eq!(
+            bitstream_candidates("k.xclbin", Some(Path::new("/bits")), None).unwrap(),
+            paths(&["/bits/k.xclbin"])
+        );
     }
 
     #[test]
@@ -440,10 +525,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = Config { bitstream_dir: Some(dir.path().to_path_buf()), ..Config::emu(dir.path()) };
         let m = manifest("k.xclbin");
+        let program = dir.path().join(program_xclbin(&std::env::current_exe().unwrap()).unwrap());
         let e = find_bitstream(&config, &m).unwrap_err();
-        assert_eq!(e, format!("no bitstream k.xclbin (looked for {})", dir.path().join("k.xclbin").display()));
+        assert_eq!(
+            e,
+            format!(
+                "no bitstream with kernel k (looked for {}, {})",
+                program.display(),
+                dir.path().join("k.xclbin").display()
+            )
+        );
         std::fs::write(dir.path().join("k.xclbin"), b"xclbin2\0").unwrap();
         assert_eq!(find_bitstream(&config, &m).unwrap(), dir.path().join("k.xclbin"));
+        // The program's xclbin wins over the kernel's own.
+        std::fs::write(&program, b"xclbin2\0").unwrap();
+        assert_eq!(find_bitstream(&config, &m).unwrap(), program);
+        std::fs::remove_file(&program).unwrap();
         // A directory of that name is not a bitstream.
         let m2 = manifest("d.xclbin");
         std::fs::create_dir(dir.path().join("d.xclbin")).unwrap();
@@ -454,13 +551,20 @@ mod tests {
         assert!(e.contains(".tessera/surely-absent-k.xclbin") && e.ends_with("; set TESSERA_BITSTREAM_DIR)"), "{e}");
     }
 
-    fn record(m: &Manifest) -> BitstreamRecord {
+    fn entry(m: &Manifest, hash: &str) -> tessera_ir::manifest::RecordedKernel {
+        let kernel = m.kernel.clone().unwrap();
+        tessera_ir::manifest::RecordedKernel {
+            manifest: format!("/w/p.tessera/{kernel}.manifest.json"),
+            kernel,
+            hash: hash.into(),
+            region: m.region.clone(),
+        }
+    }
+
+    fn record(kernels: Vec<tessera_ir::manifest::RecordedKernel>) -> BitstreamRecord {
         BitstreamRecord {
             version: tessera_ir::manifest::BITSTREAM_RECORD_VERSION,
-            kernel: m.kernel.clone().unwrap(),
-            hash: m.hash.clone(),
-            region: m.region.clone(),
-            manifest: "p.tessera/k.manifest.json".into(),
+            kernels,
             target: "hw".into(),
             platform: "u250".into(),
         }
@@ -480,20 +584,21 @@ mod tests {
         let m = manifest("k.xclbin");
         let exe = Some(Path::new("/opt/app/stencil"));
         let check = |m: &Manifest| check_record(&xclbin, m, exe);
+        let bits = dir.path().join("bits");
 
-        // Missing record.
+        // Missing record (the kernel's own bitstream: rebuilt --per-kernel).
         let e = check(&m).unwrap_err();
         assert!(e.starts_with(&format!("bitstream {} of kernel k may be stale or foreign: it has no build record {}", xclbin.display(), rec.display())), "{e}");
         assert!(
             e.ends_with(&format!(
-                "rebuild it with `tessera bitstream /opt/app/stencil.tessera --platform <platform> -t hw -o {}`",
-                dir.path().join("bits").display()
+                "rebuild it with `tessera bitstream /opt/app/stencil.tessera --per-kernel --platform <platform> -t hw -o {}`",
+                bits.display()
             )),
             "{e}"
         );
 
         // The record of this manifest.
-        std::fs::write(&rec, record(&m).to_json()).unwrap();
+        std::fs::write(&rec, record(vec![entry(&m, &m.hash)]).to_json()).unwrap();
         assert_eq!(check(&m), Ok(()));
 
         // Stale: the kernel changed since the bitstream was built.
@@ -502,21 +607,30 @@ mod tests {
         let edited = edited.with_hash();
         let e = check(&edited).unwrap_err();
         assert!(e.starts_with(&format!("bitstream {} of kernel k is stale or foreign: it was built from a manifest with hash {}, this program's kernel has hash {}", xclbin.display(), &m.hash[..12], &edited.hash[..12])), "{e}");
-        assert!(e.ends_with(&format!("rebuild it with `tessera bitstream /opt/app/stencil.tessera --platform u250 -t hw -o {}`", dir.path().join("bits").display())), "{e}");
+        assert!(e.ends_with(&format!("rebuild it with `tessera bitstream /w/p.tessera --per-kernel --platform u250 -t hw -o {}`", bits.display())), "{e}");
 
         // Foreign: another kernel's bitstream under this name.
         let other = Manifest { kernel: Some("other".into()), ..m.clone() }.with_hash();
-        std::fs::write(&rec, record(&other).to_json()).unwrap();
+        std::fs::write(&rec, record(vec![entry(&other, &other.hash)]).to_json()).unwrap();
         let e = check(&m).unwrap_err();
-        assert!(e.starts_with(&format!("bitstream {} is foreign: its build record says it holds kernel other, not kernel k;", xclbin.display())), "{e}");
+        assert!(e.starts_with(&format!("bitstream {} is foreign: its build record lists kernel(s) other, not kernel k", xclbin.display())), "{e}");
+        assert!(e.contains("`tessera bitstream /w/p.tessera /opt/app/stencil.tessera --per-kernel "), "{e}");
 
         // An unreadable record is no record.
         std::fs::write(&rec, "{").unwrap();
         let e = check(&m).unwrap_err();
         assert!(e.contains("may be stale or foreign: its build record") && e.contains("does not parse"), "{e}");
 
+        // A version 1 record (one kernel per bitstream) still counts.
+        let v1 = format!(
+            r#"{{"version":1,"kernel":"k","hash":"{}","region":"t.c:1","manifest":"p.tessera/k.manifest.json","target":"hw","platform":"u250"}}"#,
+            m.hash
+        );
+        std::fs::write(&rec, v1).unwrap();
+        assert_eq!(check(&m), Ok(()));
+
         // A manifest without a hash (hand-made, or an older compiler) proves nothing.
-        std::fs::write(&rec, record(&m).to_json()).unwrap();
+        std::fs::write(&rec, record(vec![entry(&m, &m.hash)]).to_json()).unwrap();
         let unhashed = Manifest { hash: String::new(), ..m.clone() };
         let e = check(&unhashed).unwrap_err();
         assert!(e.starts_with("the manifest of kernel k has no hash"), "{e}");
@@ -527,7 +641,43 @@ mod tests {
         let e = verified_bitstream(&config, &edited).unwrap_err();
         assert!(e.contains("of kernel k is stale or foreign"), "{e}");
         // Without a program path the command names the kernel directory generically.
+        std::fs::remove_file(&rec).unwrap();
         assert!(check_record(&xclbin, &edited, None).unwrap_err().contains("`tessera bitstream <program>.tessera "));
+    }
+
+    /// The program's xclbin lists all its kernels: each is checked against its own
+    /// entry, so a stale kernel is refused while the others run from the same file.
+    #[test]
+    fn a_program_bitstream_holds_every_kernel() {
+        let dir = tempfile::tempdir().unwrap();
+        let hw = dir.path().join("bits/hw");
+        std::fs::create_dir_all(&hw).unwrap();
+        let xclbin = hw.join("stencil.xclbin");
+        std::fs::write(&xclbin, b"xclbin2\0").unwrap();
+        let a = manifest("a.xclbin");
+        let a = Manifest { kernel: Some("a".into()), ..a }.with_hash();
+        let b = Manifest { kernel: Some("b".into()), ..a.clone() }.with_hash();
+        let exe = Some(Path::new("/opt/app/stencil"));
+        let in_program_dir = |mut e: tessera_ir::manifest::RecordedKernel| {
+            e.manifest = e.manifest.replace("/w/p.tessera/", "/opt/app/stencil.tessera/");
+            e
+        };
+        let kernels = vec![in_program_dir(entry(&a, &a.hash)), in_program_dir(entry(&b, &"0".repeat(64)))];
+        std::fs::write(BitstreamRecord::path_for(&xclbin), record(kernels).to_json()).unwrap();
+        assert_eq!(check_record(&xclbin, &a, exe), Ok(()));
+        let e = check_record(&xclbin, &b, exe).unwrap_err();
+        assert!(e.starts_with(&format!("bitstream {} of kernel b is stale or foreign: it was built from a manifest with hash 000000000000", xclbin.display())), "{e}");
+        // Named after the program: rebuilt without --name or --per-kernel.
+        assert!(e.ends_with(&format!("rebuild it with `tessera bitstream /opt/app/stencil.tessera --platform u250 -t hw -o {}`", dir.path().join("bits").display())), "{e}");
+        // A kernel the program's xclbin does not hold.
+        let c = Manifest { kernel: Some("c".into()), ..a.clone() }.with_hash();
+        let e = check_record(&xclbin, &c, exe).unwrap_err();
+        assert!(e.contains("is foreign: its build record lists kernel(s) a, b, not kernel c"), "{e}");
+        // Built under another name: the command says so.
+        let renamed = hw.join("app.xclbin");
+        std::fs::copy(&xclbin, &renamed).unwrap();
+        std::fs::copy(BitstreamRecord::path_for(&xclbin), BitstreamRecord::path_for(&renamed)).unwrap();
+        assert!(check_record(&renamed, &b, exe).unwrap_err().contains("`tessera bitstream /opt/app/stencil.tessera --name app --platform"));
     }
 
     #[test]
