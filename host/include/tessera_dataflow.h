@@ -514,6 +514,16 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
         }
         if (b > 0) {
             tessera::wide_t<W, T> out = 0;
+#ifndef TESSERA_HLS_VITIS
+            if (b * W <= n) {  // emulation: a whole word, the same lanes as below by two copies
+                constexpr int S = static_cast<int>(sizeof(T));
+                std::memcpy(out.b, prev.b + a * S, static_cast<std::size_t>((W - a) * S));
+                std::memcpy(out.b + (W - a) * S, cur.b, static_cast<std::size_t>(a * S));
+                s.write(out);
+                prev = cur;
+                continue;
+            }
+#endif
             for (int l = 0; l < W; l++) {
 #pragma HLS UNROLL
                 const long x = (b - 1) * W + l;  // element e + x
@@ -545,16 +555,26 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
         if (word <= last) {
             if (b == 0 || word % SEG == 0) port.write_request(word, tessera_df_burst<SEG>(word, last));
             tessera::wide_t<W, T> beat = 0;
-            tessera::strobe_t<W, T> strobe = 0;
-            for (int m = 0; m < W; m++) {
+#ifndef TESSERA_HLS_VITIS
+            if (b * W - a >= 0 && b * W - a + W <= n) {  // emulation: a whole beat by two copies
+                constexpr int S = static_cast<int>(sizeof(T));
+                std::memcpy(beat.b, prev.b + (W - a) * S, static_cast<std::size_t>(a * S));
+                std::memcpy(beat.b + a * S, cur.b, static_cast<std::size_t>((W - a) * S));
+                port.write(beat);
+            } else
+#endif
+            {
+                tessera::strobe_t<W, T> strobe = 0;
+                for (int m = 0; m < W; m++) {
 #pragma HLS UNROLL
-                const long x = b * W + m - a;  // element e + x
-                if (x >= 0 && x < n) {
-                    tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
-                    tessera::enable_lane<T>(strobe, m);
+                    const long x = b * W + m - a;  // element e + x
+                    if (x >= 0 && x < n) {
+                        tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
+                        tessera::enable_lane<T>(strobe, m);
+                    }
                 }
+                port.write(beat, strobe);
             }
-            port.write(beat, strobe);
             if (word == last || word % SEG == SEG - 1) {
                 pending++;
                 if (pending > PEND) {
