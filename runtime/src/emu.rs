@@ -4,7 +4,8 @@
 //!
 //! Compile cache. A kernel is identified by the SHA-256 of everything that determines
 //! the binary: both sources, the compiler's path and `--version` output, the flags,
-//! the runtime version and the embedded shim headers. Its directory
+//! the CPU the flags target (`-march=native`), the runtime version and the embedded
+//! shim headers. Its directory
 //! `<cache root>/<hash>/` holds `kernel.cpp`, `entry.cpp`, `kernel.so` and, after a
 //! failure, `compile.log`. Every file is written to a temporary name and renamed into
 //! place, so concurrent processes compiling the same kernel never see a partial file;
@@ -38,12 +39,17 @@ use std::time::Instant;
 use tessera_ir::manifest::Manifest;
 
 /// Flags of every emulation compile (before `-I` and `-o`). `-ffp-contract=off` and
-/// `-fno-fast-math` keep floating point identical to the unfused host computation;
+/// `-fno-fast-math` keep floating point identical to the unfused host computation
+/// (vectorised or not: no contraction, no reassociation, no flush to zero);
+/// `-O3 -march=native` let the compiler vectorise the kernel's lanes with this
+/// machine's instructions (the CPU's model and features are therefore part of the
+/// cache key, [`cpu_identity`]);
 /// `-Wl,-Bsymbolic` binds the kernel's calls to its own functions even when the host
 /// program defines a function of the same name.
 pub const CXX_FLAGS: &[&str] = &[
     "-std=c++17",
     "-O3",
+    "-march=native",
     "-fPIC",
     "-shared",
     "-ffp-contract=off",
@@ -475,6 +481,7 @@ pub fn kernel_hash(
     field(compiler.as_os_str().as_encoded_bytes());
     field(version.as_bytes());
     field(CXX_FLAGS.join(" ").as_bytes());
+    field(cpu_identity().as_bytes());
     field(env!("CARGO_PKG_VERSION").as_bytes());
     for (name, text) in headers {
         field(name.as_bytes());
@@ -485,6 +492,25 @@ pub fn kernel_hash(
         field(v.as_bytes());
     }
     hex(&h.finalize()[..16])
+}
+
+/// What `-march=native` compiles for: the first processor's `model name` and `flags`
+/// lines of `/proc/cpuinfo` (empty where there is none). In the kernel hash, so a
+/// cache directory shared by different machines (a home directory on a cluster's
+/// nodes) never gives one machine a kernel built for another's instruction set.
+fn cpu_identity() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let mut id = String::new();
+        for key in ["model name", "flags", "Features", "CPU part"] {
+            if let Some(line) = info.lines().find(|l| l.split(':').next().is_some_and(|k| k.trim() == key)) {
+                id.push_str(line.trim());
+                id.push('\n');
+            }
+        }
+        id
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {
