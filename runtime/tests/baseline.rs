@@ -157,17 +157,6 @@ fn keywords3d() -> Region {
     )
 }
 
-fn compilers() -> Vec<&'static str> {
-    let mut v = vec!["c++"];
-    for c in ["clang++-19", "clang++"] {
-        if Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            v.push(c);
-            break;
-        }
-    }
-    v
-}
-
 fn run(cmd: &mut Command) {
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{cmd:?}\n{}", String::from_utf8_lossy(&o.stderr));

@@ -12,17 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-fn compilers() -> Vec<String> {
-    let mut v = vec!["c++".to_string()];
-    for c in ["clang++-19", "clang++"] {
-        if Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            v.push(c.to_string());
-            break;
-        }
-    }
-    v
-}
-
 /// (description, binary) for each compiler × context-switch implementation.
 fn binaries() -> &'static Vec<(String, PathBuf)> {
     static BINS: OnceLock<(tempfile::TempDir, Vec<(String, PathBuf)>)> = OnceLock::new();

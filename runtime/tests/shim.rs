@@ -13,18 +13,6 @@ use std::sync::OnceLock;
 
 const FLAGS: &[&str] = &["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas"];
 
-/// `c++` (what the runtime uses by default) plus `clang++-19`/`clang++` when present.
-fn compilers() -> Vec<String> {
-    let mut v = vec!["c++".to_string()];
-    for c in ["clang++-19", "clang++"] {
-        if Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            v.push(c.to_string());
-            break;
-        }
-    }
-    v
-}
-
 fn compile(cxx: &str, src: &Path, out: &Path, extra: &[&str]) {
     let o = Command::new(cxx)
         .args(FLAGS)
@@ -51,7 +39,7 @@ fn binaries() -> &'static Vec<(String, PathBuf)> {
             for (i, cxx) in compilers().iter().enumerate() {
                 let narrow = tmp.path().join(format!("shim_{i}"));
                 compile(cxx, &src, &narrow, &[]);
-                bins.push((cxx.clone(), narrow));
+                bins.push((cxx.to_string(), narrow));
                 let wide = tmp.path().join(format!("shim_wide_{i}"));
                 compile(cxx, &src, &wide, &["-DTESSERA_TEST_WIDE", "-isystem", hls.to_str().unwrap()]);
                 bins.push((format!("{cxx} (wide)"), wide));

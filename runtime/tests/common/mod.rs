@@ -231,3 +231,16 @@ pub fn kernel_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     v.sort();
     v
 }
+
+/// The C++ compilers the emulation headers are checked with: `c++` (what the runtime
+/// uses by default) plus `clang++-19` or `clang++` when present.
+pub fn compilers() -> Vec<&'static str> {
+    let mut v = vec!["c++"];
+    for c in ["clang++-19", "clang++"] {
+        if std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            v.push(c);
+            break;
+        }
+    }
+    v
+}
