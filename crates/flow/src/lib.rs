@@ -743,7 +743,7 @@ mod tests {
     use tessera_ir::manifest::{Arg, ArrayArg, MANIFEST_VERSION};
     use tessera_ir::{Expr, MapKind, ScalarType, Section, VarKind};
 
-    fn array(name: &str, map: MapKind) -> Arg {
+    pub(crate) fn array(name: &str, map: MapKind) -> Arg {
         let n = Expr::Var { name: "n".into(), ty: ScalarType::I32 };
         Arg {
             name: name.into(),
@@ -761,7 +761,7 @@ mod tests {
         Arg { name: name.into(), kind: VarKind::Scalar, elem: ScalarType::I32, array: None }
     }
 
-    fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
+    pub(crate) fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
         Manifest {
             version: MANIFEST_VERSION,
             region: "k.c:7".into(),

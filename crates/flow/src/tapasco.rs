@@ -411,46 +411,18 @@ pub fn run_environment() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_ir::manifest::{Arg, ArrayArg, MANIFEST_VERSION};
-    use tessera_ir::{Expr, MapKind, ScalarType, Section, VarKind};
+    use tessera_ir::manifest::Arg;
+    use tessera_ir::{MapKind, ScalarType, VarKind};
 
-    fn array(name: &str, map: MapKind) -> Arg {
-        let n = Expr::Var { name: "n".into(), ty: ScalarType::I32 };
-        Arg {
-            name: name.into(),
-            kind: VarKind::Pointer,
-            elem: ScalarType::F32,
-            array: Some(ArrayArg {
-                map,
-                dims: vec![n.clone()],
-                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }],
-                footprint: vec![],
-                bank: 0,
-            }),
-        }
-    }
+    // The Vitis flow's test manifests, with the hash the TaPaSCo kernel IDs come from.
+    use crate::tests::array;
 
     fn scalar(name: &str, ty: ScalarType) -> Arg {
         Arg { name: name.into(), kind: VarKind::Scalar, elem: ty, array: None }
     }
 
     fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
-        Manifest {
-            version: MANIFEST_VERSION,
-            region: "k.c:9".into(),
-            kernel: Some(kernel.into()),
-            rejected: None,
-            mode: tessera_ir::Mode::Baseline,
-            args,
-            kernel_source: source.into(),
-            emu_entry_source: String::new(),
-            xclbin: format!("{kernel}.xclbin"),
-            hash: String::new(),
-            if_clause: false,
-            device_clause: false,
-            guard: None,
-        }
-        .with_hash()
+        crate::tests::manifest(kernel, args, source).with_hash()
     }
 
     /// A three-array kernel with scalars in between, as the generators write them.
