@@ -93,6 +93,15 @@ inline To bit_cast(const From &f) {
 
 }  // namespace detail
 
+/// Enables the bytes of lane `i` (of T) in an ap_uint mask (Vitis' strobe_t; in
+/// emulation for code that uses ap_uint masks directly).
+template <typename T, int B>
+inline void enable_lane(ap_uint<B> &m, int i) {
+#pragma HLS INLINE
+    constexpr int S = static_cast<int>(sizeof(T));
+    m.range(S * i + S - 1, S * i) = (1u << S) - 1;
+}
+
 #ifdef TESSERA_HLS_VITIS
 /// A beat of N lanes of T.
 template <int N, typename T>
@@ -102,13 +111,6 @@ using wide_t = ap_uint<N * 8 * static_cast<int>(sizeof(T))>;
 template <int N, typename T>
 using strobe_t = ap_uint<N * static_cast<int>(sizeof(T))>;
 
-/// Enables the bytes of lane `i` (of T) in `m`.
-template <typename T, int B>
-inline void enable_lane(ap_uint<B> &m, int i) {
-#pragma HLS INLINE
-    constexpr int S = static_cast<int>(sizeof(T));
-    m.range(S * i + S - 1, S * i) = (1u << S) - 1;
-}
 #else
 namespace emu {
 
@@ -177,13 +179,6 @@ inline void enable_lane(emu::byte_mask<B> &m, int i) {
     // Bits S*i .. S*i+S-1, one per byte of the lane; they never straddle two 64-bit words.
     const std::size_t k = S * static_cast<std::size_t>(i);
     m.bits[k / 64] |= ((std::uint64_t(1) << S) - 1) << (k % 64);
-}
-
-/// Enables the bytes of lane `i` (of T) in an ap_uint mask.
-template <typename T, int B>
-inline void enable_lane(ap_uint<B> &m, int i) {
-    constexpr int S = static_cast<int>(sizeof(T));
-    m.range(S * i + S - 1, S * i) = (1u << S) - 1;
 }
 
 /// Lane `i` of `w` as a T (bit copy).

@@ -79,6 +79,10 @@ pub struct Config {
     /// `TESSERA_EMU_TRACE`: file to append every memory transaction of emulated
     /// kernels to (one text line each).
     pub emu_trace: Option<PathBuf>,
+    /// `TESSERA_EMU_DATAFLOW=sequential`: the emulated dataflow kernels run C
+    /// simulation's schedule (processes one after the other, unbounded streams; the
+    /// kernel reads the variable itself, `tessera_dataflow.h`); otherwise concurrent.
+    pub emu_dataflow_sequential: bool,
     /// `TESSERA_BITSTREAM_DIR`: where the XRT backend takes bitstreams from (when
     /// set, the only place; see `xrt::bitstream_candidates`).
     pub bitstream_dir: Option<PathBuf>,
@@ -132,6 +136,7 @@ impl Config {
             path: get("PATH"),
             hls_headers: get("TESSERA_HLS_HEADERS").map(PathBuf::from),
             emu_trace: get("TESSERA_EMU_TRACE").map(PathBuf::from),
+            emu_dataflow_sequential: text("TESSERA_EMU_DATAFLOW").is_some_and(|v| v == "sequential"),
             bitstream_dir: get("TESSERA_BITSTREAM_DIR").map(PathBuf::from),
             xrt_timeout_ms: text("TESSERA_XRT_TIMEOUT_MS")
                 .and_then(|v| v.trim().parse().ok())
@@ -156,6 +161,7 @@ impl Config {
             path: std::env::var_os("PATH"),
             hls_headers: None,
             emu_trace: None,
+            emu_dataflow_sequential: false,
             bitstream_dir: None,
             xrt_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
             tapasco_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
@@ -226,6 +232,9 @@ mod tests {
         ]);
         assert_eq!(c.hls_headers.as_deref(), Some(Path::new("/opt/ap_types")));
         assert_eq!(c.emu_trace.as_deref(), Some(Path::new("/tmp/t.txt")));
+        assert!(!c.emu_dataflow_sequential);
+        assert!(config(&[("TESSERA_EMU_DATAFLOW", "sequential")]).emu_dataflow_sequential);
+        assert!(!config(&[("TESSERA_EMU_DATAFLOW", "concurrent")]).emu_dataflow_sequential);
         assert_eq!(c.offload, OffloadPolicy::Disabled);
         assert_eq!(c.device, DeviceRequest::Device(DeviceKind::Emu));
         assert!(c.verbose);

@@ -102,6 +102,8 @@ pub struct EmuDevice {
     compiler: PathBuf,
     hls_headers: Option<PathBuf>,
     trace: Option<PathBuf>,
+    /// `Config::emu_dataflow_sequential`: stream peaks may exceed their depths.
+    sequential: bool,
 }
 
 impl EmuDevice {
@@ -115,6 +117,7 @@ impl EmuDevice {
             compiler: config.compiler()?,
             hls_headers: config.hls_headers.clone(),
             trace: config.emu_trace.clone(),
+            sequential: config.emu_dataflow_sequential,
         })
     }
 
@@ -254,14 +257,14 @@ impl Device for EmuDevice {
                 KernelArg::Scalar(_) => None,
             })
             .collect();
-        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(kernel)? })
+        Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(kernel, self.sequential)? })
     }
 }
 
 /// The streams of the launch that just ran on this thread (a dataflow kernel's), by
-/// name. Under the concurrent schedule a stream that held more values than its
-/// declared depth would be a bug of the emulation; it fails the launch.
-fn take_streams(kernel: &EmuKernel) -> Result<std::collections::BTreeMap<String, tessera_ir::report::StreamUse>, String> {
+/// name. Under the concurrent schedule (not `sequential`) a stream that held more
+/// values than its declared depth would be a bug of the emulation; it fails the launch.
+fn take_streams(kernel: &EmuKernel, sequential: bool) -> Result<std::collections::BTreeMap<String, tessera_ir::report::StreamUse>, String> {
     let mut out = std::collections::BTreeMap::new();
     let Some(take) = kernel.streams_take else { return Ok(out) };
     let mut buf = vec![abi::StreamStats { name: std::ptr::null(), depth: 0, peak: 0, values: 0 }; 256];
@@ -271,7 +274,6 @@ fn take_streams(kernel: &EmuKernel) -> Result<std::collections::BTreeMap<String,
     if n > buf.len() {
         return Err(format!("internal error: kernel {} reported {n} streams, more than {}", kernel.name, buf.len()));
     }
-    let sequential = std::env::var("TESSERA_EMU_DATAFLOW").is_ok_and(|v| v == "sequential");
     for s in &buf[..n] {
         let name = if s.name.is_null() {
             "?".to_string()
