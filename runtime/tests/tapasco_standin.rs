@@ -291,10 +291,15 @@ int main(void) {{
 /// The program built against the runtime on the stand-in (compiled without
 /// contraction, like the design, so host and "device" round alike).
 fn standin_program() -> CProgram {
+    standin_program_of(&program())
+}
+
+/// `source` built against the runtime on the stand-in.
+fn standin_program_of(source: &str) -> CProgram {
     // Built once per test process (the tests run in parallel).
     static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let lib = LIB.get_or_init(|| build_runtime_on_standin(&target_dir().join("tapasco-standin")));
-    CProgram::build_against(lib, "x", &program())
+    CProgram::build_against(lib, "x", source)
 }
 
 fn id_of(m: &Manifest) -> u32 {
@@ -597,4 +602,48 @@ fn tessera_compiled_programs_run_on_the_stand_in() {
             .collect();
         assert!(!devices.is_empty() && devices.iter().all(|d| d == "tapasco"), "{name}: {devices:?}");
     }
+}
+
+/// A kernel with a write port (`Manifest::write_ports`: a dataflow kernel's in-place
+/// array): the PE gets the array's device address in its own register and again in the
+/// register after the arguments. The PE updates `ey` in place through the second one
+/// only when both hold the same address (else it does nothing, and the results differ).
+#[test]
+fn write_ports_get_the_array_address_again() {
+    if !standin_tools() {
+        return;
+    }
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let ey = farray("ey", VarKind::Pointer, MapKind::Tofrom, vec![var("n")], whole());
+    let mut m = manifest("w.c:10", "inplace", vec![ey, int_scalar("n")], "/* design only */", "/* design only */");
+    m.write_ports = vec![0];
+    let m = m.with_hash();
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const K = {};
+
+int main(void) {{
+  int n = 1000, on_host = 0, good = 1;
+  float *ey = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) ey[i] = 0.25f * i;
+  if (!__tessera_offload(K, 2, &ey, &n)) {{ on_host++; for (int i = 0; i < n; i++) ey[i] = 2.0f * ey[i] + 1.0f; }}
+  for (int i = 0; i < n; i++) good &= ey[i] == 2.0f * (0.25f * i) + 1.0f;
+  printf("good=%d on_host=%d\n", good, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&m.to_json())
+    );
+    let p = standin_program_of(&source);
+    let body = "if (nargs != 3 || r[0] != r[2]) return;\n\
+                float *w = (float *)M(r[2], A(r[2])); const float *rd = (const float *)M(r[0], A(r[0]));\n\
+                for (int i = 0; i < (int)r[1]; i++) w[i] = 2.0f * rd[i] + 1.0f;";
+    let d = design(p.dir.path(), "wp", &[(vlnv("inplace"), id_of(&m), Pe::Body(body))]);
+    let r = p.run(&[("TESSERA_DEVICE", "tapasco"), ("TAPASCO_STANDIN_DESIGN", d.to_str().unwrap())]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "good=1 on_host=0", "{}", r.stderr);
+    assert_eq!(r.report[0]["device"], "tapasco", "{}", r.report[0]);
 }

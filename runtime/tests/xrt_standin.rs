@@ -654,3 +654,63 @@ int main(void) {{
         r.stderr
     );
 }
+
+/// `ey[i] = 2 * ey[i] + 1` through a kernel with a write port (a dataflow kernel's
+/// in-place array: `Manifest::write_ports`): kernel `inplace_ok` reads `ey` through
+/// parameter 0 and writes it through parameter 2, which the backend binds to the same
+/// buffer object. `inplace_bad`'s bitstream connects its write port to another memory
+/// group than `ey`'s own: it is refused at load with the reason, and the region runs on
+/// the host with the same results.
+#[test]
+fn write_ports_pass_the_array_buffer_twice() {
+    if !standin_tools() {
+        return;
+    }
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let m = |kernel: &str, line: u32| {
+        let ey = farray("ey", VarKind::Pointer, MapKind::Tofrom, vec![var("n")], whole());
+        let mut m = manifest(&format!("w.c:{line}"), kernel, vec![ey, int_scalar("n")], "/* bitstream only */", "/* bitstream only */");
+        m.write_ports = vec![0];
+        m.with_hash()
+    };
+    let (ok, bad) = (m("inplace_ok", 10), m("inplace_bad", 20));
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const OK = {};
+static const char *const BAD = {};
+
+int main(void) {{
+  int n = 1000, on_host = 0, good = 1;
+  float *ey = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) ey[i] = 0.25f * i;
+  if (!__tessera_offload(OK, 2, &ey, &n)) {{ on_host++; for (int i = 0; i < n; i++) ey[i] = 2.0f * ey[i] + 1.0f; __tessera_host_end(OK); }}
+  if (!__tessera_offload(BAD, 2, &ey, &n)) {{ on_host++; for (int i = 0; i < n; i++) ey[i] = 2.0f * ey[i] + 1.0f; __tessera_host_end(BAD); }}
+  for (int i = 0; i < n; i++) good &= ey[i] == 2.0f * (2.0f * (0.25f * i) + 1.0f) + 1.0f;
+  printf("good=%d on_host=%d\n", good, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&ok.to_json()),
+        c_literal(&bad.to_json())
+    );
+    let root = target_dir().join("xrt-standin");
+    let (lib, _prefix) = build_runtime_on_standin(&root);
+    let bits = tempfile::tempdir().unwrap();
+    let body = "const float *r = args[0]; float *w = args[2]; int n = *(const int *)args[1];\n\
+                if (r != w) return;\n\
+                for (int i = 0; i < n; i++) w[i] = 2.0f * r[i] + 1.0f;";
+    program_bitstream(bits.path(), "w.xclbin", &[("inplace_ok", "buf@1,i32,buf@1", body), ("inplace_bad", "buf@1,i32,buf@2", body)]);
+    record_of(&bits.path().join("w.xclbin"), &[(&ok, &ok.hash), (&bad, &bad.hash)]);
+    let p = CProgram::build_against(&lib, "w", &source);
+    let bitdir = bits.path().to_str().unwrap();
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir)]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "good=1 on_host=1", "{}", r.stderr);
+    let kernels: Vec<String> = r.report.iter().map(|l| format!("{}@{}", l["kernel"].as_str().unwrap_or("?"), l["device"].as_str().unwrap())).collect();
+    assert_eq!(kernels, ["inplace_ok@xrt", "inplace_bad@host"], "{:#?}", r.report);
+    let why = r.report[1]["reason"].as_str().unwrap();
+    assert!(why.contains("write port 'tdf_w_ey' is connected to memory group 2 and 'ey' to 1"), "{why}");
+}

@@ -186,6 +186,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         if_clause: region.if_clause,
         device_clause: region.device_clause,
         guard: None,
+        write_ports: Vec::new(),
     };
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
@@ -255,6 +256,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         kernel_source: base.source,
                         emu_entry_source: base.emu_entry,
                         xclbin: fb.xclbin,
+                        write_ports: Vec::new(),
                     },
                 });
                 plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
@@ -266,6 +268,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         manifest.xclbin = format!("{name}.xclbin");
         manifest.kernel_source = kernel.source.clone();
         manifest.emu_entry_source = kernel.emu_entry;
+        manifest.write_ports = kernel.write_ports;
         manifest.hash = manifest.content_hash();
         files.push((format!("{name}.cpp"), kernel.source));
         files.push((

@@ -245,14 +245,25 @@ pub fn dataflow(region: &Region, an: &tessera_hls::dataflow::Analysis) -> Kernel
         }
     }
     let processes = (an.inputs.len() + an.outputs.len()) as u64;
+    // An in-place array: its own port only reads, its write port only writes.
+    let write_ports = an.write_ports(region);
+    let mut ports = ports(region, &acc, an.w as u64);
+    for &i in &write_ports {
+        let name = &region.vars[i].name;
+        let own = ports.iter_mut().find(|p| p.name == *name).expect("an array port");
+        own.writes = false;
+        let mut w = own.clone();
+        (w.name, w.reads, w.writes) = (tessera_ir::manifest::write_port_name(name), false, true);
+        ports.push(w);
+    }
     KernelShape {
         buffers,
         lanes: an.w as u64,
         ops: lane_ops(region),
         loops: 2 * processes + an.loops.len() as u64,
         address_generators: processes,
-        ports: ports(region, &acc, an.w as u64),
-        args: region.vars.len() as u64,
+        ports,
+        args: (region.vars.len() + write_ports.len()) as u64,
     }
 }
 
@@ -295,6 +306,20 @@ mod tests {
         // Each 512-bit memory is 8 BRAM36 wide (72 bits each at depth 512): 8 line-buffer
         // memories and 2 streams.
         assert_eq!(e.buffers.bram36, 80, "{:?}", e.buffers);
+    }
+
+    /// fdtd0 updates `ey` in place: the dataflow kernel reads it through `ey` and writes
+    /// it through the write port `tdf_w_ey`, two one-direction ports (one more kernel
+    /// argument); `hz` is read only.
+    #[test]
+    fn dataflow_in_place_array_has_two_one_direction_ports() {
+        let r = fixture("small/2D-fdtd0.ir.json");
+        let an = tessera_hls::dataflow::analyze(&r, 16).unwrap();
+        let k = dataflow(&r, &an);
+        let mut ports: Vec<(&str, bool, bool)> = k.ports.iter().map(|p| (p.name.as_str(), p.reads, p.writes)).collect();
+        ports.sort();
+        assert_eq!(ports, [("ey", true, false), ("hz", true, false), ("tdf_w_ey", false, true)]);
+        assert_eq!(k.args, r.vars.len() as u64 + 1);
     }
 
     /// The tiled 2D-jacobi kernel at tiles 64², w = 16 (the bench's default): buffers

@@ -367,24 +367,32 @@ pub fn m_axi_ports(kernel_source: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// The memory ports of a manifest's kernel: every argument with an array shape, in
-/// order, matched to the `m_axi` pragmas of the kernel source (a parameter may be the
-/// argument's name plus `_` when the name is a C++ keyword). A source without any
-/// `m_axi` pragma (e.g. a hand-written manifest) uses the argument names.
+/// The memory ports of a manifest's kernel: every parameter of an array argument
+/// (`Manifest::kernel_params`: the arguments', then the write ports), in order, matched
+/// to the `m_axi` pragmas of the kernel source (a parameter may be the argument's name
+/// plus `_` when the name is a C++ keyword); each with its argument's name. A source
+/// without any `m_axi` pragma (e.g. a hand-written manifest) uses the parameter names.
 fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String, Option<String>)>, FlowError> {
     let pragmas = m_axi_ports(&manifest.kernel_source);
     let mut used = vec![false; pragmas.len()];
     let mut out = Vec::new();
-    for arg in manifest.args.iter().filter(|a| a.array.is_some()) {
-        if pragmas.is_empty() {
-            out.push((arg.name.clone(), arg.name.clone(), None));
+    for param in manifest.kernel_params() {
+        let arg = &manifest.args[param.arg];
+        if arg.array.is_none() {
+            if param.write_port {
+                return Err(invalid(format!("kernel {kernel}: the manifest gives scalar `{}` a write port", arg.name)));
+            }
             continue;
         }
-        let keyword = format!("{}_", arg.name);
+        if pragmas.is_empty() {
+            out.push((arg.name.clone(), param.name.clone(), None));
+            continue;
+        }
+        let keyword = format!("{}_", param.name);
         let found = pragmas
             .iter()
-            .position(|(p, _)| *p == arg.name)
-            .or_else(|| pragmas.iter().position(|(p, _)| *p == keyword));
+            .position(|(p, _)| *p == param.name)
+            .or_else(|| pragmas.iter().position(|(p, _)| !param.write_port && *p == keyword));
         match found {
             Some(i) if !used[i] => {
                 used[i] = true;
@@ -392,8 +400,10 @@ fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String
             }
             _ => {
                 return Err(invalid(format!(
-                    "kernel {kernel}: array argument `{}` has no `#pragma HLS INTERFACE mode=m_axi port={}` in the kernel source",
-                    arg.name, arg.name
+                    "kernel {kernel}: {} `{}` has no `#pragma HLS INTERFACE mode=m_axi port={}` in the kernel source",
+                    if param.write_port { "the write port of array argument" } else { "array argument" },
+                    arg.name,
+                    param.name
                 )))
             }
         }
@@ -515,6 +525,16 @@ pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan
             Ok(Port { arg, port, bundle, memory })
         })
         .collect::<Result<_, FlowError>>()?;
+    // A write port passes its array's one buffer again: same memory as the array's port.
+    for w in ports.iter().filter(|p| p.port == tessera_ir::manifest::write_port_name(&p.arg)) {
+        if let Some(own) = ports.iter().find(|p| p.arg == w.arg && p.port != w.port).filter(|own| own.memory != w.memory) {
+            return Err(invalid(format!(
+                "kernel {kernel}: the write port `{}` of array `{}` is on {} and its port `{}` on {}; both pass the \
+                 array's one buffer, so they must be on the same memory (give both the same --memory, or only `{}`)",
+                w.port, w.arg, w.memory, own.port, own.memory, w.arg
+            )));
+        }
+    }
 
     let t = opts.target;
     let target_dir = opts.target_dir();
@@ -772,7 +792,7 @@ mod tests {
             kernel_source: source.into(),
             emu_entry_source: String::new(),
             xclbin: format!("{kernel}.xclbin"),
-            hash: String::new(), if_clause: false, device_clause: false, guard: None,
+            hash: String::new(), if_clause: false, device_clause: false, guard: None, write_ports: vec![],
         }
     }
 
@@ -868,6 +888,34 @@ mod tests {
         let e = plan_kernel(&m, &o3).unwrap_err().to_string();
         assert!(e.contains("port `C` is in DDR bank 1") && e.contains("--memory C=<bank>"), "{e}");
         assert_eq!((nth_bank("HBM[2]", 3).as_deref(), nth_bank("MIG", 1)), (Some("HBM[5]"), None));
+    }
+
+    /// A write port (`Manifest::write_ports`) is one more memory port, on its array's
+    /// bank; a `--memory` that would split the two is refused.
+    #[test]
+    fn write_ports_share_their_array_bank() {
+        let mut m = three();
+        m.kernel_source = m.kernel_source.replace(
+            "tessera::maxi<float> C) {\n",
+            "tessera::maxi<float> C, tessera::maxi<float> tdf_w_C) {\n#pragma HLS INTERFACE mode=m_axi port=tdf_w_C offset=slave bundle=gmem3\n",
+        );
+        m.write_ports = vec![4];
+        for a in m.args.iter_mut().filter(|a| a.name == "C") {
+            a.array.as_mut().unwrap().bank = 1;
+        }
+        let o = FlowOptions::new(Target::Hw, "p", "/w/p.tessera", "/w/bits");
+        let p = plan_kernel(&m, &o).unwrap();
+        assert!(p.cfg.ends_with("sp=tessera_s_l9_r1_1.C:DDR[1]\nsp=tessera_s_l9_r1_1.tdf_w_C:DDR[1]\n"), "{}", p.cfg);
+        let mut o2 = o.clone();
+        o2.port_memory.insert("C".into(), "DDR[3]".into());
+        assert!(plan_kernel(&m, &o2).unwrap().cfg.contains(".tdf_w_C:DDR[3]\n"), "a memory for the array covers its write port");
+        o2.port_memory.insert("tdf_w_C".into(), "DDR[2]".into());
+        let e = plan_kernel(&m, &o2).unwrap_err().to_string();
+        assert!(e.contains("the write port `tdf_w_C` of array `C` is on DDR[2] and its port `C` on DDR[3]"), "{e}");
+        // The kernel source must declare the write port.
+        m.kernel_source = three().kernel_source;
+        let e = plan_kernel(&m, &o).unwrap_err().to_string();
+        assert!(e.contains("the write port of array argument `C` has no `#pragma HLS INTERFACE mode=m_axi port=tdf_w_C`"), "{e}");
     }
 
     #[test]

@@ -323,14 +323,17 @@ pub fn plan(manifests: &[&Manifest], opts: &TapascoOptions) -> Result<TapascoPla
             )));
         }
         let arguments = kernel_parameters(&kernel, &m.kernel_source)?;
-        if arguments.len() != m.args.len() {
+        let params = m.kernel_params();
+        if arguments.len() != params.len() {
             return Err(invalid(format!(
-                "kernel {kernel}: its top function has {} parameters, the manifest {} arguments",
+                "kernel {kernel}: its top function has {} parameters, the manifest {} ({} arguments, {} write ports)",
                 arguments.len(),
-                m.args.len()
+                params.len(),
+                m.args.len(),
+                m.write_ports.len()
             )));
         }
-        for ((p, is_array), a) in arguments.iter().zip(&m.args) {
+        for ((p, is_array), a) in arguments.iter().zip(params.iter().map(|q| &m.args[q.arg])) {
             if *is_array != a.array.is_some() {
                 return Err(invalid(format!(
                     "kernel {kernel}: parameter `{p}` is {} but argument `{}` is {}",

@@ -25,8 +25,23 @@
 //!   8 bursts await their responses.
 //!
 //! The ports are the tiled kernels' (`hls::burst_maxi<tessera::wide_t<W, T>>`, one per
-//! array argument, in the region's variable order; scalars `s_axilite`), so the
-//! runtime ABI is the other modes'.
+//! array argument, in the region's variable order; scalars `s_axilite`), plus a
+//! write-only port `tdf_w_<array>` per in-place array after them
+//! (`tessera_ir::manifest::Manifest::write_ports`: the runtime binds the array's one
+//! buffer to both), each on its own bundle.
+//!
+//! **In-place arrays.** AXI does not order a port's reads against its writes, so on a
+//! bundle that both reads and writes an array a read that may alias an earlier write
+//! must wait for that write's response (HLS holds it; with manual bursts the kernel
+//! must) — the mechanism behind the in-place designs' slowdown on boards. Here the
+//! load process reads the array through its own port and the store process writes it
+//! through the write port, so no read is ever ordered behind a write. That is safe
+//! because every element is read before its update is computed (the update depends on
+//! the value read, through the streams), and no element is read after it is written
+//! (point-wise updates only, below): the two ports never touch an element in the
+//! other order, so the missing ordering between them cannot be observed. No `ALIAS`
+//! pragma: it would restore HLS's dependence analysis between the two ports, and with
+//! it the waits.
 //!
 //! Input class ([`analyze`]; anything else is `dataflow-unsupported` and the region
 //! gets the `tessera` kernel): a perfect nest of 1 to 3 loops with step 1 and
@@ -34,8 +49,8 @@
 //! element of an array no other statement writes, with subscripts `loop index +
 //! constant` for every loop in order; every read has subscripts of the same form and
 //! is of an array the region does not write, or of exactly the element the iteration
-//! writes (a point-wise in-place update: its load and store processes share the
-//! array's one port, reading each element before its update writes it) by the
+//! writes (a point-wise in-place update: its load process reads each element before
+//! its store process writes the update, through separate ports) by the
 //! statement that writes it or an earlier one — a later statement would need the new
 //! value, and the load stream has the old one; no reduction, no scalar write. Every
 //! loop but the outermost has a compile-time trip count (the line buffers' size),
@@ -48,10 +63,6 @@
 //! - the kernel reads the box hull of the Load set (`box \ Load` is in the plan dump:
 //!   the corners of a 5-point star, the edges of a 3D star), whole DDR words at the row
 //!   ends;
-//! - a point-wise in-place array is read by its load process and written by its store
-//!   process through its one `m_axi` argument (the runtime ABI has one port per array);
-//!   whether Vitis accepts one reading and one writing process on one argument without
-//!   a second bundle is unverified;
 //! - the load process keeps one burst requested ahead, the store process 8 bursts
 //!   awaiting responses; every stream is one burst deep ([`Analysis::channels`]), a
 //!   depth from the burst length, not from the processes' synthesised latencies (the
@@ -65,6 +76,7 @@ use crate::cpp::{self, ident, Leaves};
 use crate::Kernel;
 use std::cell::Cell;
 use std::fmt::Write as _;
+use tessera_ir::manifest::write_port_name;
 use tessera_ir::reject::Reason;
 use tessera_ir::{Expr, LValue, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, Scop, Sym};
@@ -183,6 +195,24 @@ impl Analysis {
     /// Depth of the nest.
     pub fn depth(&self) -> usize {
         self.loops.len()
+    }
+
+    /// Whether output `o` is also an input: a point-wise in-place update, whose store
+    /// process writes through a write port of its own.
+    pub fn in_place(&self, o: &Output) -> bool {
+        self.inputs.iter().any(|i| i.name == o.name)
+    }
+
+    /// The region variables (indices) that get a write port: the in-place outputs,
+    /// in variable order.
+    pub fn write_ports(&self, region: &Region) -> Vec<usize> {
+        region
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| self.outputs.iter().any(|o| o.name == v.name && self.in_place(o)))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// Elements of a row of `a`'s Load box (innermost dimension), for depth ≥ 2.
@@ -990,6 +1020,7 @@ impl Gen<'_> {
         for o in &an.outputs {
             self.store_process(&mut c, o);
         }
+        let write_ports = an.write_ports(region);
         let params: Vec<String> = region
             .vars
             .iter()
@@ -997,14 +1028,25 @@ impl Gen<'_> {
                 VarKind::Scalar if !v.writes_back() => format!("{} {}", v.elem.c_name(), ident(&v.name)),
                 _ => format!("{} {}", self.port_type(v.elem), ident(&v.name)),
             })
+            .chain(write_ports.iter().map(|&i| {
+                let v = &region.vars[i];
+                format!("{} {}", self.port_type(v.elem), write_port_name(&v.name))
+            }))
             .collect();
         let _ = writeln!(c, "extern \"C\" void {name}({}) {{", params.join(", "));
-        for (bundle, v) in region.vars.iter().filter(|v| v.kind != VarKind::Scalar || v.writes_back()).enumerate() {
+        // Every memory parameter its own bundle; a write port only writes (its
+        // array's own port only reads), so no read waits for a write.
+        let memory = region
+            .vars
+            .iter()
+            .filter(|v| v.kind != VarKind::Scalar || v.writes_back())
+            .map(|v| (v, ident(&v.name)))
+            .chain(write_ports.iter().map(|&i| (&region.vars[i], write_port_name(&region.vars[i].name))));
+        for (bundle, (v, port)) in memory.enumerate() {
             let seg = self.seg(v.elem);
             let _ = writeln!(
                 c,
-                "#pragma HLS INTERFACE mode=m_axi port={} offset=slave bundle=gmem{bundle} max_read_burst_length={seg} max_write_burst_length={seg} num_read_outstanding={OUTSTANDING} num_write_outstanding={OUTSTANDING}",
-                ident(&v.name)
+                "#pragma HLS INTERFACE mode=m_axi port={port} offset=slave bundle=gmem{bundle} max_read_burst_length={seg} max_write_burst_length={seg} num_read_outstanding={OUTSTANDING} num_write_outstanding={OUTSTANDING}",
             );
         }
         for v in self.scalars() {
@@ -1033,7 +1075,8 @@ impl Gen<'_> {
         procs.push(("compute".into(), format!("{name}_compute({}{sargs})", streams.join(", "))));
         for o in &an.outputs {
             let p = ident(&o.name);
-            procs.push((format!("store_{p}"), format!("{name}_store_{p}({p}, {p}_out{sargs})")));
+            let port = if an.in_place(o) { write_port_name(&o.name) } else { p.clone() };
+            procs.push((format!("store_{p}"), format!("{name}_store_{p}({port}, {p}_out{sargs})")));
         }
         let _ = writeln!(c, "#ifdef TESSERA_HLS_VITIS");
         for (_, call) in &procs {
@@ -1048,8 +1091,8 @@ impl Gen<'_> {
         let _ = writeln!(c, "  tdf_region.run();");
         let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "}}");
-        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem));
-        Kernel { name: name.to_string(), source: c, emu_entry }
+        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports);
+        Kernel { name: name.to_string(), source: c, emu_entry, write_ports }
     }
 
     fn port_type(&self, elem: ScalarType) -> String {

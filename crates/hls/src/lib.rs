@@ -34,6 +34,10 @@ pub struct Kernel {
     /// `extern "C" void tessera_emu_entry(void **args, const tessera_port_desc *ports)`
     /// (see `host/include/tessera_emu_abi.h`).
     pub emu_entry: String,
+    /// Region variables (indices) the kernel reaches through a second, write-only
+    /// `m_axi` parameter, appended after the variables' own in this order
+    /// (`tessera_ir::manifest::Manifest::write_ports`).
+    pub write_ports: Vec<usize>,
 }
 
 /// The emulation entry of kernel `name`: `#include`s the kernel and defines
@@ -41,8 +45,15 @@ pub struct Kernel {
 /// which builds the kernel's arguments from the runtime's vectors — arrays as memory
 /// ports of type `port_type(var)` bound to the port descriptors (which carry the device
 /// buffer and its traffic counters), scalars from their value pointers in `args`; a
-/// scalar the region returns to the host is a one-element array, so a port too.
-pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn Fn(&tessera_ir::Var) -> String) -> String {
+/// scalar the region returns to the host is a one-element array, so a port too. The
+/// write ports (`write_ports`, variable indices) are further port objects on their
+/// variables' descriptors, passed after the variables.
+pub(crate) fn emu_entry(
+    region: &tessera_ir::Region,
+    name: &str,
+    port_type: &dyn Fn(&tessera_ir::Var) -> String,
+    write_ports: &[usize],
+) -> String {
     use std::fmt::Write;
     use tessera_ir::VarKind;
     let mut e = String::new();
@@ -70,6 +81,7 @@ pub(crate) fn emu_entry(region: &tessera_ir::Region, name: &str, port_type: &dyn
             true => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
             false => format!("{}(ports[{i}])", port_type(v)),
         })
+        .chain(write_ports.iter().map(|&i| format!("{}(ports[{i}])", port_type(&region.vars[i]))))
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
     writeln!(e, "}}").unwrap();

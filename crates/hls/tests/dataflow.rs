@@ -395,3 +395,42 @@ fn generated_statement_orders_are_streamed_exactly_or_refused() {
     // The generator must exercise the kernel, not only its refusals.
     assert!(accepted.into_inner() >= 8, "too few generated regions streamed");
 }
+
+/// An in-place array (fdtd's `ey`, `ex`, `hz`) gets a write-only port of its own after
+/// the variables, on its own bundle: the load process reads through the array's port,
+/// the store process writes through `tdf_w_<array>`, and the emulation entry binds both
+/// to the array's descriptor. Out-of-place stencils get none.
+#[test]
+fn in_place_arrays_get_a_write_port() {
+    for name in QUALIFYING {
+        let region = small(name);
+        let k = dataflow(&region, 8, "tessera_wp");
+        // The benchmark definitions: fdtd0 updates ey, fdtd1 ex, fdtd2 hz in place.
+        let want = match *name {
+            "2D-fdtd0" => Some("ey"),
+            "2D-fdtd1" => Some("ex"),
+            "2D-fdtd2" => Some("hz"),
+            _ => None,
+        };
+        let in_place: Vec<usize> = region.vars.iter().enumerate().filter(|(_, v)| Some(v.name.as_str()) == want).map(|(i, _)| i).collect();
+        assert_eq!(k.write_ports, in_place, "{name}");
+        let n = region.vars.len();
+        for (j, &i) in k.write_ports.iter().enumerate() {
+            let v = &region.vars[i].name;
+            let port = format!("tdf_w_{v}");
+            assert!(k.source.contains(&format!("hls::burst_maxi<tessera::wide_t<8, float>> {port}")), "{name}: parameter {port}");
+            assert!(k.source.contains(&format!("mode=m_axi port={port} offset=slave bundle=gmem")), "{name}: pragma of {port}");
+            assert!(k.source.contains(&format!("tessera_wp_store_{v}({port}, {v}_out")), "{name}: the store writes through {port}");
+            assert!(k.source.contains(&format!("tessera_wp_load_{v}({v}, {v}_in")), "{name}: the load reads through {v}");
+            assert!(k.emu_entry.contains(&format!("(ports[{i}]));")) || k.emu_entry.contains(&format!("(ports[{i}]),")), "{name}");
+            // The write ports follow the n variables, in order.
+            let args = k.emu_entry.split(&format!("{}(", k.name)).nth(1).unwrap();
+            assert_eq!(args.matches("ports[").count() + args.matches("args[").count(), n + k.write_ports.len(), "{name}");
+            assert!(args.trim_end().trim_end_matches(['}', '\n', ' ', ';', ')']).ends_with(&format!("ports[{}]", k.write_ports[k.write_ports.len() - 1])), "{name}: {j}");
+        }
+        // One bundle per memory parameter.
+        let bundles: std::collections::BTreeSet<&str> =
+            k.source.lines().filter_map(|l| l.split("bundle=").nth(1)).map(|b| b.split_whitespace().next().unwrap()).collect();
+        assert_eq!(bundles.len(), k.source.matches("mode=m_axi").count(), "{name}");
+    }
+}

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Version of the manifest schema (2: `hash`).
-pub const MANIFEST_VERSION: u32 = 2;
+/// Version of the manifest schema (2: `hash`; 3: `write_ports`).
+pub const MANIFEST_VERSION: u32 = 3;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,36 @@ pub struct Manifest {
     /// written (`tessera_compiler::delinearize`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<Guard>,
+    /// Arrays the kernel reaches through two `m_axi` parameters: its argument's own
+    /// (reads) and a write-only one ([`write_port_name`]), appended after the
+    /// arguments in this order (indices into `args`). Both are bound to the array's
+    /// one device buffer, in its bank. A dataflow kernel's point-wise in-place array
+    /// gets one: its load and store processes then do not share a bundle, so no read
+    /// is ordered behind a write (reads and writes of one bundle are, since AXI does
+    /// not order a port's read and write channels); every element is read before its
+    /// update is computed, so the separate ports cannot see each other's data.
+    /// [`Manifest::kernel_params`] lists the kernel's parameters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_ports: Vec<usize>,
+}
+
+/// The name of the write-only `m_axi` parameter of array `array` in a kernel with
+/// [`Manifest::write_ports`]: `tdf_w_<array>` (the dataflow generator reserves the
+/// prefix `tdf_`).
+pub fn write_port_name(array: &str) -> String {
+    format!("tdf_w_{array}")
+}
+
+/// One parameter of a kernel's top function ([`Manifest::kernel_params`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelParam {
+    /// The parameter's name as the flows address it: the argument's name, or
+    /// [`write_port_name`] of it.
+    pub name: String,
+    /// The argument (index into [`Manifest::args`]) whose data it passes.
+    pub arg: usize,
+    /// A write-only port of an array that also has its own ([`Manifest::write_ports`]).
+    pub write_port: bool,
 }
 
 /// Launch conditions of a kernel and the kernel that runs when one fails.
@@ -102,6 +132,9 @@ pub struct FallbackKernel {
     /// The [`Manifest::content_hash`] of [`Manifest::fallback`] (what its bitstream
     /// record must carry).
     pub hash: String,
+    /// Its [`Manifest::write_ports`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_ports: Vec<usize>,
 }
 
 /// One argument of the region call.
@@ -207,6 +240,8 @@ impl Manifest {
             xclbin: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             guard: &'a Option<Guard>,
+            #[serde(skip_serializing_if = "<[usize]>::is_empty")]
+            write_ports: &'a [usize],
         }
         let id = Identity {
             version: self.version,
@@ -217,6 +252,7 @@ impl Manifest {
             emu_entry_source: &self.emu_entry_source,
             xclbin: &self.xclbin,
             guard: &self.guard,
+            write_ports: &self.write_ports,
         };
         sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
     }
@@ -234,8 +270,22 @@ impl Manifest {
             xclbin: f.xclbin.clone(),
             hash: f.hash.clone(),
             guard: None,
+            write_ports: f.write_ports.clone(),
             ..self.clone()
         })
+    }
+
+    /// The parameters of the kernel's top function, in order: one per argument (its
+    /// name), then one per [`write_ports`](Self::write_ports) entry. The XRT and
+    /// TaPaSCo backends pass the array's buffer to both of its parameters; the flows
+    /// connect both to its bank.
+    pub fn kernel_params(&self) -> Vec<KernelParam> {
+        let own = self.args.iter().enumerate().map(|(i, a)| KernelParam { name: a.name.clone(), arg: i, write_port: false });
+        let writes = self.write_ports.iter().filter_map(|&i| {
+            let a = self.args.get(i)?;
+            Some(KernelParam { name: write_port_name(&a.name), arg: i, write_port: true })
+        });
+        own.chain(writes).collect()
     }
 
     /// The first launch condition that does not hold for the scalar values `env`
@@ -380,9 +430,28 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, guard: None,
+            hash: String::new(), if_clause: false, device_clause: false, guard: None, write_ports: vec![],
         }
         .with_hash()
+    }
+
+    /// A write port is one more kernel parameter, after the arguments, on the same
+    /// argument; it is part of the kernel's identity and survives JSON.
+    #[test]
+    fn write_ports_are_parameters_after_the_arguments() {
+        let mut m = manifest();
+        m.args.push(Arg { name: "ey".into(), kind: VarKind::Array, elem: ScalarType::F32, array: None });
+        m.args.push(Arg { name: "hz".into(), kind: VarKind::Array, elem: ScalarType::F32, array: None });
+        let without = m.content_hash();
+        let names = |m: &Manifest| m.kernel_params().iter().map(|p| (p.name.clone(), p.arg, p.write_port)).collect::<Vec<_>>();
+        assert_eq!(names(&m), [("n".to_string(), 0, false), ("ey".into(), 1, false), ("hz".into(), 2, false)]);
+        m.write_ports = vec![1];
+        assert_eq!(names(&m)[3], ("tdf_w_ey".to_string(), 1, true));
+        assert_eq!(names(&m).len(), 4);
+        assert_ne!(m.content_hash(), without);
+        let back = Manifest::from_json(&m.to_json()).unwrap();
+        assert_eq!(back.write_ports, [1]);
+        assert!(!manifest().to_json().contains("write_ports"), "absent when empty");
     }
 
     /// A guarded manifest: its fallback is the same region with the other kernel, and
@@ -409,6 +478,7 @@ mod tests {
                 emu_entry_source: m.emu_entry_source.clone(),
                 xclbin: "k_linear.xclbin".into(),
                 hash: fb.content_hash(),
+                write_ports: vec![],
             },
         });
         let m = m.with_hash();

@@ -91,6 +91,9 @@ impl TapascoDevice {
 pub struct TapascoKernel {
     name: String,
     id: usize,
+    /// `Manifest::write_ports`: arguments whose address is passed again, after the
+    /// arguments (the PE's write port of that array).
+    write_ports: Vec<usize>,
 }
 
 /// An array's memory: host memory (the view) and as many bytes of the board's memory.
@@ -169,7 +172,10 @@ impl Device for TapascoDevice {
                 check_pe(name, want, found, count, exe.as_deref()).map(|()| want as usize)
             })
             .clone();
-        checked.map(|id| TapascoKernel { name: name.to_string(), id })
+        if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
+            return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
+        }
+        checked.map(|id| TapascoKernel { name: name.to_string(), id, write_ports: manifest.write_ports.clone() })
     }
 
     fn alloc(&self, bytes: usize) -> Result<TapascoBuffer, String> {
@@ -183,13 +189,15 @@ impl Device for TapascoDevice {
 
     fn launch(&self, kernel: &TapascoKernel, args: &mut [KernelArg<'_, TapascoBuffer>]) -> Result<LaunchStats, String> {
         let name = &kernel.name;
-        let regs: Vec<Arg> = args
-            .iter()
-            .map(|a| match a {
-                KernelArg::Array { buffer, offset, .. } => Arg::Address(buffer.addr + *offset as u64),
-                KernelArg::Scalar(s) => Arg::Scalar(scalar_param(s)),
-            })
-            .collect();
+        let reg = |a: &KernelArg<'_, TapascoBuffer>| match a {
+            KernelArg::Array { buffer, offset, .. } => Arg::Address(buffer.addr + *offset as u64),
+            KernelArg::Scalar(s) => Arg::Scalar(scalar_param(s)),
+        };
+        // The arguments, then each write port: its array's address again.
+        let mut regs: Vec<Arg> = args.iter().map(reg).collect();
+        for &a in &kernel.write_ports {
+            regs.push(reg(args.get(a).ok_or_else(|| format!("kernel {name}: write port of argument {a}, of {}", args.len()))?));
+        }
         let h = self.board.lock();
         if let Some(why) = POISON.get() {
             return Err(why.clone());

@@ -39,6 +39,8 @@ struct OpenKernel {
     handle: KernelHandle,
     /// Memory group of every argument, in manifest order (`None` for scalars).
     groups: Arc<Vec<Option<u32>>>,
+    /// `Manifest::write_ports`.
+    write_ports: Arc<Vec<usize>>,
 }
 
 /// What is loaded on the board.
@@ -96,6 +98,9 @@ pub struct XrtKernel {
     name: String,
     generation: u64,
     groups: Arc<Vec<Option<u32>>>,
+    /// `Manifest::write_ports`: the arguments whose buffer is also passed to the
+    /// kernel parameter after the arguments (its write port), in order.
+    write_ports: Arc<Vec<usize>>,
 }
 
 /// The buffer object of an [`XrtBuffer`] and the binding it was made for.
@@ -221,7 +226,12 @@ impl XrtDevice {
         let ready = |st: &Loaded| -> Option<XrtKernel> {
             let (loaded, _) = st.xclbin.as_ref()?;
             let k = st.kernels.get(name).filter(|_| *loaded == path)?;
-            Some(XrtKernel { name: name.to_string(), generation: st.generation, groups: k.groups.clone() })
+            Some(XrtKernel {
+                name: name.to_string(),
+                generation: st.generation,
+                groups: k.groups.clone(),
+                write_ports: k.write_ports.clone(),
+            })
         };
         if let Some(k) = ready(&self.board.state.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(k);
@@ -258,9 +268,35 @@ impl XrtDevice {
                 })?),
             });
         }
+        // A write port passes its array's buffer a second time: it must be connected
+        // to the same memory as the array's own port (`tessera bitstream` does so).
+        for (j, &a) in manifest.write_ports.iter().enumerate() {
+            let param = manifest.args.len() + j;
+            let arg = manifest.args.get(a).filter(|x| x.array.is_some()).ok_or_else(|| {
+                format!("kernel {name}: the manifest's write port {j} names argument {a}, which is not an array")
+            })?;
+            let port = tessera_ir::manifest::write_port_name(&arg.name);
+            let g = handle
+                .group_id(param)
+                .map_err(|e| format!("cannot find the memory bank of argument '{port}' of kernel {name}: {e}"))?;
+            if Some(g) != groups[a] {
+                return Err(format!(
+                    "kernel {name}: its write port '{port}' is connected to memory group {g} and '{}' to {:?}; both \
+                     pass the one buffer of '{}', so the bitstream must connect them to the same bank (rebuild it \
+                     with `tessera bitstream`)",
+                    arg.name,
+                    groups[a].unwrap_or_default(),
+                    arg.name
+                ));
+            }
+        }
         let groups = Arc::new(groups);
-        st.kernels.insert(name.to_string(), OpenKernel { handle, groups: groups.clone() });
-        Ok(XrtKernel { name: name.to_string(), generation: st.generation, groups })
+        let write_ports = Arc::new(manifest.write_ports.clone());
+        st.kernels.insert(
+            name.to_string(),
+            OpenKernel { handle, groups: groups.clone(), write_ports: write_ports.clone() },
+        );
+        Ok(XrtKernel { name: name.to_string(), generation: st.generation, groups, write_ports })
     }
 }
 
@@ -332,6 +368,21 @@ impl Device for XrtDevice {
                 KernelArg::Scalar(s) => {
                     run.set_scalar(i, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
                 }
+            }
+        }
+        // The write ports: the same buffer (or sub-buffer) again, bound above.
+        for (j, &a) in kernel.write_ports.iter().enumerate() {
+            let param = args.len() + j;
+            let KernelArg::Array { buffer, offset, name: arr, .. } = &args[a] else {
+                return Err(format!("kernel {name}: write port {j} names argument {a}, which is not an array"));
+            };
+            let bo = &buffer.binding.as_ref().ok_or_else(|| format!("kernel {name}: array '{arr}' is not bound"))?.bo;
+            if *offset == 0 {
+                run.set_bo(param, bo).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
+            } else {
+                let sub = bo.sub(*offset).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
+                run.set_bo(param, &sub).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
+                subs.push(sub);
             }
         }
         let start = Instant::now();

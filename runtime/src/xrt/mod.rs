@@ -477,7 +477,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: xclbin.into(),
-            hash: String::new(), if_clause: false, device_clause: false, guard: None,
+            hash: String::new(), if_clause: false, device_clause: false, guard: None, write_ports: vec![],
         }
         .with_hash()
     }

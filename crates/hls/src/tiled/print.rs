@@ -750,7 +750,7 @@ impl Printer<'_> {
         c.s.push_str(&body.s);
         writeln!(c.s, "}}").unwrap();
 
-        Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name) }
+        Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name), write_ports: Vec::new() }
     }
 
     /// `long <reach> = …;`: one past the largest row-major element index any access
@@ -800,7 +800,7 @@ impl Printer<'_> {
         crate::emu_entry(self.region, name, &|v| match v.kind {
             VarKind::Scalar => format!("tessera::maxi<{}>", v.elem.c_name()),
             _ => self.port_type(v.elem),
-        })
+        }, &[])
     }
 }
 

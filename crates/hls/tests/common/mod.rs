@@ -251,6 +251,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         emu_entry_source: k.emu_entry.clone(),
         xclbin: format!("{}.xclbin", k.name),
         hash: String::new(), if_clause: false, device_clause: false, guard: None,
+        write_ports: k.write_ports.clone(),
     }
 }
 
