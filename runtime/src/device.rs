@@ -122,6 +122,49 @@ pub trait DeviceBuffer {
     }
 }
 
+/// The device type `$name` of a runtime built without its backend's cargo feature: an
+/// empty type, so the orchestration compiles the same in both builds, and `new` always
+/// fails with `$why` (the backend's "not built" reason).
+#[cfg(any(not(feature = "xrt"), not(feature = "tapasco")))]
+macro_rules! absent_device {
+    ($name:ident, $why:expr, $what:literal) => {
+        #[doc = concat!("The ", $what, " device of a runtime built without its cargo feature: an empty type; [`")]
+        #[doc = concat!(stringify!($name), "::new`] always fails.")]
+        pub enum $name {}
+
+        impl $name {
+            #[doc = concat!("Always fails: this runtime was built without ", $what, " support.")]
+            pub fn new(_config: &$crate::config::Config) -> Result<$name, String> {
+                Err($why.into())
+            }
+        }
+
+        impl $crate::device::Device for $name {
+            type Buffer = $crate::data::HostBuffer;
+            type Kernel = ();
+
+            fn kind(&self) -> $crate::device::DeviceKind {
+                match *self {}
+            }
+            fn load(&self, _manifest: &tessera_ir::manifest::Manifest) -> Result<(), String> {
+                match *self {}
+            }
+            fn alloc(&self, _bytes: usize) -> Result<$crate::data::HostBuffer, String> {
+                match *self {}
+            }
+            fn launch(
+                &self,
+                _kernel: &(),
+                _args: &mut [$crate::device::KernelArg<'_, $crate::data::HostBuffer>],
+            ) -> Result<$crate::device::LaunchStats, String> {
+                match *self {}
+            }
+        }
+    };
+}
+#[cfg(any(not(feature = "xrt"), not(feature = "tapasco")))]
+pub(crate) use absent_device;
+
 /// One kernel argument as a device sees it, in manifest order.
 pub enum KernelArg<'a, B> {
     /// An array: its device buffer (the whole index space, row-major).

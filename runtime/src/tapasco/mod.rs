@@ -137,46 +137,7 @@ pub fn check_pe(
 }
 
 #[cfg(not(feature = "tapasco"))]
-mod absent {
-    use super::TAPASCO_NOT_BUILT;
-    use crate::config::Config;
-    use crate::data::HostBuffer;
-    use crate::device::{Device, DeviceKind, KernelArg, LaunchStats};
-    use tessera_ir::manifest::Manifest;
-
-    /// The TaPaSCo device of a runtime built without feature `tapasco`: an empty type,
-    /// so the orchestration compiles the same in both builds and
-    /// [`TapascoDevice::new`] always fails.
-    pub enum TapascoDevice {}
-
-    impl TapascoDevice {
-        /// Always fails: this runtime was built without TaPaSCo support.
-        pub fn new(_config: &Config) -> Result<TapascoDevice, String> {
-            Err(TAPASCO_NOT_BUILT.into())
-        }
-    }
-
-    impl Device for TapascoDevice {
-        type Buffer = HostBuffer;
-        type Kernel = ();
-
-        fn kind(&self) -> DeviceKind {
-            match *self {}
-        }
-        fn load(&self, _manifest: &Manifest) -> Result<(), String> {
-            match *self {}
-        }
-        fn alloc(&self, _bytes: usize) -> Result<HostBuffer, String> {
-            match *self {}
-        }
-        fn launch(&self, _kernel: &(), _args: &mut [KernelArg<'_, HostBuffer>]) -> Result<LaunchStats, String> {
-            match *self {}
-        }
-    }
-}
-
-#[cfg(not(feature = "tapasco"))]
-pub use absent::TapascoDevice;
+crate::device::absent_device!(TapascoDevice, TAPASCO_NOT_BUILT, "TaPaSCo");
 
 /// The TaPaSCo device's buffer type (what the orchestration's empty data environment
 /// for it holds). Without feature `tapasco`, plain host memory.

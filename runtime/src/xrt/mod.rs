@@ -420,46 +420,10 @@ pub fn cmd_state_is_final(state: u32) -> bool {
     matches!(state, 4 | 5 | 6 | 10 | 11)
 }
 
+// The XRT device of a runtime built without feature `xrt`: `device::choose` never
+// picks XRT in this build anyway.
 #[cfg(not(feature = "xrt"))]
-mod absent {
-    use crate::config::Config;
-    use crate::data::HostBuffer;
-    use crate::device::{Device, DeviceKind, KernelArg, LaunchStats, XRT_NOT_BUILT};
-    use tessera_ir::manifest::Manifest;
-
-    /// The XRT device of a runtime built without feature `xrt`: an empty type, so the
-    /// orchestration compiles the same in both builds and [`XrtDevice::new`] always
-    /// fails (`device::choose` never picks XRT in this build anyway).
-    pub enum XrtDevice {}
-
-    impl XrtDevice {
-        /// Always fails: this runtime was built without XRT support.
-        pub fn new(_config: &Config) -> Result<XrtDevice, String> {
-            Err(XRT_NOT_BUILT.into())
-        }
-    }
-
-    impl Device for XrtDevice {
-        type Buffer = HostBuffer;
-        type Kernel = ();
-
-        fn kind(&self) -> DeviceKind {
-            match *self {}
-        }
-        fn load(&self, _manifest: &Manifest) -> Result<(), String> {
-            match *self {}
-        }
-        fn alloc(&self, _bytes: usize) -> Result<HostBuffer, String> {
-            match *self {}
-        }
-        fn launch(&self, _kernel: &(), _args: &mut [KernelArg<'_, HostBuffer>]) -> Result<LaunchStats, String> {
-            match *self {}
-        }
-    }
-}
-
-#[cfg(not(feature = "xrt"))]
-pub use absent::XrtDevice;
+crate::device::absent_device!(XrtDevice, crate::device::XRT_NOT_BUILT, "XRT");
 
 #[cfg(test)]
 mod tests {
