@@ -127,20 +127,10 @@ impl Tiles {
         }
     }
 
-    /// Tile sizes for a nest of depth `d`, outermost first.
+    /// Tile sizes for a nest of depth `d`, outermost first
+    /// (`tessera_poly::preset_tile_sizes`, the plugin's `tile=<preset>`).
     pub fn sizes(self, d: usize) -> Vec<i64> {
-        let per_dim = match (self, d) {
-            (Tiles::Small, 1) => 256,
-            (Tiles::Small, 2) => 32,
-            (Tiles::Small, _) => 16,
-            (Tiles::Default, 1) => 512,
-            (Tiles::Default, 2) => 64,
-            (Tiles::Default, _) => 32,
-            (Tiles::Large, 1) => 1024,
-            (Tiles::Large, 2) => 128,
-            (Tiles::Large, _) => 32,
-        };
-        vec![per_dim; d]
+        tessera_poly::preset_tile_sizes(self.name(), d).expect("every preset has sizes")
     }
 }
 

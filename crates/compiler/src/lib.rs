@@ -325,11 +325,16 @@ fn generate_kernel(
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    let poly =
-        tessera_poly::PolyOptions { tile: opts.tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
+    // A preset's sizes for this region's depth (a region the optimizer cannot read
+    // has no depth: its planning below reports why).
+    let tile = opts.tile.clone().or_else(|| {
+        let depth = tessera_poly::scop::extract(region).ok()?.depth();
+        tessera_poly::preset_tile_sizes(opts.tile_preset?, depth)
+    });
+    let poly = tessera_poly::PolyOptions { tile: tile.clone(), port_width: opts.port_width, reassociate: opts.reassociate };
     // Without sizes from the options or a pragma, the resource model picks them (and
     // has planned the region at them).
-    let chosen = match (opts.mode, &opts.tile, &region.tile) {
+    let chosen = match (opts.mode, &tile, &region.tile) {
         (Mode::Paper | Mode::Tessera | Mode::Dataflow, None, None) => tiles::choose(region, &poly),
         _ => None,
     };
@@ -572,6 +577,22 @@ mod tests {
         let mut r = a.clone();
         r.unsupported_clauses.push(tessera_ir::Named { name: "nowait".into(), loc: Loc::default() });
         assert_eq!(compile_region(&r, &Options::default()).manifest.hash, "", "no kernel, no hash");
+    }
+
+    /// `tile=<preset>` sizes each region by its depth: 1D-jacobi at 256 with `small`,
+    /// 2D-jacobi at 32,32 and 3D-heat at 16,16,16; `default` is 512 / 64,64 / 32,32,32.
+    #[test]
+    fn tile_presets_size_each_region_by_its_depth() {
+        let sz = |fixture_name: &str, preset: &str| {
+            let o = Options::from_plugin_args(&["mode=tessera", &format!("tile={preset}")]).unwrap();
+            let out = compile_region(&crate::test_support::fixture(fixture_name), &o);
+            let plan = out.files.iter().find(|(f, _)| f.ends_with(".plan.txt")).expect("a plan").1.clone();
+            plan.lines().find(|l| l.trim_start().starts_with("SZ = ")).expect("tile sizes in the plan").trim().to_string()
+        };
+        assert_eq!(sz("bench/1D-jacobi.ir.json", "small"), "SZ = (256)");
+        assert_eq!(sz("bench/2D-jacobi.ir.json", "small"), "SZ = (32, 32)");
+        assert_eq!(sz("bench/3D-heat.ir.json", "small"), "SZ = (16, 16, 16)");
+        assert_eq!(sz("bench/2D-jacobi.ir.json", "default"), "SZ = (64, 64)");
     }
 
     /// `banks=2`: the array the region writes is in bank 1, the one it reads in bank 0;

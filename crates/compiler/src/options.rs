@@ -31,6 +31,10 @@ pub struct Options {
     /// A region's `#pragma tessera tile(…)` overrides them. `None`: the optimizer's
     /// defaults (1024 / 128,128 / 32,32,32).
     pub tile: Option<Vec<i64>>,
+    /// `tile=small|default|large`: the paper's tile presets, sized by each region's
+    /// depth (`tessera_poly::preset_tile_sizes`: `default` is 512 / 64,64 / 32,32,32),
+    /// where one list cannot fit regions of different depths. Ignored when `tile` is set.
+    pub tile_preset: Option<&'static str>,
     /// Elements per DDR beat (`port-width=4|8|16`; 16 floats = 512 bit).
     pub port_width: u32,
     /// `reassociate`: floating `+` and `*` reductions accumulate in partial results
@@ -48,7 +52,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Dataflow, tile: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
+        Options { mode: Mode::Dataflow, tile: None, tile_preset: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
     }
 }
 
@@ -68,12 +72,14 @@ impl Options {
             let (key, value) = a.split_once('=').unwrap_or((a, ""));
             match key {
                 "mode" => o.mode = value.parse().map_err(|e| format!("-fplugin-arg-tessera-mode={value}: {e}"))?,
-                "tile" => match tessera_poly::parse_tile_list(value) {
-                    Ok(s) => o.tile = Some(s),
-                    Err(e) => {
+                "tile" => match (["small", "default", "large"].into_iter().find(|p| *p == value), tessera_poly::parse_tile_list(value)) {
+                    (Some(preset), _) => (o.tile, o.tile_preset) = (None, Some(preset)),
+                    (None, Ok(s)) => (o.tile, o.tile_preset) = (Some(s), None),
+                    (None, Err(e)) => {
                         return Err(format!(
                             "-fplugin-arg-tessera-tile={value}: {e}; expected one positive size for every loop \
-                             (tile=16) or one per loop, outermost first (tile=64,64)"
+                             (tile=16), one per loop, outermost first (tile=64,64), or a preset sized by each \
+                             region's depth (tile=small|default|large)"
                         ))
                     }
                 },
@@ -156,6 +162,12 @@ mod tests {
         assert_eq!(Options::from_plugin_args(&["tile=16"]).unwrap().tile, Some(vec![16]));
         assert_eq!(Options::from_plugin_args(&["tile=32,16,8"]).unwrap().tile, Some(vec![32, 16, 8]));
         assert_eq!(Options::from_plugin_args(&["verbose"]).unwrap().tile, None);
+        let o = Options::from_plugin_args(&["tile=16", "tile=large"]).unwrap();
+        assert_eq!((o.tile, o.tile_preset), (None, Some("large")), "the last tile= wins");
+        let o = Options::from_plugin_args(&["tile=small", "tile=8,8"]).unwrap();
+        assert_eq!((o.tile, o.tile_preset), (Some(vec![8, 8]), None));
+        let e = Options::from_plugin_args(&["tile=huge"]).unwrap_err();
+        assert!(e.contains("tile=small|default|large"), "{e}");
         for (arg, why) in [
             ("tile=64,0", "tile size '0' in tile list '64,0' is not positive"),
             ("tile=-8", "tile size '-8' in tile list '-8' is not positive"),

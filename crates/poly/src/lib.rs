@@ -50,7 +50,7 @@ pub use redirect::Redirect;
 pub use reduction::ScopReduction;
 pub use reject::{PolyReject, PolyRejectReason};
 pub use scop::{Access, AccessKind, Array, Loop, Scop, Statement};
-pub use tiling::{default_tile_sizes, parse_tile_list, IntraTrip, TiledLoop, TilingPlan};
+pub use tiling::{default_tile_sizes, parse_tile_list, preset_tile_sizes, IntraTrip, TiledLoop, TilingPlan};
 
 use serde::{Deserialize, Serialize};
 use tessera_ir::{Loc, Region};

@@ -70,6 +70,26 @@ pub fn default_tile_sizes(d: usize) -> Vec<i64> {
     }
 }
 
+/// The paper's tile presets by nest depth (its "Configurations": `small` is its
+/// "half" tiles 256 / 32² / 16³, `default` 512 / 64² / 32³, `large` its headline
+/// figures' 1024 / 128² / 32³), for the plugin's `tile=small|default|large` and `tessera
+/// bench --tiles`. `None` for another name.
+pub fn preset_tile_sizes(preset: &str, d: usize) -> Option<Vec<i64>> {
+    let per_dim = match (preset, d) {
+        ("small", 1) => 256,
+        ("small", 2) => 32,
+        ("small", _) => 16,
+        ("default", 1) => 512,
+        ("default", 2) => 64,
+        ("default", _) => 32,
+        ("large", 1) => 1024,
+        ("large", 2) => 128,
+        ("large", _) => 32,
+        _ => return None,
+    };
+    Some(vec![per_dim; d])
+}
+
 /// Parses a tile list (CLI `--tile`, plugin `tile=`): one size, `16` (every loop of
 /// every nest), or one per loop, `64,64`. Sizes must be positive integers.
 pub fn parse_tile_list(s: &str) -> Result<Vec<i64>, String> {
