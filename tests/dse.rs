@@ -17,6 +17,12 @@
 //!   Then `tessera bitstream --slurm` on the same cluster, with a stub `v++`: each
 //!   kernel's compile job, then the program's link job (`afterok` on both), the bitstream and build
 //!   records written by the jobs.
+//! - `program_sweep`: `tessera dse <program.c> -- <cc args>`: a user program with the
+//!   bench's 1D-jacobi and 2D-jacobi loops (sizes as `-D` defines) and a region that
+//!   stays on the host, swept over two modes: each configuration bit-exact against the
+//!   program's host-only run, its exact traffic the sum of the two bench stencils' for
+//!   the same configuration, its resources the sum of their kernels' (one xclbin holds
+//!   both), the host region named in the notes.
 //! - `slurm_dry_run`: `--slurm --dry-run` writes the array job's script (options,
 //!   the `--run-config` command) and prints the sbatch command, without Slurm.
 
@@ -523,4 +529,85 @@ impl Drop for Cluster {
             let _ = child.wait();
         }
     }
+}
+
+/// A user program: the bench's 1D-jacobi and 2D-jacobi regions (same loops, pragmas and
+/// sizes), and a region the compiler keeps on the host (it calls `rand`).
+const PROGRAM: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned rng = 7u;
+static float next_float(void) { rng = rng * 1664525u + 1013904223u; return (float)(rng >> 8) / 16777216.0f - 0.5f; }
+
+int main(void) {
+  float *A1 = malloc(sizeof(float) * N), *B1 = malloc(sizeof(float) * N);
+  float (*A)[NJ] = malloc(sizeof(float) * NI * NJ), (*B)[NJ] = malloc(sizeof(float) * NI * NJ);
+  int *r = malloc(sizeof(int) * 8);
+  for (int i = 0; i < N; i++) { A1[i] = next_float(); B1[i] = next_float(); }
+  for (int i = 0; i < NI; i++) for (int j = 0; j < NJ; j++) { A[i][j] = next_float(); B[i][j] = next_float(); }
+#pragma omp target teams distribute parallel for collapse(1) map(to: A1[0:N]) map(tofrom: B1[0:N])
+  for (int i = 1; i < N - 1; i++)
+    B1[i] = 0.33333 * (A1[i - 1] + A1[i] + A1[i + 1]);
+#pragma omp target teams distribute parallel for collapse(2) map(to: A[0:NI][0:NJ]) map(tofrom: B[0:NI][0:NJ])
+  for (int i = 1; i < NI - 1; i++)
+    for (int j = 1; j < NJ - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
+#pragma omp target map(from: r[0:8])
+  for (int i = 0; i < 8; i++) r[i] = 0 * rand() + i;
+  double s = 0;
+  for (int i = 0; i < N; i++) s += B1[i] * (i + 1);
+  for (int i = 0; i < NI; i++) for (int j = 0; j < NJ; j++) s += B[i][j] * (i - j);
+  printf("checksum %.17g %d\n", s, r[7]);
+  return 0;
+}
+"#;
+
+#[test]
+fn program_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("two_stencils.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let out_dir = tmp.path().join("sweep");
+    run(
+        Command::new(tessera())
+            .arg("dse")
+            .arg(&src)
+            .args(["--modes", "dataflow,tessera", "-j", "2", "-o"])
+            .arg(&out_dir)
+            .args(["--", "-DN=1031", "-DNI=67", "-DNJ=71"]),
+        "tessera dse <program>",
+    );
+    let json = read_json(&out_dir.join("dse.json"));
+    let configs = json["configs"].as_array().expect("configs");
+    assert_eq!(configs.len(), 2);
+    // The bench's stencils at the same sizes (its small defaults) and configurations.
+    for (c, mode) in configs.iter().zip(["dataflow", "tessera"]) {
+        assert_eq!(c["ok"], true, "{c:#}");
+        assert_eq!(c["config"]["mode"], mode);
+        let notes = c["notes"].as_array().unwrap();
+        assert!(notes.iter().any(|n| n.as_str().unwrap().contains("1 launch(es) ran on the host")), "{notes:?}");
+        let bench_json = tmp.path().join(format!("bench-{mode}.json"));
+        run(
+            Command::new(tessera())
+                .args(["bench", "--size", "small", "--only", "1D-jacobi,2D-jacobi", "--mode", mode, "--json"])
+                .arg(&bench_json),
+            "tessera bench",
+        );
+        let bench = read_json(&bench_json);
+        let stencils = bench["stencils"].as_array().unwrap();
+        let sum = |f: &dyn Fn(&Value) -> u64| stencils.iter().map(f).sum::<u64>();
+        for key in ["ddr_read_bytes", "ddr_write_bytes", "bursts"] {
+            assert_eq!(c["exact"][key].as_u64().unwrap(), sum(&|s| s["exact"][key].as_u64().unwrap()), "{mode}: {key}");
+        }
+        // Both kernels in one xclbin: their resources add up.
+        for key in ["dsp", "lut", "ff", "bram36"] {
+            assert_eq!(c["resources"][key].as_u64().unwrap(), sum(&|s| s["resources"][key].as_u64().unwrap()), "{mode}: {key}");
+        }
+        let kernel_s: f64 = stencils.iter().map(|s| s["modelled"]["kernel_s"].as_f64().unwrap()).sum();
+        assert!((c["modelled"]["kernel_s"].as_f64().unwrap() - kernel_s).abs() <= 1e-12 * kernel_s, "{mode}");
+    }
+    // A stencil set takes no compiler arguments.
+    let o = Command::new(tessera()).args(["dse", "2D-jacobi", "-o"]).arg(tmp.path().join("x")).args(["--", "-DN=4"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("arguments after `--` are for a program"));
 }

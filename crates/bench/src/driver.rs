@@ -62,7 +62,7 @@ pub fn run(cfg: &Config, env: &Env, only: &[String], progress: &mut dyn FnMut(&s
 }
 
 /// The progress line's verdict.
-fn summary(r: &StencilResult) -> String {
+pub(crate) fn summary(r: &StencilResult) -> String {
     let what = match r.status {
         Status::Ok => "bit-exact".to_string(),
         Status::ModeUnavailable => format!("mode {} unavailable, baseline bit-exact", r.config.mode),
@@ -108,7 +108,7 @@ pub fn host_loop_seconds(stdout: &str, name: &str) -> Option<f64> {
 
 /// Runs `cmd` with stdout/stderr in `<log>.out` / `<log>.err`; returns (success,
 /// stdout, stderr, seconds).
-fn run_logged(mut cmd: Command, log: &Path, timeout: Duration) -> Result<(bool, String, String, f64), String> {
+pub(crate) fn run_logged(mut cmd: Command, log: &Path, timeout: Duration) -> Result<(bool, String, String, f64), String> {
     let out_path = log.with_extension("out");
     let err_path = log.with_extension("err");
     let out = std::fs::File::create(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
@@ -137,7 +137,7 @@ fn run_logged(mut cmd: Command, log: &Path, timeout: Duration) -> Result<(bool, 
 }
 
 /// The first lines of a log, for messages.
-fn excerpt(s: &str) -> String {
+pub(crate) fn excerpt(s: &str) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(6).collect();
     lines.join("\n")
 }
@@ -223,7 +223,7 @@ fn load_ir(dir: &Path) -> Result<Region, String> {
 /// The baseline kernel's structure, with the iteration count derived from the exact
 /// counts (every iteration issues `accesses_per_iteration` single-beat bursts) and
 /// checked against the domain.
-fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, String> {
+pub(crate) fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, String> {
     let a = facts.accesses_per_iteration.max(1);
     let bursts = traffic.bursts();
     if !bursts.is_multiple_of(a) {
@@ -243,7 +243,7 @@ fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Structure, Str
 }
 
 /// The structure of the kernel that ran in `mode` (`region` at port width `w`).
-fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
+pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
     match mode {
         Mode::Baseline => baseline_structure(facts, traffic),
         Mode::Dataflow => {
@@ -273,7 +273,7 @@ fn chain(ops: u32) -> String {
     }
 }
 
-fn describe(s: &Structure) -> String {
+pub(crate) fn describe(s: &Structure) -> String {
     match s {
         Structure::Baseline(b) => format!(
             "baseline: {} iterations x {} serialized single-beat accesses{}",

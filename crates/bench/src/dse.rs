@@ -137,7 +137,18 @@ pub struct Done<'a> {
 /// after configuration, each through [`driver::run`] with the work directory
 /// `<env.work_dir>/config-<i>`. `done` is called after each pair. One [`Bench`] per
 /// configuration, its `total_s` the sum of its pairs' wall times.
-pub fn evaluate(configs: &[Config], names: &[String], env: &Env, jobs: usize, done: &(dyn Fn(Done<'_>) + Sync)) -> Vec<Bench> {
+///
+/// With `program`, `names` is its one name ([`crate::program::Program::name`]) and
+/// each configuration evaluates the program ([`crate::program::evaluate`]) instead of
+/// bench stencils.
+pub fn evaluate(
+    configs: &[Config],
+    names: &[String],
+    program: Option<&crate::program::Program>,
+    env: &Env,
+    jobs: usize,
+    done: &(dyn Fn(Done<'_>) + Sync),
+) -> Vec<Bench> {
     let items: Vec<(usize, &str)> =
         (0..configs.len()).flat_map(|c| names.iter().map(move |n| (c, n.as_str()))).collect();
     let next = AtomicUsize::new(0);
@@ -150,9 +161,18 @@ pub fn evaluate(configs: &[Config], names: &[String], env: &Env, jobs: usize, do
                 let Some(&(c, name)) = items.get(k) else { break };
                 let env = Env { work_dir: env.work_dir.join(format!("config-{c}")), ..env.clone() };
                 let mut last = String::new();
-                let b = driver::run(&configs[c], &env, &[name.to_string()], &mut |l: &str| last = l.to_string());
-                let total_s = b.total_s;
-                let r = b.stencils.into_iter().next().expect("the driver ran the one stencil it was given");
+                let (r, total_s) = match program {
+                    Some(prog) => {
+                        let t = std::time::Instant::now();
+                        let r = crate::program::evaluate(&configs[c], &env, prog);
+                        last = format!("{name}: {} ({:.1} s)", driver::summary(&r), t.elapsed().as_secs_f64());
+                        (r, t.elapsed().as_secs_f64())
+                    }
+                    None => {
+                        let b = driver::run(&configs[c], &env, &[name.to_string()], &mut |l: &str| last = l.to_string());
+                        (b.stencils.into_iter().next().expect("the driver ran the one stencil it was given"), b.total_s)
+                    }
+                };
                 let n = finished.fetch_add(1, Ordering::SeqCst) + 1;
                 done(Done { config: c, stencil: name, line: &last, finished: n, total: items.len() });
                 results.lock().expect("no worker panics")[k] = Some((r, total_s));
@@ -412,9 +432,21 @@ pub struct Dse {
     pub missing: Vec<Missing>,
     /// How the sweep ran (`local, 2 threads`, `slurm job 17`).
     pub ran: String,
+    /// The program swept instead of stencils (then `stencils` is its name and `size`
+    /// does not apply: the program's own sizes, its `tessera cc` arguments).
+    pub program: Option<crate::program::Program>,
 }
 
 impl Dse {
+    /// What was swept, for headings: `2 stencil(s) (1D-jacobi, 2D-jacobi), size small`
+    /// or `program p.c (tessera cc … -DN=64)`.
+    pub fn what(&self) -> String {
+        match &self.program {
+            Some(p) => p.describe(),
+            None => format!("{} stencil(s) ({}), size {}", self.stencils.len(), self.stencils.join(", "), self.size.name()),
+        }
+    }
+
     /// Per point (same order), whether it is on the Pareto front of modelled time
     /// against modelled resources, among the correct points whose kernels fit.
     pub fn front(&self) -> Vec<bool> {
@@ -445,18 +477,20 @@ pub fn table(d: &Dse) -> String {
     let front = d.front();
     let _ = writeln!(
         o,
-        "tessera dse: {} configuration(s) x {} stencil(s) ({}), size {}; {}",
+        "tessera dse: {} configuration(s) x {}; {}",
         d.points.len() + d.missing.len(),
-        d.stencils.len(),
-        d.stencils.join(", "),
-        d.size.name(),
+        d.what(),
         d.ran
     );
     let _ = writeln!(o, "clock: {}", d.clock_rule);
-    let _ = writeln!(o, "exact = counted in emulation, summed over the set; modelled = VCU118 model (docs/performance.md), time summed over the set");
+    let (over, dev) = match d.program {
+        Some(_) => ("the program's kernel launches", "of the program's kernels together (one xclbin holds them all)"),
+        None => ("the set", "of the set's largest kernel"),
+    };
+    let _ = writeln!(o, "exact = counted in emulation, summed over {over}; modelled = VCU118 model (docs/performance.md), time summed over {over}");
     let _ = writeln!(
         o,
-        "%dev = modelled share of the XCVU9P of the set's largest kernel (max over BRAM36, URAM, DSP, LUT, FF); ! = a kernel does not fit; P = on the Pareto front (modelled time vs %dev)"
+        "%dev = modelled share of the XCVU9P {dev} (max over BRAM36, URAM, DSP, LUT, FF); ! = a kernel does not fit; P = on the Pareto front (modelled time vs %dev)"
     );
     let _ = writeln!(
         o,
@@ -559,6 +593,7 @@ pub fn to_json(d: &Dse) -> Value {
         },
         "stencils": d.stencils,
         "size": d.size.name(),
+        "program": d.program,
         "clock_rule": d.clock_rule,
         "space": d.space,
         "ran": d.ran,
@@ -604,10 +639,13 @@ pub fn svg(d: &Dse) -> String {
     let _ = writeln!(o, r##"<rect width="{w}" height="{h}" fill="white"/>"##);
     let _ = writeln!(
         o,
-        r##"<text x="{left}" y="24" font-size="15">tessera dse: {} configuration(s), {} (size {})</text>"##,
+        r##"<text x="{left}" y="24" font-size="15">tessera dse: {} configuration(s), {}</text>"##,
         d.points.len() + d.missing.len(),
-        esc(&if d.stencils.len() > 4 { format!("{} stencils", d.stencils.len()) } else { d.stencils.join(", ") }),
-        d.size.name()
+        esc(&match &d.program {
+            Some(p) => p.describe(),
+            None if d.stencils.len() > 4 => format!("{} stencils (size {})", d.stencils.len(), d.size.name()),
+            None => format!("{} (size {})", d.stencils.join(", "), d.size.name()),
+        })
     );
     let _ = writeln!(o, r##"<text x="{left}" y="42" font-size="11" fill="#555">{}</text>"##, esc(&d.clock_rule));
     // Axes: decades of seconds, 5 ticks of % of the device.
@@ -861,8 +899,14 @@ mod tests {
             points: vec![bad, good, faster_bigger, dominated],
             missing: Vec::new(),
             ran: "test".into(),
+            program: None,
         };
         assert_eq!(d.front(), vec![false, true, true, false]);
+        assert!(table(&d).starts_with("tessera dse: 4 configuration(s) x 1 stencil(s) (1D-jacobi), size small; test\n"));
+        let p = crate::program::Program { source: "/w/heat.c".into(), cflags: vec!["-DN=64".into()] };
+        let dp = Dse { program: Some(p), ..d.clone() };
+        assert!(table(&dp).starts_with("tessera dse: 4 configuration(s) x program heat.c (tessera cc … -DN=64); test\n"));
+        assert!(svg(&dp).contains("program heat.c"));
         assert!(d.failed());
         let t = table(&d);
         assert!(t.contains("Pareto front (modelled time vs modelled resources, correct and fitting configurations): #1, #2"), "{t}");

@@ -32,6 +32,7 @@ pub mod analysis;
 pub mod driver;
 pub mod dse;
 pub mod output;
+pub mod program;
 pub mod runreport;
 /// The structure the resource model needs (it lives with the compiler, which chooses
 /// tile sizes with it).

@@ -31,16 +31,22 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use tessera_bench::dse::{self, Dse, Missing, Point, PointConfig, Space};
+use tessera_bench::program::Program;
 use tessera_bench::{driver, Env, Mode, Size, Tiles, STENCILS};
 use tessera_model::ClockRule;
 
 /// Arguments of `tessera dse`.
 #[derive(Args, Debug)]
 pub struct DseArgs {
-    /// The stencil set: `paper` (the paper's ten stencils) or stencil names separated
-    /// by commas (e.g. 2D-jacobi,3D-heat). With --run-config: the spec file.
-    #[arg(default_value = "paper", value_name = "SET")]
+    /// What to sweep: `paper` (the paper's ten stencils), stencil names separated by
+    /// commas (e.g. 2D-jacobi,3D-heat), or a C/C++ program (a file ending in .c, .cc,
+    /// .cpp or .cxx; `tessera cc` arguments for it after `--`, e.g. `-- -DN=4096 -lm`).
+    /// With --run-config: the spec file.
+    #[arg(default_value = "paper", value_name = "SET|PROGRAM")]
     pub set: String,
+    /// More `tessera cc` arguments for a program (after `--`).
+    #[arg(last = true, value_name = "CC_ARGS")]
+    pub cflags: Vec<String>,
     /// Problem size: paper (64 MiB per array) or small (the sources' small defaults).
     #[arg(long, default_value = "paper")]
     pub size: String,
@@ -103,8 +109,11 @@ struct Spec {
     tessera: PathBuf,
     /// The stencil sources.
     stencil_dir: PathBuf,
-    /// The stencil set, in the bench's order.
+    /// The stencil set, in the bench's order (a program: its name).
     stencils: Vec<String>,
+    /// The program swept instead of stencils.
+    #[serde(default)]
+    program: Option<Program>,
     size: Size,
     clock_mhz: Option<f64>,
     timeout_s: u64,
@@ -167,7 +176,7 @@ fn stencil_set(set: &str) -> Result<Vec<String>, String> {
     let names: Vec<&str> = set.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     if let Some(bad) = names.iter().find(|n| !STENCILS.contains(n)) {
         return Err(format!(
-            "`{bad}`: not a stencil of the bench's set (`paper`, or some of: {}); user programs are not swept yet",
+            "`{bad}`: not a stencil of the bench's set (`paper`, or some of: {}) nor a C/C++ source file",
             STENCILS.join(", ")
         ));
     }
@@ -175,6 +184,20 @@ fn stencil_set(set: &str) -> Result<Vec<String>, String> {
         return Err(format!("`{set}`: no stencil named"));
     }
     Ok(STENCILS.iter().filter(|s| names.contains(s)).map(|s| s.to_string()).collect())
+}
+
+/// The program `a.set` names (a C or C++ source file, made absolute: array tasks run
+/// elsewhere), with its `tessera cc` arguments; `None` for a stencil set.
+fn program_of(a: &DseArgs) -> Result<Option<Program>, String> {
+    let is_source = [".c", ".cc", ".cpp", ".cxx"].iter().any(|e| a.set.ends_with(e));
+    if !is_source {
+        if !a.cflags.is_empty() {
+            return Err(format!("arguments after `--` are for a program, and `{}` is a stencil set", a.set));
+        }
+        return Ok(None);
+    }
+    let source = Path::new(&a.set).canonicalize().map_err(|e| format!("{}: {e}", a.set))?;
+    Ok(Some(Program { source, cflags: a.cflags.clone() }))
 }
 
 /// The spec of a new sweep from the arguments.
@@ -186,7 +209,11 @@ fn new_spec(a: &DseArgs) -> Result<Spec, String> {
     if let Some(c) = a.clock_mhz.filter(|c| !(c.is_finite() && *c > 0.0)) {
         return Err(format!("--clock-mhz {c}: expected a positive number"));
     }
-    let stencils = stencil_set(&a.set)?;
+    let program = program_of(a)?;
+    let stencils = match &program {
+        Some(p) => vec![p.name()],
+        None => stencil_set(&a.set)?,
+    };
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let stencil_dir = a
@@ -201,6 +228,7 @@ fn new_spec(a: &DseArgs) -> Result<Spec, String> {
         tessera: exe,
         stencil_dir,
         stencils,
+        program,
         size,
         clock_mhz: a.clock_mhz,
         timeout_s: a.timeout,
@@ -260,7 +288,7 @@ fn evaluate(spec: &Spec, indices: &[usize], jobs: usize, work_dir: &Path) -> Res
         }
     };
     let env = spec.env(work_dir.to_path_buf());
-    let benches = dse::evaluate(&configs, &spec.stencils, &env, jobs, &done);
+    let benches = dse::evaluate(&configs, &spec.stencils, spec.program.as_ref(), &env, jobs, &done);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -303,6 +331,7 @@ fn sweep(spec: &Spec, points: Vec<Point>, missing: Vec<Missing>, ran: String) ->
         points,
         missing,
         ran,
+        program: spec.program.clone(),
     }
 }
 
@@ -337,10 +366,12 @@ pub fn run(a: &DseArgs) -> ExitCode {
         return fail(e);
     }
     eprintln!(
-        "tessera dse: {} configuration(s) x {} stencil(s), size {} (spec: {})",
+        "tessera dse: {} configuration(s) x {} (spec: {})",
         spec.configs.len(),
-        spec.stencils.len(),
-        spec.size.name(),
+        match &spec.program {
+            Some(p) => p.describe(),
+            None => format!("{} stencil(s), size {}", spec.stencils.len(), spec.size.name()),
+        },
         spec_path.display()
     );
     if a.slurm.slurm {
