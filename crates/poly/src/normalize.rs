@@ -185,6 +185,33 @@ fn stmt(s: &Stmt, norm: &Normalization, used: &mut HashSet<String>) -> Result<St
     })
 }
 
+/// `region` with each integer scalar of `values` that the region does not write
+/// replaced by its value (`(name, value)`): in the body, the array extents and the map
+/// sections. The region one launch executed, for a model that needs constant trip
+/// counts (`tessera dse` on a program with run-time sizes: the runtime's report gives
+/// each launch's values). Names that are not such scalars are ignored.
+pub fn specialize(region: &Region, values: &[(String, i64)]) -> Region {
+    let mut r = region.clone();
+    for (name, v) in values {
+        let Some(var) = region.vars.iter().find(|x| x.name == *name) else { continue };
+        if var.kind != tessera_ir::VarKind::Scalar || var.written || var.writes_back() || var.elem.is_float() {
+            continue;
+        }
+        let by = Expr::Int { value: *v, ty: var.elem };
+        r.body = r.body.iter().map(|st| subst_stmt(st, name, &by)).collect();
+        for x in &mut r.vars {
+            for d in x.dims.iter_mut().flatten() {
+                *d = subst(d, name, &by);
+            }
+            for sec in &mut x.section {
+                sec.lower = subst(&sec.lower, name, &by);
+                sec.length = subst(&sec.length, name, &by);
+            }
+        }
+    }
+    r
+}
+
 /// `e` converted to `ty` (no node when it already has that type).
 fn cast(e: Expr, ty: ScalarType) -> Expr {
     if e.ty() == Some(ty) {
@@ -455,5 +482,30 @@ mod tests {
         let bump = Stmt::Assign { target: LValue::Local { name: "i".into(), ty: I32 }, value: Expr::int(0), loc: Loc::default() };
         let r = region(vec![for_("i", I32, Expr::var("n", I32), Expr::int(0), -1, false, vec![bump])]);
         assert_eq!(increasing(&r).unwrap_err().reason, R::ScalarWrite { name: "i".into() });
+    }
+}
+
+#[cfg(test)]
+mod specialize_tests {
+    use super::specialize;
+    use tessera_ir::Region;
+
+    /// jacobi2d_param with n = 67, m = 71: the SCoP's trip counts become the constants
+    /// 65 and 69, the extents of A and B the constants; the original stays symbolic.
+    #[test]
+    fn launch_values_make_trip_counts_constant() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ir/jacobi2d_param.ir.json");
+        let r = Region::from_json(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let trips = |r: &Region| {
+            let s = crate::scop::extract(r).unwrap();
+            s.loops.iter().map(|l| l.upper.sub(&l.lower).as_constant()).collect::<Vec<_>>()
+        };
+        assert_eq!(trips(&r), [None, None]);
+        let s = specialize(&r, &[("n".into(), 67), ("m".into(), 71), ("nosuch".into(), 1)]);
+        assert_eq!(trips(&s), [Some(65), Some(69)]);
+        let a = s.var("A").unwrap();
+        let consts: Vec<Option<i128>> = a.dims.iter().map(|d| tessera_ir::eval::eval_int(d.as_ref().unwrap(), &|_| None).ok()).collect();
+        assert_eq!(consts, [Some(67), Some(71)]);
+        assert_eq!(s.vars.len(), r.vars.len(), "the scalars stay (unused)");
     }
 }
