@@ -10,7 +10,8 @@
 //! - **load** (one per input array, own `m_axi` bundle): the rows of the array's Load
 //!   box (`tessera_poly::dataflow`: the box hull of the elements the region reads), in
 //!   row order, whole rows — every element of the box is read from DDR exactly once —
-//!   realigned to the row's first element and pushed as wide words.
+//!   realigned to the row's first element and pushed as wide words. With strips
+//!   (below) the box is cut into the strips' boxes, streamed strip by strip.
 //! - **compute**: for nests of depth 2 and 3 the reuse window along the outermost
 //!   dimension lives in a circular buffer of K0 + 1 slots (rows in 2D, planes in 3D; K0
 //!   the rows the stencil spans): while output row (plane) i is computed from slots
@@ -29,6 +30,29 @@
 //! write-only port `tdf_w_<array>` per in-place array after them
 //! (`tessera_ir::manifest::Manifest::write_ports`: the runtime binds the array's one
 //! buffer to both), each on its own bundle.
+//!
+//! **Strips** ([`Analysis::strips`], decided by `choose_strips`). The line (plane)
+//! buffers hold whole rows (planes) when every inner trip count is a compile-time
+//! constant and the buffers of whole rows fit the block-RAM budget — half of the
+//! XCVU9P's 2160 BRAM36 ([`BRAM36_BUDGET`]; the rest is the shell's and the other
+//! kernels'), counted over [`Analysis::on_chip`] as the resource model counts it. The
+//! kernel is then the one of constant sizes. Otherwise (an inner trip count known only
+//! at run time, or rows too large) the innermost loop is strip-mined into strips of S
+//! iterations, S the largest multiple of W (up to [`MAX_STRIP`]) whose buffers fit the
+//! budget, capped by the loop's constant trip count; in 3D the middle loop too, tiles of
+//! min(S, its trip count) × S of the plane. The strips run one after another through
+//! the same processes: the load process streams a strip's box (its rows widened by the
+//! input's halo columns, in 3D its planes by the halo rows) row by row, the compute
+//! process sweeps each strip as an independent nest with buffers of the widest strip's
+//! width (its fill, then the outermost loop), the store process writes each strip's
+//! rows. The last strip of a row is partial (`tdf_sc` columns, known at run time):
+//! lanes beyond it are not computed, not stored (byte strobes, as at the row ends) and
+//! read nothing outside the strip's box, which lies inside the region's Load box. Halo
+//! columns are read once per strip they belong to: reads exceed the compulsory ones by
+//! about 2·halo / S per row (nothing when a row fits one strip, as it does whenever the
+//! run-time rows are at most S). A strip reads no column another strip writes: an
+//! array the region writes is read only at the element its iteration writes (no halo;
+//! asserted where the strips are decided).
 //!
 //! **In-place arrays.** AXI does not order a port's reads against its writes, so on a
 //! bundle that both reads and writes an array a read that may alias an earlier write
@@ -52,14 +76,18 @@
 //! writes (a point-wise in-place update: its load process reads each element before
 //! its store process writes the update, through separate ports) by the
 //! statement that writes it or an earlier one — a later statement would need the new
-//! value, and the load stream has the old one; no reduction, no scalar write. Every
-//! loop but the outermost has a compile-time trip count (the line buffers' size),
-//! and the buffers fit the device's block RAM.
+//! value, and the load stream has the old one; no reduction, no scalar write. Inner
+//! trip counts may be compile-time constants (at least 1) or known at run time only
+//! (strips); the buffers of strips of W iterations must fit the budget.
 //!
 //! Known limits of this first version (not checked against a Vitis installation):
-//! - whole-row strips: the line buffers hold complete rows (planes), so the inner trip
-//!   counts must be compile-time constants and large planes can exceed the block RAM
-//!   (strips tiled by a resource model are future work);
+//! - strips re-read their halo columns (above), and the load process requests the
+//!   first burst of a strip only after the last row of the previous one (one bubble
+//!   per strip and input); in 3D the tiles are square (min(S, rows) × S), not shaped
+//!   to the stencil's halo;
+//! - with strips the compute process's sizes (words per row, rows per plane, steps)
+//!   are run-time values, so the pipelined loops have run-time trip counts (no
+//!   `LOOP_TRIPCOUNT` pragma: the reports' latencies are unbounded);
 //! - the kernel reads the box hull of the Load set (`box \ Load` is in the plan dump:
 //!   the corners of a 5-point star, the edges of a 3D star), whole DDR words at the row
 //!   ends;
