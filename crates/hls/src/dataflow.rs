@@ -705,11 +705,15 @@ fn choose_strips(an: &mut Analysis, limits: &Limits) -> Result<(), Reason> {
     let b = an.bram36();
     let tile = if d == 3 { format!("{} rows × {} columns", st.rows, st.cols) } else { format!("{} columns", st.cols) };
     let halo = an.inputs.iter().map(|a| an.halo_cols(a)).max().unwrap_or(0);
+    let reread = if halo == 0 {
+        "no halo columns, so no element is read twice".to_string()
+    } else {
+        format!("halo columns re-read once per strip: {halo} element(s) per row and strip, ≈ {halo}/{} above the compulsory reads", st.cols)
+    };
     an.strip_note = format!(
         "strips: {tile} ({why}; the largest multiple of W = {w} whose buffers fit the budget: {b} of {} BRAM36, half \
-         the XCVU9P's); halo columns re-read once per strip: up to {halo} element(s) per row and strip, ≈ {halo}/{} \
-         above the compulsory reads",
-        limits.bram36, st.cols
+         the XCVU9P's); {reread}",
+        limits.bram36
     );
     Ok(())
 }

@@ -688,3 +688,19 @@ fn strips_are_the_widest_the_budget_allows() {
     let none = analyze_with(&big, 16, &Limits { bram36: 1, ..Limits::default() }).unwrap_err();
     assert!(none.remark().contains("even strips of 16 columns"), "{}", none.remark());
 }
+
+/// Every benchmark stencil of depth 2 and 3, at the paper's sizes (4096², 256³) and
+/// the small ones, at port widths 4, 8 and 16, streams whole rows (planes) within the
+/// budget: the kernels measured in docs/performance.md use no strips.
+#[test]
+fn benchmark_stencils_stream_whole_rows() {
+    for name in SMALL.iter().filter(|n| !n.starts_with("1D")) {
+        for region in [small(name), load(&format!("tests/ir/bench/{name}.ir.json"))] {
+            for w in [4u32, 8, 16] {
+                let an = tessera_hls::dataflow::analyze(&region, w).unwrap();
+                assert!(an.strips.is_none(), "{name} w={w}: {}", an.strip_note);
+                assert!(an.bram36() <= tessera_hls::dataflow::BRAM36_BUDGET, "{name} w={w}");
+            }
+        }
+    }
+}
