@@ -59,6 +59,7 @@ programs! {
     device_memory_routines_and_is_device_ptr => "device_memory.c",
     device_clause_names_a_device_or_the_host => "device_clause.c",
     statements_reading_and_writing_one_array => "statement_order.c",
+    strips_of_run_time_extents => "strips.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -178,6 +179,7 @@ variants! {
         device_memory_routines_and_is_device_ptr => "device_memory.c",
         device_clause_names_a_device_or_the_host => "device_clause.c",
         statements_reading_and_writing_one_array => "statement_order.c",
+        strips_of_run_time_extents => "strips.c",
     ]
 }
 

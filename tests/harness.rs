@@ -8,7 +8,9 @@
 //! - `// expect: emu` (or `host`) on a `#pragma omp target` line: every execution of
 //!   that region in the runtime report ran on that device, and the region ran at
 //!   least once. `// expect: emu tiled` / `// expect: emu baseline` also say which
-//!   kind of kernel every execution ran (tiled: the `paper` or `tessera` kernel);
+//!   kind of kernel every execution ran (tiled: the `paper`, `tessera` or `dataflow`
+//!   kernel); `// expect: emu dataflow`: the streaming kernel of mode `dataflow` when
+//!   the program is built in that mode (the default), a tiled kernel in the others;
 //!   `// expect: emu linear`: the fallback kernel of a delinearised region (the
 //!   baseline kernel of the region as written, `<kernel>_linear`) because a launch
 //!   condition failed, which the report's reason says. A host run's reason must be the text of one of the program's
@@ -123,8 +125,8 @@ pub fn expectations(source: &str) -> Vec<Expect> {
                 Some((dev, kind)) => {
                     let kind = kind.trim();
                     assert!(
-                        dev == "emu" && matches!(kind, "tiled" | "baseline" | "linear"),
-                        "line {line}: `// expect: emu tiled`, `emu baseline` or `emu linear`, not '{device}'"
+                        dev == "emu" && matches!(kind, "tiled" | "dataflow" | "baseline" | "linear"),
+                        "line {line}: `// expect: emu tiled`, `emu dataflow`, `emu baseline` or `emu linear`, not '{device}'"
                     );
                     (dev.to_string(), Some(kind.to_string()))
                 }
@@ -502,12 +504,15 @@ fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempD
                         }
                         if let Some(kind) = kernel {
                             let mode = r["mode"].as_str().unwrap_or("?");
-                            let tiled = mode != "baseline";
-                            assert_eq!(
-                                if tiled { "tiled" } else { "baseline" },
-                                kind.as_str(),
-                                "{label}:{line}: ran the {mode} kernel: {r}"
-                            );
+                            // `dataflow`: the build's mode is dataflow (the default), else tiled.
+                            let built = flags.iter().find_map(|f| f.strip_prefix("-fplugin-arg-tessera-mode=")).unwrap_or("dataflow");
+                            let got = match (mode, kind.as_str()) {
+                                ("baseline", _) => "baseline",
+                                ("dataflow", "dataflow") => "dataflow",
+                                (_, "dataflow") if built != "dataflow" => "dataflow",
+                                _ => "tiled",
+                            };
+                            assert_eq!(got, kind.as_str(), "{label}:{line}: ran the {mode} kernel (built in mode {built}): {r}");
                         }
                     }
                 }
@@ -628,7 +633,8 @@ mod tests {
         let src = "#pragma omp target // expect: emu\n  x; // expect-remark: why\n y; // expect-remark@-2: other\n\
                    #pragma omp target // expect: host ~ did not map\n// expect-transfers: A to=40 from=8\n\
                    #pragma omp target // expect: emu tiled\n#pragma omp target // expect: emu baseline ~ [reduction-order]\n\
-                   #pragma omp target // expect: emu baseline ~ [x] // expect(reassociate): emu tiled\n";
+                   #pragma omp target // expect: emu baseline ~ [x] // expect(reassociate): emu tiled\n\
+                   #pragma omp target // expect: emu dataflow\n";
         assert_eq!(
             expectations(src),
             vec![
@@ -641,6 +647,7 @@ mod tests {
                 Expect::Device { line: 7, device: "emu".into(), reason: Some("[reduction-order]".into()), kernel: Some("baseline".into()), when: None },
                 Expect::Device { line: 8, device: "emu".into(), reason: Some("[x]".into()), kernel: Some("baseline".into()), when: None },
                 Expect::Device { line: 8, device: "emu".into(), reason: None, kernel: Some("tiled".into()), when: Some("reassociate".into()) },
+                Expect::Device { line: 9, device: "emu".into(), reason: None, kernel: Some("dataflow".into()), when: None },
             ]
         );
         // Under the option the conditional expectation replaces the plain one of its line.
@@ -650,6 +657,6 @@ mod tests {
         assert!(under.iter().any(|x| matches!(x, Expect::Device { line: 8, when: Some(_), .. })));
         let plain = active(expectations(src), &[]);
         assert!(plain.iter().all(|x| !matches!(x, Expect::Device { when: Some(_), .. })));
-        assert_eq!(plain.len(), 8);
+        assert_eq!(plain.len(), 9);
     }
 }

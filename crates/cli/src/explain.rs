@@ -138,6 +138,7 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
                 Ok(an) => {
                     print!("  dataflow kernel (port width {}) ", a.port_width.max(1));
                     print!("{}", tessera_hls::dataflow::describe_channels(&an.channels()));
+                    println!("  {}", an.strip_note);
                     let p = ResourceParams::XCVU9P;
                     let k = shape::dataflow(region, &an);
                     println!("  dataflow kernel: {} lanes, line buffers, rings and streams as declared", k.lanes);

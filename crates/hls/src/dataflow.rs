@@ -10,7 +10,8 @@
 //! - **load** (one per input array, own `m_axi` bundle): the rows of the array's Load
 //!   box (`tessera_poly::dataflow`: the box hull of the elements the region reads), in
 //!   row order, whole rows — every element of the box is read from DDR exactly once —
-//!   realigned to the row's first element and pushed as wide words.
+//!   realigned to the row's first element and pushed as wide words. With strips
+//!   (below) the box is cut into the strips' boxes, streamed strip by strip.
 //! - **compute**: for nests of depth 2 and 3 the reuse window along the outermost
 //!   dimension lives in a circular buffer of K0 + 1 slots (rows in 2D, planes in 3D; K0
 //!   the rows the stencil spans): while output row (plane) i is computed from slots
@@ -29,6 +30,29 @@
 //! write-only port `tdf_w_<array>` per in-place array after them
 //! (`tessera_ir::manifest::Manifest::write_ports`: the runtime binds the array's one
 //! buffer to both), each on its own bundle.
+//!
+//! **Strips** ([`Analysis::strips`], decided by `choose_strips`). The line (plane)
+//! buffers hold whole rows (planes) when every inner trip count is a compile-time
+//! constant and the buffers of whole rows fit the block-RAM budget — half of the
+//! XCVU9P's 2160 BRAM36 ([`BRAM36_BUDGET`]; the rest is the shell's and the other
+//! kernels'), counted over [`Analysis::on_chip`] as the resource model counts it. The
+//! kernel is then the one of constant sizes. Otherwise (an inner trip count known only
+//! at run time, or rows too large) the innermost loop is strip-mined into strips of S
+//! iterations, S the largest multiple of W (up to [`MAX_STRIP`]) whose buffers fit the
+//! budget, capped by the loop's constant trip count; in 3D the middle loop too, tiles of
+//! min(S, its trip count) × S of the plane. The strips run one after another through
+//! the same processes: the load process streams a strip's box (its rows widened by the
+//! input's halo columns, in 3D its planes by the halo rows) row by row, the compute
+//! process sweeps each strip as an independent nest with buffers of the widest strip's
+//! width (its fill, then the outermost loop), the store process writes each strip's
+//! rows. The last strip of a row is partial (`tdf_sc` columns, known at run time):
+//! lanes beyond it are not computed, not stored (byte strobes, as at the row ends) and
+//! read nothing outside the strip's box, which lies inside the region's Load box. Halo
+//! columns are read once per strip they belong to: reads exceed the compulsory ones by
+//! about 2·halo / S per row (nothing when a row fits one strip, as it does whenever the
+//! run-time rows are at most S). A strip reads no column another strip writes: an
+//! array the region writes is read only at the element its iteration writes (no halo;
+//! asserted where the strips are decided).
 //!
 //! **In-place arrays.** AXI does not order a port's reads against its writes, so on a
 //! bundle that both reads and writes an array a read that may alias an earlier write
@@ -52,14 +76,18 @@
 //! writes (a point-wise in-place update: its load process reads each element before
 //! its store process writes the update, through separate ports) by the
 //! statement that writes it or an earlier one — a later statement would need the new
-//! value, and the load stream has the old one; no reduction, no scalar write. Every
-//! loop but the outermost has a compile-time trip count (the line buffers' size),
-//! and the buffers fit the device's block RAM.
+//! value, and the load stream has the old one; no reduction, no scalar write. Inner
+//! trip counts may be compile-time constants (at least 1) or known at run time only
+//! (strips); the buffers of strips of W iterations must fit the budget.
 //!
 //! Known limits of this first version (not checked against a Vitis installation):
-//! - whole-row strips: the line buffers hold complete rows (planes), so the inner trip
-//!   counts must be compile-time constants and large planes can exceed the block RAM
-//!   (strips tiled by a resource model are future work);
+//! - strips re-read their halo columns (above), and the load process requests the
+//!   first burst of a strip only after the last row of the previous one (one bubble
+//!   per strip and input); in 3D the tiles are square (min(S, rows) × S), not shaped
+//!   to the stencil's halo;
+//! - with strips the compute process's sizes (words per row, rows per plane, steps)
+//!   are run-time values, so the pipelined loops have run-time trip counts (no
+//!   `LOOP_TRIPCOUNT` pragma: the reports' latencies are unbounded);
 //! - the kernel reads the box hull of the Load set (`box \ Load` is in the plan dump:
 //!   the corners of a 5-point star, the edges of a 3D star), whole DDR words at the row
 //!   ends;
@@ -81,9 +109,20 @@ use tessera_ir::reject::Reason;
 use tessera_ir::{Expr, LValue, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, Scop, Sym};
 
-/// Block RAM bits of the VCU118's XCVU9P (2160 BRAM36 of 36 Kib): the line buffers
-/// must fit.
-const DEVICE_BRAM_BITS: i64 = 2160 * 36 * 1024;
+/// The block RAM a dataflow kernel's on-chip memories may take, in BRAM36: half of the
+/// VCU118's XCVU9P (2160 RAMB36E2, DS890). The other half is left to the platform's
+/// shell (its DMA engines, memory controllers and interconnect hold their own FIFOs in
+/// block RAM) and to the other kernels of the same xclbin; a kernel that took the
+/// whole device would not place beside them. The count is the one of the resource
+/// model (`tessera_model::resources::bram36_blocks` over [`Analysis::on_chip`], which
+/// `shape::dataflow` in the compiler estimates from), so the strip chosen here is
+/// the one the estimate shows.
+pub const BRAM36_BUDGET: i64 = 2160 / 2;
+
+/// The widest strip, in elements, when an inner trip count is known only at run
+/// time (or exceeds it): the compute process counts a strip's words and rows in
+/// `int`s and the emulated buffers stay within a few MiB per input.
+pub const MAX_STRIP: i64 = 1 << 16;
 
 /// Write bursts a store process leaves awaiting their responses.
 const PENDING_WRITES: i64 = 8;
@@ -169,6 +208,47 @@ pub struct Channel {
     pub why: String,
 }
 
+/// The strips of a nest of depth 2 or 3 whose rows (planes) are not streamed whole
+/// ([`Analysis::strips`]): the innermost loop runs in strips of `cols` iterations, in
+/// 3D the middle loop in strips of `rows` (tiles of `rows` × `cols` of the plane),
+/// one after the other through the same processes; the last strip of each loop is
+/// partial (its run-time remainder).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Strips {
+    /// Iterations of the middle loop per strip (depth 3; 1 in 2D).
+    pub rows: i64,
+    /// Iterations of the innermost loop per strip: a multiple of W.
+    pub cols: i64,
+}
+
+/// Limits of the strip decision ([`analyze_with`]); [`Limits::default`] is the
+/// device's: the budget [`BRAM36_BUDGET`], strips of at most [`MAX_STRIP`] elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// BRAM36 the kernel's block-RAM memories may take.
+    pub bram36: i64,
+    /// The widest strip (and the widest row streamed whole), in elements.
+    pub max_strip: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { bram36: BRAM36_BUDGET, max_strip: MAX_STRIP }
+    }
+}
+
+/// The fewest RAMB36E2 blocks holding `depth` words of `width` bits, over the block's
+/// aspect ratios (UG573: 32K×1, 16K×2, 8K×4, 4K×9, 2K×18, 1K×36, 512×72): the resource
+/// model's count (`tessera_model::resources::bram36_blocks`, which this crate does not
+/// depend on; the compiler's `shape` tests check that the two agree).
+pub fn bram36_blocks(depth: i64, width: i64) -> i64 {
+    if depth <= 0 || width <= 0 {
+        return 0;
+    }
+    const ASPECTS: [(i64, i64); 7] = [(32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72)];
+    ASPECTS.iter().map(|&(d, w)| ((depth + d - 1) / d) * ((width + w - 1) / w)).min().expect("aspects")
+}
+
 /// The region in the dataflow kernel's terms.
 #[derive(Clone, Debug)]
 pub struct Analysis {
@@ -182,6 +262,12 @@ pub struct Analysis {
     pub outputs: Vec<Output>,
     /// Elements per beat.
     pub w: i64,
+    /// Depth ≥ 2: the strips, or `None` for whole rows (planes), as far as the budget
+    /// allows ([`analyze_with`]).
+    pub strips: Option<Strips>,
+    /// Why the rows are whole or stripped, and at which width (plan file, `tessera
+    /// explain`).
+    pub strip_note: String,
 }
 
 impl Input {
@@ -215,16 +301,47 @@ impl Analysis {
             .collect()
     }
 
-    /// Elements of a row of `a`'s Load box (innermost dimension), for depth ≥ 2.
-    fn in_cols(&self, a: &Input) -> i64 {
-        let d = self.depth() - 1;
-        self.loops[d].trip.unwrap_or(0) + a.offsets[d].1 - a.offsets[d].0
+    /// Iterations of the innermost loop per row (a strip's, at most), for depth ≥ 2.
+    fn cols(&self) -> i64 {
+        match &self.strips {
+            Some(s) => s.cols,
+            None => self.loops[self.depth() - 1].trip.unwrap_or(0),
+        }
     }
 
-    /// Rows of a plane of `a`'s Load box (depth 3), else 1.
+    /// Iterations of the middle loop per plane (a strip's, at most), for depth 3.
+    fn rows(&self) -> i64 {
+        match &self.strips {
+            Some(s) => s.rows,
+            None => self.loops[1].trip.unwrap_or(0),
+        }
+    }
+
+    /// Halo columns of `a` (the innermost dimension's offset spread).
+    fn halo_cols(&self, a: &Input) -> i64 {
+        let d = self.depth() - 1;
+        a.offsets[d].1 - a.offsets[d].0
+    }
+
+    /// Halo rows of `a` (the middle dimension's offset spread, depth 3), else 0.
+    fn halo_rows(&self, a: &Input) -> i64 {
+        if self.depth() == 3 {
+            a.offsets[1].1 - a.offsets[1].0
+        } else {
+            0
+        }
+    }
+
+    /// Elements of a row of `a`'s Load box (innermost dimension; of a strip's box,
+    /// at most), for depth ≥ 2.
+    fn in_cols(&self, a: &Input) -> i64 {
+        self.cols() + self.halo_cols(a)
+    }
+
+    /// Rows of a plane of `a`'s Load box (depth 3; of a strip's box, at most), else 1.
     fn in_rows(&self, a: &Input) -> i64 {
         if self.depth() == 3 {
-            self.loops[1].trip.unwrap_or(0) + a.offsets[1].1 - a.offsets[1].0
+            self.rows() + self.halo_rows(a)
         } else {
             1
         }
@@ -235,18 +352,24 @@ impl Analysis {
         (self.in_cols(a) + self.w - 1) / self.w
     }
 
-    /// Output words per row (depth ≥ 2).
+    /// Output words per row (depth ≥ 2; of a strip, at most).
     fn out_words(&self) -> i64 {
-        (self.loops[self.depth() - 1].trip.unwrap_or(0) + self.w - 1) / self.w
+        (self.cols() + self.w - 1) / self.w
     }
 
-    /// Output rows per plane (depth 3), else 1.
+    /// Output rows per plane (depth 3; of a strip, at most), else 1.
     fn out_rows(&self) -> i64 {
         if self.depth() == 3 {
-            self.loops[1].trip.unwrap_or(0)
+            self.rows()
         } else {
             1
         }
+    }
+
+    /// BRAM36 of the kernel's block-RAM memories ([`Analysis::on_chip`], counted by
+    /// [`bram36_blocks`] per memory): what the strip decision holds to the budget.
+    pub fn bram36(&self) -> i64 {
+        self.on_chip().iter().filter(|m| m.in_bram).map(|m| m.memories * bram36_blocks(m.words, m.word_bits)).sum()
     }
 
     /// 1D: how many words ahead of an output word its inputs' windows reach (the
@@ -362,16 +485,39 @@ impl Analysis {
             let ki = self.inputs.iter().map(|a| (n0 + a.offsets[0].1 - a.offsets[0].0 + w - 1) / w).max().unwrap_or(0);
             return ki.max(ko + lag);
         }
-        let fill: i64 = self.inputs.iter().map(|a| a.window() * self.in_rows(a) * self.in_words(a)).sum();
-        let outs = self.out_rows() * self.out_words();
-        let more = self.inputs.iter().map(|a| self.in_rows(a) * self.in_words(a)).max().unwrap_or(0).max(outs);
-        fill + (n0 - 1) * more + outs
+        // One sweep over the outermost loop for a strip of `sr` rows (3D) × `sc` columns.
+        let three = self.depth() == 3;
+        let sweep = |sr: i64, sc: i64| {
+            let words = |a: &Input| (if three { sr + self.halo_rows(a) } else { 1 }) * ((sc + self.halo_cols(a) + w - 1) / w);
+            let fill: i64 = self.inputs.iter().map(|a| a.window() * words(a)).sum();
+            let outs = (if three { sr } else { 1 }) * ((sc + w - 1) / w);
+            let more = self.inputs.iter().map(words).max().unwrap_or(0).max(outs);
+            fill + (n0 - 1) * more + outs
+        };
+        let Some(st) = &self.strips else { return sweep(self.out_rows(), self.cols()) };
+        // Strips: one sweep each, the last of each loop partial; a run-time inner trip
+        // count is taken as one whole strip.
+        let d = self.depth();
+        let split = |trip: Option<i64>, s: i64| -> Vec<i64> {
+            match trip {
+                Some(n) => (0..n).step_by(s.max(1) as usize).map(|c| (n - c).min(s)).collect(),
+                None => vec![s],
+            }
+        };
+        let cols = split(self.loops[d - 1].trip, st.cols);
+        let rows = if three { split(self.loops[1].trip, st.rows) } else { vec![1] };
+        rows.iter().map(|&sr| cols.iter().map(|&sc| sweep(sr, sc)).sum::<i64>()).sum()
     }
 }
 
 /// Whether `region` is in the dataflow kernel's input class at port width `w`, and
-/// its description.
+/// its description (strips decided for the device's [`Limits`]).
 pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
+    analyze_with(region, port_width, &Limits::default())
+}
+
+/// [`analyze`] under other [`Limits`] (tests force narrow strips with them).
+pub fn analyze_with(region: &Region, port_width: u32, limits: &Limits) -> Result<Analysis, Reason> {
     let w = port_width as i64;
     if !port_width.is_power_of_two() || port_width > 64 {
         return Err(unsupported(format!("port width {port_width} is not a power of two from 1 to 64")));
@@ -463,15 +609,8 @@ pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
         }
     }
     for l in &loops[1..] {
-        match l.trip {
-            Some(t) if t >= 1 => {}
-            Some(_) => return Err(unsupported(format!("loop '{}' has no iteration", l.var))),
-            None => {
-                return Err(unsupported(format!(
-                    "the trip count of loop '{}' is not a compile-time constant (the line buffers hold whole rows)",
-                    l.var
-                )))
-            }
+        if l.trip.is_some_and(|t| t < 1) {
+            return Err(unsupported(format!("loop '{}' has no iteration", l.var)));
         }
     }
     // Inner extents of every streamed array (row strides).
@@ -484,33 +623,122 @@ pub fn analyze(region: &Region, port_width: u32) -> Result<Analysis, Reason> {
             return Err(unsupported(format!("a beat of {w} elements of '{name}' is wider than an AXI data bus (1024 bits)")));
         }
     }
-    let an = Analysis { scop, loops, inputs, outputs, w };
-    if d >= 2 {
-        let bits: i64 = an
-            .inputs
-            .iter()
-            .map(|a| (a.window() + 1) * an.in_rows(a) * an.in_words(a) * w * a.elem.size() as i64 * 8)
-            .sum();
-        if bits > DEVICE_BRAM_BITS {
-            return Err(unsupported(format!(
-                "the line buffers need {bits} bits, more than the XCVU9P's {DEVICE_BRAM_BITS} bits of block RAM"
-            )));
+    let mut an = Analysis { scop, loops, inputs, outputs, w, strips: None, strip_note: String::new() };
+    if d == 1 {
+        an.strip_note = "strips: none (1D: a ring of words, whatever the trip count)".into();
+        return Ok(an);
+    }
+    choose_strips(&mut an, limits)?;
+    // Strips are independent sweeps: strip s + 1 reads its columns (and its halo) after
+    // strip s's store process may have written strip s's. That is safe because an
+    // array the region writes is read only at the element its iteration writes (checked
+    // above: a point-wise update has no halo), so no strip reads a column another strip
+    // writes; asserted here, where the strips are decided.
+    for o in an.outputs.iter().filter(|o| an.in_place(o)) {
+        let a = an.inputs.iter().find(|a| a.name == o.name).expect("in place");
+        if a.offsets.iter().any(|&(lo, hi)| lo != hi) {
+            return Err(Reason::KernelInconsistent {
+                detail: format!("the in-place array '{}' is read with a halo, which a neighbouring strip may have written", o.name),
+            });
         }
     }
     Ok(an)
 }
 
+/// The strip decision (depth ≥ 2). Whole rows (planes), the kernel of constant inner
+/// trip counts, when every inner trip count is a compile-time constant of at most
+/// `max_strip` and the buffers of whole rows fit the budget; otherwise strips of S
+/// iterations of the innermost loop, S the largest multiple of W up to `max_strip`
+/// whose buffers fit (in 3D tiles of min(S, rows of the plane) × S: square tiles keep
+/// the halo re-read per tile small in both directions), each capped by its loop's
+/// constant trip count. Strips re-read each input's halo columns (rows) once per strip:
+/// reads exceed the compulsory ones by about 2·halo / S per row, nothing when a row
+/// fits one strip. Refused when even strips of W iterations exceed the budget.
+fn choose_strips(an: &mut Analysis, limits: &Limits) -> Result<(), Reason> {
+    let d = an.depth();
+    let w = an.w;
+    let inner: Vec<(String, Option<i64>)> = an.loops[1..].iter().map(|l| (l.var.clone(), l.trip)).collect();
+    let why = match inner.iter().find(|(_, t)| !t.is_some_and(|t| t <= limits.max_strip)) {
+        Some((v, None)) => format!("the trip count of loop '{v}' is not a compile-time constant"),
+        Some((v, Some(t))) => format!("loop '{v}' runs {t} iterations, more than a strip's {}", limits.max_strip),
+        None => {
+            let b = an.bram36();
+            if b <= limits.bram36 {
+                an.strip_note = format!(
+                    "strips: whole {} (the inner trip counts are constants and the buffers of whole {} take {b} of the \
+                     budget's {} BRAM36)",
+                    if d == 3 { "planes" } else { "rows" },
+                    if d == 3 { "planes" } else { "rows" },
+                    limits.bram36
+                );
+                return Ok(());
+            }
+            format!("whole {} need {b} BRAM36, more than the budget's {}", if d == 3 { "planes" } else { "rows" }, limits.bram36)
+        }
+    };
+    let round_up = |t: i64| (t + w - 1) / w * w;
+    let strips_of = |s: i64| Strips {
+        rows: if d == 3 { an.loops[1].trip.map_or(s, |t| t.min(s)) } else { 1 },
+        cols: an.loops[d - 1].trip.map_or(s, |t| round_up(t).min(s)),
+    };
+    // The BRAM36 count grows with S: the largest fitting multiple of W by bisection.
+    let (mut lo, mut hi) = (0i64, limits.max_strip / w);
+    while lo < hi {
+        let m = (lo + hi + 1) / 2;
+        an.strips = Some(strips_of(m * w));
+        if an.bram36() <= limits.bram36 {
+            lo = m;
+        } else {
+            hi = m - 1;
+        }
+    }
+    if lo == 0 {
+        an.strips = Some(strips_of(w));
+        return Err(unsupported(format!(
+            "{why}, and even strips of {w} columns need {} BRAM36, more than the budget's {}",
+            an.bram36(),
+            limits.bram36
+        )));
+    }
+    let st = strips_of(lo * w);
+    an.strips = Some(st.clone());
+    let b = an.bram36();
+    let tile = if d == 3 { format!("{} rows × {} columns", st.rows, st.cols) } else { format!("{} columns", st.cols) };
+    let halo = an.inputs.iter().map(|a| an.halo_cols(a)).max().unwrap_or(0);
+    let reread = if halo == 0 {
+        "no halo columns, so no element is read twice".to_string()
+    } else {
+        format!("halo columns re-read once per strip: {halo} element(s) per row and strip, ≈ {halo}/{} above the compulsory reads", st.cols)
+    };
+    an.strip_note = format!(
+        "strips: {tile} ({why}; the largest multiple of W = {w} whose buffers fit the budget: {b} of {} BRAM36, half \
+         the XCVU9P's); {reread}",
+        limits.bram36
+    );
+    Ok(())
+}
+
 /// Generates the dataflow kernel `name` for `region`; also returns the text the plan
 /// dump gets (the processes and the exact Load / Store sets).
 pub fn generate(region: &Region, name: &str, port_width: u32) -> Result<(Kernel, String), Reason> {
-    let an = analyze(region, port_width)?;
+    generate_with(region, name, port_width, &Limits::default())
+}
+
+/// [`generate`] under other [`Limits`].
+pub fn generate_with(region: &Region, name: &str, port_width: u32, limits: &Limits) -> Result<(Kernel, String), Reason> {
+    let an = analyze_with(region, port_width, limits)?;
     let sets = tessera_poly::dataflow::sets(&an.scop).map_err(|m| Reason::Internal { message: m })?;
     let g = Gen { region, an: &an, name };
     let kernel = g.kernel();
     let mut plan = String::new();
     let _ = writeln!(plan, "dataflow kernel (port width {port_width}):");
+    let _ = writeln!(plan, "  {}", an.strip_note);
     for a in &an.inputs {
-        let _ = writeln!(plan, "  load {}: rows of its Load box, whole rows, each element read once", a.name);
+        if an.strips.is_some() {
+            let _ = writeln!(plan, "  load {}: rows of its Load box strip by strip, each strip's rows widened by its halo", a.name);
+        } else {
+            let _ = writeln!(plan, "  load {}: rows of its Load box, whole rows, each element read once", a.name);
+        }
     }
     let _ = writeln!(plan, "  compute: {} output word(s) of {port_width} lanes per cycle", an.outputs.len());
     for o in &an.outputs {
@@ -626,6 +854,42 @@ impl Gen<'_> {
         let l0 = &self.an.loops[0];
         let _ = writeln!(c, "  const long tdf_n0 = {} - tdf_L0;", self.aff(&l0.upper));
         let _ = writeln!(c, "  if (tdf_n0 <= 0) return;");
+        if self.an.strips.is_some() {
+            // Strips: the inner trip counts (`tdf_n<d>`), known at run time.
+            for (d, l) in self.an.loops.iter().enumerate().skip(1) {
+                let _ = writeln!(c, "  const long tdf_n{d} = {} - tdf_L{d};", self.aff(&l.upper));
+                let _ = writeln!(c, "  if (tdf_n{d} <= 0) return;");
+            }
+        }
+    }
+
+    /// Strips: opens the loops over the strips (3D: `tdf_r0` over the middle loop's
+    /// iterations, `tdf_sr` the strip's rows; `tdf_c0` over the innermost's, `tdf_sc`
+    /// its columns, the last strip partial) and returns how many it opened.
+    fn strips_open(&self, c: &mut String) -> usize {
+        let st = self.an.strips.as_ref().expect("strips");
+        let d = self.depth();
+        let mut ind = String::from("  ");
+        let mut open = 0;
+        if d == 3 {
+            let sj = st.rows;
+            let _ = writeln!(c, "{ind}for (long tdf_r0 = 0; tdf_r0 < tdf_n1; tdf_r0 += {sj}) {{");
+            let _ = writeln!(c, "{ind}  const long tdf_sr = tdf_n1 - tdf_r0 < {sj} ? tdf_n1 - tdf_r0 : {sj}L;  // rows of this strip");
+            ind.push_str("  ");
+            open += 1;
+        }
+        let sk = st.cols;
+        let n = format!("tdf_n{}", d - 1);
+        let _ = writeln!(c, "{ind}for (long tdf_c0 = 0; tdf_c0 < {n}; tdf_c0 += {sk}) {{");
+        let _ = writeln!(c, "{ind}  const long tdf_sc = {n} - tdf_c0 < {sk} ? {n} - tdf_c0 : {sk}L;  // columns of this strip");
+        open + 1
+    }
+
+    /// Closes `open` strip loops.
+    fn strips_close(&self, c: &mut String, open: usize) {
+        for k in (0..open).rev() {
+            let _ = writeln!(c, "{}}}", "  ".repeat(k + 1));
+        }
     }
 
     /// `((long)(r0) * E1 + r1) * E2 + c`: the element index of `array[idx…]`.
@@ -642,20 +906,23 @@ impl Gen<'_> {
 
     /// The element where row `r` (flat row counter, a C++ expression) of a box starts:
     /// the box's corner `tdf_L<d> + off[d]`, rows of `per_plane` per plane in 3D.
-    fn row_start(&self, array: &str, off: &[i64], r: &str, per_plane: i64) -> String {
+    /// With strips the box is the strip's: its corner moves by `tdf_r0` rows (3D) and
+    /// `tdf_c0` columns.
+    fn row_start(&self, array: &str, off: &[i64], r: &str, per_plane: &str) -> String {
         let d = self.depth();
         let o = |x: i64| match x {
             0 => String::new(),
             x if x < 0 => format!(" - {}", -x),
             x => format!(" + {x}"),
         };
+        let (r0, c0) = if self.an.strips.is_some() { (" + tdf_r0", " + tdf_c0") } else { ("", "") };
         let idx: Vec<String> = match d {
             1 => vec![format!("tdf_L0{}", o(off[0]))],
-            2 => vec![format!("tdf_L0{} + {r}", o(off[0])), format!("tdf_L1{}", o(off[1]))],
+            2 => vec![format!("tdf_L0{} + {r}", o(off[0])), format!("tdf_L1{}{c0}", o(off[1]))],
             _ => vec![
                 format!("tdf_L0{} + ({r}) / {per_plane}", o(off[0])),
-                format!("tdf_L1{} + ({r}) % {per_plane}", o(off[1])),
-                format!("tdf_L2{}", o(off[2])),
+                format!("tdf_L1{}{r0} + ({r}) % {per_plane}", o(off[1])),
+                format!("tdf_L2{}{c0}", o(off[2])),
             ],
         };
         self.linear(array, &idx)
@@ -673,30 +940,62 @@ impl Gen<'_> {
         );
         self.prologue(c);
         let lo: Vec<i64> = a.offsets.iter().map(|o| o.0).collect();
-        let (rows, n) = match self.depth() {
-            1 => ("1L".to_string(), format!("tdf_n0 + {}", a.offsets[0].1 - a.offsets[0].0)),
+        let strips = self.an.strips.is_some();
+        let (rows, n, per_plane) = match self.depth() {
+            1 => ("1L".to_string(), format!("tdf_n0 + {}", a.offsets[0].1 - a.offsets[0].0), "1".to_string()),
+            // A strip's box: its rows widened by the halo columns, its planes by the
+            // halo rows.
+            d if strips => (
+                format!("(tdf_n0 + {}) * {}", a.window() - 1, if d == 3 { "tdf_pr" } else { "1" }),
+                format!("tdf_sc + {}", self.an.halo_cols(a)),
+                "tdf_pr".to_string(),
+            ),
             _ => (
                 format!("(tdf_n0 + {}) * {}", a.window() - 1, self.an.in_rows(a)),
                 format!("{}L", self.an.in_cols(a)),
+                self.an.in_rows(a).to_string(),
             ),
         };
-        let per_plane = self.an.in_rows(a);
-        let _ = writeln!(c, "  const long tdf_rows = {rows};");
-        let _ = writeln!(c, "  const long tdf_n = {n};");
-        let _ = writeln!(c, "  tessera_df_request_first<{}, {}>({port}, {}, tdf_n);", self.w(), self.seg(a.elem), self.row_start(&a.name, &lo, "0L", per_plane));
-        let _ = writeln!(c, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
-        let _ = writeln!(c, "    const bool tdf_next = tdf_r + 1 < tdf_rows;");
+        let mut body = String::new();
+        let b = &mut body;
+        if strips && self.depth() == 3 {
+            let _ = writeln!(b, "  const long tdf_pr = tdf_sr + {};  // rows of a plane of the strip's box", self.an.halo_rows(a));
+        }
+        let _ = writeln!(b, "  const long tdf_rows = {rows};");
+        let _ = writeln!(b, "  const long tdf_n = {n};");
+        let _ = writeln!(b, "  tessera_df_request_first<{}, {}>({port}, {}, tdf_n);", self.w(), self.seg(a.elem), self.row_start(&a.name, &lo, "0L", &per_plane));
+        let _ = writeln!(b, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
+        let _ = writeln!(b, "    const bool tdf_next = tdf_r + 1 < tdf_rows;");
         let _ = writeln!(
-            c,
+            b,
             "    tessera_df_read_row<{}, {}, {}>({port}, {}, tdf_n, {port}_in, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
             self.w(),
             self.seg(a.elem),
             a.elem.c_name(),
-            self.row_start(&a.name, &lo, "tdf_r", per_plane),
-            self.row_start(&a.name, &lo, "tdf_r + 1", per_plane)
+            self.row_start(&a.name, &lo, "tdf_r", &per_plane),
+            self.row_start(&a.name, &lo, "tdf_r + 1", &per_plane)
         );
-        let _ = writeln!(c, "  }}");
+        let _ = writeln!(b, "  }}");
+        self.in_strips(c, &body);
         let _ = writeln!(c, "}}\n");
+    }
+
+    /// `body` (lines indented for the process's top level) as is, or inside the strip
+    /// loops.
+    fn in_strips(&self, c: &mut String, body: &str) {
+        if self.an.strips.is_none() {
+            c.push_str(body);
+            return;
+        }
+        let open = self.strips_open(c);
+        for line in body.lines() {
+            if !line.is_empty() && !line.starts_with('#') {
+                c.push_str(&"  ".repeat(open));
+            }
+            c.push_str(line);
+            c.push('\n');
+        }
+        self.strips_close(c, open);
     }
 
     fn store_process(&self, c: &mut String, o: &Output) {
@@ -711,22 +1010,34 @@ impl Gen<'_> {
         );
         self.prologue(c);
         let d = self.depth();
-        let (rows, n) = match d {
-            1 => ("1L".to_string(), "tdf_n0".to_string()),
-            _ => (format!("tdf_n0 * {}", self.an.out_rows()), format!("{}L", self.an.loops[d - 1].trip.unwrap_or(0))),
+        let strips = self.an.strips.is_some();
+        let (rows, n, per_plane) = match d {
+            1 => ("1L".to_string(), "tdf_n0".to_string(), "1".to_string()),
+            _ if strips => (format!("tdf_n0 * {}", if d == 3 { "tdf_sr" } else { "1" }), "tdf_sc".to_string(), "tdf_sr".to_string()),
+            _ => (
+                format!("tdf_n0 * {}", self.an.out_rows()),
+                format!("{}L", self.an.loops[d - 1].trip.unwrap_or(0)),
+                self.an.out_rows().to_string(),
+            ),
         };
-        let _ = writeln!(c, "  const long tdf_rows = {rows};");
-        let _ = writeln!(c, "  int tdf_pending = 0;");
-        let _ = writeln!(c, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
+        let mut body = String::new();
+        let _ = writeln!(body, "  const long tdf_rows = {rows};");
+        if strips {
+            let _ = writeln!(c, "  int tdf_pending = 0;");
+        } else {
+            let _ = writeln!(body, "  int tdf_pending = 0;");
+        }
+        let _ = writeln!(body, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
         let _ = writeln!(
-            c,
+            body,
             "    tessera_df_write_row<{}, {}, {PENDING_WRITES}, {}>({port}, {}, {n}, {port}_out, tdf_pending);",
             self.w(),
             self.seg(o.elem),
             o.elem.c_name(),
-            self.row_start(&o.name, &o.offsets, "tdf_r", self.an.out_rows())
+            self.row_start(&o.name, &o.offsets, "tdf_r", &per_plane)
         );
-        let _ = writeln!(c, "  }}");
+        let _ = writeln!(body, "  }}");
+        self.in_strips(c, &body);
         let _ = writeln!(c, "  tessera_df_write_drain({port}, tdf_pending);");
         let _ = writeln!(c, "}}\n");
     }
@@ -778,7 +1089,9 @@ impl Gen<'_> {
             let _ = writeln!(c, "{ind}{} {}_o = 0;", self.word(o.elem), ident(&o.name));
         }
         let last = &self.an.loops[d - 1];
+        let strips = self.an.strips.is_some();
         let n_last = match last.trip {
+            _ if d > 1 && strips => "tdf_sc".to_string(),
             Some(t) if d > 1 => format!("{t}"),
             _ => "tdf_n0".to_string(),
         };
@@ -789,7 +1102,7 @@ impl Gen<'_> {
         let ind2 = format!("{ind}    ");
         // The loop indices of this lane's iteration, in the source's types.
         let mut rel: Vec<String> = outer.to_vec();
-        rel.push("tdf_j".into());
+        rel.push(if strips && d > 1 { "tdf_c0 + tdf_j" } else { "tdf_j" }.into());
         for (x, l) in self.an.loops.iter().enumerate() {
             let _ = writeln!(c, "{ind2}const {ty} {v} = ({ty})(tdf_L{x} + {r});", ty = l.ty.c_name(), v = ident(&l.var), r = rel[x]);
             let _ = writeln!(c, "{ind2}(void){};", ident(&l.var));
@@ -883,43 +1196,83 @@ impl Gen<'_> {
         let _ = writeln!(c, "  }}");
     }
 
-    fn compute_nd(&self, c: &mut String) {
+    fn compute_nd(&self, out: &mut String) {
         let an = self.an;
         let three = self.depth() == 3;
-        let ko = an.out_words();
-        let nr = an.out_rows();
+        let strips = an.strips.is_some();
+        let w = self.w();
         for a in &an.inputs {
             let p = ident(&a.name);
             let (s, rows, kw) = (a.window() + 1, an.in_rows(a), an.in_words(a));
             let dims = if three { format!("[{s}][{rows}][{kw}]") } else { format!("[{s}][{kw}]") };
             let _ = writeln!(
-                c,
-                "  // '{}': {} slots (the {} {} the stencil spans and one being loaded), {kw} words per row.",
+                out,
+                "  // '{}': {} slots (the {} {} the stencil spans and one being loaded), {kw} words per row{}.",
                 a.name,
                 s,
                 a.window(),
-                if three { "planes" } else { "rows" }
+                if three { "planes" } else { "rows" },
+                if strips { " (of the widest strip)" } else { "" }
             );
-            let _ = writeln!(c, "  TESSERA_PROCESS_STATE {} {p}_lb{dims};", self.word(a.elem));
-            let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=1 complete");
+            let _ = writeln!(out, "  TESSERA_PROCESS_STATE {} {p}_lb{dims};", self.word(a.elem));
+            let _ = writeln!(out, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=1 complete");
             let last_dim = if three { 3 } else { 2 };
             if three && a.offsets[1].1 > a.offsets[1].0 {
-                let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=2 cyclic factor={}", a.offsets[1].1 - a.offsets[1].0 + 1);
+                let _ = writeln!(out, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim=2 cyclic factor={}", a.offsets[1].1 - a.offsets[1].0 + 1);
             }
             let nw = an.window_words(a);
             if nw > 1 {
-                let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim={last_dim} cyclic factor={nw}");
+                let _ = writeln!(out, "#pragma HLS ARRAY_PARTITION variable={p}_lb dim={last_dim} cyclic factor={nw}");
             }
-            let _ = writeln!(c, "#pragma HLS BIND_STORAGE variable={p}_lb type=ram_2p impl=bram");
+            let _ = writeln!(out, "#pragma HLS BIND_STORAGE variable={p}_lb type=ram_2p impl=bram");
+        }
+        // The sizes of a sweep: constants for whole rows; per strip, its words per row
+        // (`<array>_kw`), rows per plane (`<array>_rw`), output words per row
+        // (`tdf_ko`), output words per plane (`tdf_outs`) and the steps of a row
+        // (plane) with a next one to load (`tdf_most`).
+        let kw_of = |a: &Input| if strips { format!("{}_kw", ident(&a.name)) } else { an.in_words(a).to_string() };
+        let fill_of = |a: &Input| match (strips, three) {
+            (true, true) => format!("{p}_rw * {p}_kw", p = ident(&a.name)),
+            (true, false) => format!("{}_kw", ident(&a.name)),
+            _ => (an.in_rows(a) * an.in_words(a)).to_string(),
+        };
+        let nr = an.out_rows();
+        let ko = if strips { "tdf_ko".to_string() } else { an.out_words().to_string() };
+        let outs_n = nr * an.out_words();
+        let more_n = an.inputs.iter().map(|a| an.in_rows(a) * an.in_words(a)).max().unwrap_or(0).max(outs_n);
+        let (outs, more) = if strips { ("tdf_outs".to_string(), "tdf_most".to_string()) } else { (outs_n.to_string(), more_n.to_string()) };
+        let mut body = String::new();
+        let c = &mut body;
+        if strips {
+            for a in &an.inputs {
+                let p = ident(&a.name);
+                if three {
+                    let _ = writeln!(c, "  const long {p}_rw = tdf_sr + {};  // rows of a plane of the strip's box", an.halo_rows(a));
+                }
+                let _ = writeln!(c, "  const long {p}_kw = (tdf_sc + {} + {}) / {w};  // words of a row of the strip's box", an.halo_cols(a), w - 1);
+            }
+            let _ = writeln!(c, "  const long tdf_ko = (tdf_sc + {}) / {w};", w - 1);
+            let _ = writeln!(c, "  const long tdf_outs = {} * tdf_ko;", if three { "tdf_sr" } else { "1" });
+            let _ = writeln!(c, "  long tdf_most = tdf_outs;");
+            for a in &an.inputs {
+                let f = fill_of(a);
+                let _ = writeln!(c, "  if ({f} > tdf_most) tdf_most = {f};");
+            }
         }
         let _ = writeln!(c, "  // Fill: the first {} of every window.", if three { "planes" } else { "rows" });
         for a in &an.inputs {
             let p = ident(&a.name);
-            let (rows, kw) = (an.in_rows(a), an.in_words(a));
+            let kw = kw_of(a);
             let _ = writeln!(c, "  for (int tdf_r = 0; tdf_r < {}; tdf_r++) {{", a.window());
-            let _ = writeln!(c, "    for (int tdf_q = 0; tdf_q < {}; tdf_q++) {{", rows * kw);
+            if strips && three {
+                let _ = writeln!(c, "    int {p}_fr = 0, {p}_fq = 0;");
+            }
+            let _ = writeln!(c, "    for (int tdf_q = 0; tdf_q < {}; tdf_q++) {{", fill_of(a));
             let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
-            if three {
+            if strips && three {
+                let _ = writeln!(c, "      {p}_lb[tdf_r][{p}_fr][{p}_fq] = {p}_in.read();");
+                let _ = writeln!(c, "      if (++{p}_fq == {kw}) {{ {p}_fq = 0; {p}_fr++; }}");
+            } else if three {
                 let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q / {kw}][tdf_q % {kw}] = {p}_in.read();");
             } else {
                 let _ = writeln!(c, "      {p}_lb[tdf_r][tdf_q] = {p}_in.read();");
@@ -928,8 +1281,6 @@ impl Gen<'_> {
             let _ = writeln!(c, "  }}");
             let _ = writeln!(c, "  int {p}_head = 0;  // the slot of the window's first row");
         }
-        let outs = nr * ko;
-        let more = an.inputs.iter().map(|a| an.in_rows(a) * an.in_words(a)).max().unwrap_or(0).max(outs);
         let _ = writeln!(c, "  for (long tdf_i = 0; tdf_i < tdf_n0; tdf_i++) {{");
         let _ = writeln!(c, "    const bool tdf_more = tdf_i + 1 < tdf_n0;  // a next row to load");
         for a in &an.inputs {
@@ -942,14 +1293,14 @@ impl Gen<'_> {
             let _ = writeln!(c, "    int {p}_r = 0, {p}_q = 0;  // next row / word to load into slot {p}_k{}", a.window());
         }
         let _ = writeln!(c, "    int tdf_oj = 0, tdf_ow = 0;  // next output row / word");
-        let _ = writeln!(c, "    const int tdf_steps = tdf_more ? {more} : {outs};");
+        let _ = writeln!(c, "    const {} tdf_steps = tdf_more ? {more} : {outs};", if strips { "long" } else { "int" });
         let _ = writeln!(c, "    for (int tdf_t = 0; tdf_t < tdf_steps; tdf_t++) {{");
         let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
         for a in &an.inputs {
             let p = ident(&a.name);
-            let (rows, kw) = (an.in_rows(a), an.in_words(a));
+            let kw = kw_of(a);
             let spare = format!("{p}_k{}", a.window());
-            let _ = writeln!(c, "      if (tdf_more && tdf_t < {}) {{", rows * kw);
+            let _ = writeln!(c, "      if (tdf_more && tdf_t < {}) {{", fill_of(a));
             if three {
                 let _ = writeln!(c, "        {p}_lb[{spare}][{p}_r][{p}_q] = {p}_in.read();");
                 let _ = writeln!(c, "        if (++{p}_q == {kw}) {{ {p}_q = 0; {p}_r++; }}");
@@ -965,7 +1316,7 @@ impl Gen<'_> {
             let a = self.input(&array);
             let p = ident(&array);
             let nw = an.window_words(a);
-            let kw = an.in_words(a);
+            let kw = kw_of(a);
             let slot = format!("{p}_k{}", offs[0] - a.offsets[0].0);
             let row = if three { format!("[tdf_oj + {}]", offs[1] - a.offsets[1].0) } else { String::new() };
             let _ = writeln!(c, "        {} {win}[{nw}];", self.word(a.elem));
@@ -975,7 +1326,11 @@ impl Gen<'_> {
             let _ = writeln!(c, "          {win}[tdf_d] = tdf_q < {kw} ? {p}_lb[{slot}]{row}[tdf_q] : {}(0);", self.word(a.elem));
             let _ = writeln!(c, "        }}");
         }
-        let outer: Vec<String> = if three { vec!["tdf_i".into(), "tdf_oj".into()] } else { vec!["tdf_i".into()] };
+        let outer: Vec<String> = match (three, strips) {
+            (true, true) => vec!["tdf_i".into(), "tdf_r0 + tdf_oj".into()],
+            (true, false) => vec!["tdf_i".into(), "tdf_oj".into()],
+            _ => vec!["tdf_i".into()],
+        };
         self.lanes(c, "        ", "tdf_ow", &outer);
         if three {
             let _ = writeln!(c, "        if (++tdf_ow == {ko}) {{ tdf_ow = 0; tdf_oj++; }}");
@@ -990,6 +1345,7 @@ impl Gen<'_> {
             let _ = writeln!(c, "    {p}_head = {p}_head + 1 == {} ? 0 : {p}_head + 1;", a.window() + 1);
         }
         let _ = writeln!(c, "  }}");
+        self.in_strips(out, &body);
     }
 
     fn kernel(&self) -> Kernel {
@@ -1002,7 +1358,19 @@ impl Gen<'_> {
         let _ = writeln!(c, "// Region: {} in {}(), `#pragma omp {}`.", loc, region.function, region.directive);
         let _ = writeln!(c, "// Mode: dataflow — load, compute and store processes under #pragma HLS DATAFLOW,");
         let _ = writeln!(c, "// connected by streams of {}-element words: every input element read from DDR once", self.w());
-        let _ = writeln!(c, "// (whole rows of its Load box), the reuse window in on-chip buffers, {} outputs per", self.w());
+        match &an.strips {
+            None => {
+                let _ = writeln!(c, "// (whole rows of its Load box), the reuse window in on-chip buffers, {} outputs per", self.w());
+            }
+            Some(st) => {
+                let _ = writeln!(
+                    c,
+                    "// per strip of {} of its Load box; halo columns once per strip), the reuse window in",
+                    if self.depth() == 3 { format!("{} rows x {} columns", st.rows, st.cols) } else { format!("{} columns", st.cols) }
+                );
+                let _ = writeln!(c, "// on-chip buffers of a strip's width, {} outputs per", self.w());
+            }
+        }
         let _ = writeln!(c, "// cycle, rows written back in strobed bursts. Every implicit conversion of the source is");
         let _ = writeln!(c, "// an explicit cast and each lane evaluates the source's expression, so results match the");
         let _ = writeln!(c, "// host bit for bit.");

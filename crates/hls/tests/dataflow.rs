@@ -13,6 +13,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
+use tessera_hls::dataflow::Limits;
 use tessera_hls::Kernel;
 use tessera_ir::Region;
 
@@ -112,17 +113,27 @@ fn bytes(r: &tessera_rt::report::Record) -> Vec<(String, (u64, u64, u64))> {
         .collect()
 }
 
-/// Runs every qualifying stencil at port widths 4, 8, 16 against the baseline kernel:
-/// same results bit for bit, same elements stored (enabled bytes).
-fn check(name: &str, region: &Region, cache: &Path) -> Vec<String> {
+/// Runs a stencil at the port widths `widths` against the baseline kernel: same
+/// results bit for bit, same elements stored (enabled bytes). With `strip_words`, the
+/// strips are forced to at most that many words (`Limits::max_strip`), and must be
+/// chosen.
+fn check(name: &str, region: &Region, cache: &Path, widths: &[u32], strip_words: Option<i64>) -> Vec<String> {
     let inputs = Inputs::new(region, &[], 2024);
     let base = tessera_hls::baseline::generate(region, "tessera_base");
     let (want, base_rec) = run(region, &manifest(region, &base, "baseline"), &inputs, cache);
     let base_bytes = bytes(&base_rec);
     let mut failures = Vec::new();
-    for w in [4u32, 8, 16] {
-        let label = format!("{name} dataflow w={w}");
-        let k = dataflow(region, w, "tessera_df");
+    for &w in widths {
+        let label = format!("{name} dataflow w={w}{}", strip_words.map_or(String::new(), |k| format!(" strips of {k} words")));
+        let k = match strip_words {
+            None => dataflow(region, w, "tessera_df"),
+            Some(k) => {
+                let limits = Limits { max_strip: k * w as i64, ..Limits::default() };
+                let an = tessera_hls::dataflow::analyze_with(region, w, &limits).unwrap();
+                assert!(an.strips.is_some(), "{label}: no strips");
+                tessera_hls::dataflow::generate_with(region, "tessera_dfs", w, &limits).unwrap().0
+            }
+        };
         let (got, rec) = run(region, &manifest(region, &k, "dataflow"), &inputs, cache);
         for (i, (g, e)) in got.iter().zip(&want).enumerate() {
             if g != e {
@@ -150,7 +161,7 @@ fn benchmarks_bit_exact_on_the_emulated_device() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(name) = QUALIFYING.get(i) else { break };
-                let f = check(name, &small(name), cache.path());
+                let f = check(name, &small(name), cache.path(), &[4, 8, 16], None);
                 failures.lock().unwrap().extend(f);
             });
         }
@@ -432,5 +443,264 @@ fn in_place_arrays_get_a_write_port() {
         let bundles: std::collections::BTreeSet<&str> =
             k.source.lines().filter_map(|l| l.split("bundle=").nth(1)).map(|b| b.split_whitespace().next().unwrap()).collect();
         assert_eq!(bundles.len(), k.source.matches("mode=m_axi").count(), "{name}");
+    }
+}
+
+/// Strips on the benchmark stencils of depth 2 and 3 (constant sizes, 53 columns in 2D,
+/// 13 × 29 planes in 3D): forced to one or three words, so that rows span several
+/// strips with a partial last one (and, in 3D, planes several row strips), the results
+/// are the baseline's bit for bit and the same elements are stored (the in-place fdtd
+/// updates included).
+#[test]
+fn forced_strips_bit_exact_on_the_emulated_device() {
+    let cache = tempfile::tempdir().unwrap();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cases: Vec<&str> = QUALIFYING.iter().copied().filter(|n| !n.starts_with("1D")).collect();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(name) = cases.get(i) else { break };
+                let w = [4u32, 8, 16][i % 3];
+                let f = check(name, &small(name), cache.path(), &[w], Some(1 + 2 * (i as i64 % 2)));
+                failures.lock().unwrap().extend(f);
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A region over arrays A, B, C (floats, `tofrom`, VLA-typed: `[n][m]` or
+/// `[n][m][l]`, the extents scalar parameters) whose nest `for (i = 1; i < n - 1; i++)
+/// for (j = 1; j < m - 1; j++) [for (k = 1; k < l - 1; k++)]` runs the generated
+/// statements: each writes another array at the loop indices the sum of a constant and
+/// one to three reads `X[i + o][j + o'][k + o'']`, offsets in {-1, 0, 1} (of an array
+/// the region writes mostly at the indices, as in [`generated_region`]). The inner trip
+/// counts are known at run time only: the strip path.
+fn generated_strip_region(seed: u64, depth: usize) -> (Region, String) {
+    let mut g = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let loc = serde_json::json!({ "col": 1, "file": "gen.c", "line": 1 });
+    let extents = ["n", "m", "l"];
+    let ivars = ["i", "j", "k"];
+    let var = |n: &str| serde_json::json!({ "kind": "var", "name": n, "ty": "i32" });
+    let int = |v: i64| serde_json::json!({ "kind": "int", "ty": "i32", "value": v });
+    let names = ["A", "B", "C"];
+    let mut vars: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "dims": extents[..depth].iter().map(|e| var(e)).collect::<Vec<_>>(),
+                "elem": "f32", "kind": "pointer", "loc": loc, "map": "tofrom", "name": n,
+                "section": extents[..depth].iter().map(|e| serde_json::json!({ "length": var(e), "lower": int(0) })).collect::<Vec<_>>(),
+                "written": true,
+            })
+        })
+        .collect();
+    for e in &extents[..depth] {
+        vars.push(serde_json::json!({ "dims": [], "elem": "i32", "kind": "scalar", "loc": loc, "map": null, "name": e, "section": [], "written": false }));
+    }
+    let at = |d: usize, o: i64| match o {
+        0 => var(ivars[d]),
+        _ => serde_json::json!({ "kind": "binary", "op": if o < 0 { "sub" } else { "add" }, "lhs": var(ivars[d]), "rhs": int(o.abs()), "ty": "i32" }),
+    };
+    let mut text = String::new();
+    let mut body = Vec::new();
+    let (k, rot) = (1 + g.below(3) as usize, g.below(3) as usize);
+    let targets: Vec<&str> = (0..k).map(|j| names[(rot + j) % 3]).collect();
+    for &target in &targets {
+        let mut value = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.5f32).to_bits() as u64 });
+        let mut terms = vec!["0.5f".to_string()];
+        for _ in 0..1 + g.below(3) {
+            let x = names[g.below(3) as usize];
+            let zero = targets.contains(&x) && g.below(6) != 0;
+            let offs: Vec<i64> = (0..depth).map(|_| if zero { 0 } else { g.below(3) as i64 - 1 }).collect();
+            let index: Vec<serde_json::Value> = offs.iter().enumerate().map(|(d, &o)| at(d, o)).collect();
+            let read = serde_json::json!({ "kind": "read", "array": x, "index": index, "ty": "f32", "loc": loc });
+            value = serde_json::json!({ "kind": "binary", "op": "add", "lhs": value, "rhs": read, "ty": "f32" });
+            terms.push(format!("{x}{}", offs.iter().enumerate().map(|(d, o)| format!("[{}{o:+}]", ivars[d])).collect::<String>()));
+        }
+        body.push(serde_json::json!({
+            "kind": "assign",
+            "loc": loc,
+            "target": { "kind": "element", "array": target, "index": (0..depth).map(|d| var(ivars[d])).collect::<Vec<_>>(), "ty": "f32", "loc": loc },
+            "value": value,
+        }));
+        text.push_str(&format!("{target}[..] = {}; ", terms.join(" + ")));
+    }
+    let mut nest = serde_json::Value::Array(body);
+    for d in (0..depth).rev() {
+        let upper = serde_json::json!({ "kind": "binary", "op": "sub", "lhs": var(extents[d]), "rhs": int(1), "ty": "i32" });
+        nest = serde_json::json!([{ "kind": "for", "loc": loc, "lower": int(1), "step": 1, "ty": "i32", "upper": upper, "var": ivars[d], "body": nest }]);
+    }
+    let r = serde_json::json!({
+        "body": nest, "collapse": depth, "directive": "target teams distribute parallel for", "function": "gen",
+        "index": 0, "location": loc, "unsupported_clauses": [], "vars": vars, "version": 1,
+    });
+    (Region::from_json(&r.to_string()).unwrap_or_else(|e| panic!("{text}: {e}")), text)
+}
+
+/// The strip path over generated regions of depth 2 and 3 with run-time extents, each
+/// at several sizes (one kernel per region): strips of one to three words or the
+/// budget's, at port widths 4, 8 and 16; extents not multiples of the strip or of W,
+/// rows and planes smaller than one strip, single iterations. Every region the kernel
+/// accepts computes the baseline kernel's results bit for bit.
+#[test]
+fn generated_run_time_extents_are_stripped_exactly() {
+    let cache = tempfile::tempdir().unwrap();
+    let accepted = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicU64::new(0);
+    const CASES: u64 = 24;
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if seed >= CASES {
+                    break;
+                }
+                let depth = 2 + (seed % 2) as usize;
+                let (region, text) = generated_strip_region(seed, depth);
+                let mut g = Gen(seed.wrapping_add(77) | 1);
+                let w = [4u32, 8, 16][g.below(3) as usize];
+                let limits = match g.below(4) {
+                    0 => Limits::default(),
+                    k => Limits { max_strip: k as i64 * w as i64, ..Limits::default() },
+                };
+                let Ok((k, _)) = tessera_hls::dataflow::generate_with(&region, "tessera_gs", w, &limits) else { continue };
+                let an = tessera_hls::dataflow::analyze_with(&region, w, &limits).unwrap();
+                let st = an.strips.clone().expect("run-time extents are stripped");
+                assert_eq!(st.cols % w as i64, 0, "seed {seed}: strip {st:?} not a multiple of W = {w}");
+                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let base = tessera_hls::baseline::generate(&region, "tessera_gs_base");
+                let (mb, md) = (manifest(&region, &base, "baseline"), manifest(&region, &k, "dataflow"));
+                for size in 0..3 {
+                    // Extents: 3 (one iteration), below a strip, several strips with a partial last.
+                    let pick = |g: &mut Gen, big: u64| -> i64 {
+                        match size {
+                            0 => 3 + g.below(3) as i64,
+                            1 => 3 + g.below(big) as i64,
+                            _ => 3 + st.cols + g.below(2 * st.cols.min(64) as u64) as i64,
+                        }
+                    };
+                    let n = 3 + g.below(if depth == 3 { 4 } else { 9 }) as i64;
+                    let m = if depth == 3 { 3 + (st.rows + g.below(st.rows.min(16) as u64 + 1) as i64).min(20) } else { pick(&mut g, 40) };
+                    let l = pick(&mut g, 40);
+                    let ints = [("n", n), ("m", m), ("l", l)];
+                    let inputs = Inputs::new(&region, &ints[..depth], 5 + seed as u32);
+                    let (want, _) = run(&region, &mb, &inputs, cache.path());
+                    let (got, _) = run(&region, &md, &inputs, cache.path());
+                    if got != want {
+                        failures.lock().unwrap().push(format!("seed {seed} (w={w}, strips {st:?}, extents {:?}): {text}", &ints[..depth]));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "dataflow results differ from the baseline's:\n{}", failures.join("\n"));
+    assert!(accepted.into_inner() >= 8, "too few generated regions streamed");
+}
+
+/// `jacobi2d_param` (`B[i][j]` from the 5-point star of `A[n][m]`, `1 <= i < n - 1`,
+/// `1 <= j < m - 1`, n and m parameters): run-time columns are stripped, at the
+/// budget's width (one strip per row at the sizes here: reads exactly the whole-row
+/// kernel's), or at forced strips of 2 words: each strip reads its rows widened by the
+/// two halo columns, so A's reads are the box's rows' beats per strip — at most the
+/// whole rows' plus, per strip and row, the halo's words — and X's enabled bytes
+/// exactly the Store set.
+#[test]
+fn strip_traffic_is_the_strips_boxes() {
+    let cache = tempfile::tempdir().unwrap();
+    let region = load("tests/ir/jacobi2d_param.ir.json");
+    let an = tessera_hls::dataflow::analyze(&region, 8).unwrap();
+    let st = an.strips.clone().expect("run-time columns are stripped");
+    assert_eq!(st.cols, tessera_hls::dataflow::MAX_STRIP, "the budget allows the widest strip");
+    assert!(an.strip_note.contains("loop 'j' is not a compile-time constant"), "{}", an.strip_note);
+    for (w, strip_words) in [(8i64, None), (8, Some(2i64)), (4, Some(3))] {
+        let limits = match strip_words {
+            Some(k) => Limits { max_strip: k * w, ..Limits::default() },
+            None => Limits::default(),
+        };
+        let k = tessera_hls::dataflow::generate_with(&region, "tessera_st", w as u32, &limits).unwrap().0;
+        let s = tessera_hls::dataflow::analyze_with(&region, w as u32, &limits).unwrap().strips.unwrap().cols;
+        for (n, m) in [(19i64, 31i64), (8, 5), (5, 3 + 2 * s)] {
+            let inputs = Inputs::new(&region, &[("n", n), ("m", m)], 11);
+            let (_, rec) = run(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path());
+            let b: std::collections::BTreeMap<String, (u64, u64, u64)> = bytes(&rec).into_iter().collect();
+            let cols = m - 2; // j = 1 .. m - 2
+            let mut strip_rows = Vec::new();
+            let mut c0 = 0;
+            while c0 < cols {
+                let sc = (cols - c0).min(s);
+                strip_rows.extend((0..n).map(|i| (i * m + c0, sc + 2)));
+                c0 += s;
+            }
+            let strips = (cols + s - 1) / s;
+            let hull_rows: Vec<(i64, i64)> = (0..n).map(|i| (i * m, m)).collect();
+            let label = format!("w={w} S={s} n={n} m={m}");
+            let a = b["A"];
+            assert_eq!(a.0 as i64, row_beats(&strip_rows, w) * w * 4, "{label}: A read bytes = the strips' boxes' beats");
+            // Compulsory: the box's whole rows; per strip and row at most the halo's
+            // 2 columns in one more word on each side.
+            let bound = row_beats(&hull_rows, w) + n * (strips - 1) * 2;
+            assert!(row_beats(&strip_rows, w) <= bound, "{label}: {} beats, bound {bound}", row_beats(&strip_rows, w));
+            if strips == 1 {
+                assert_eq!(row_beats(&strip_rows, w), row_beats(&hull_rows, w), "{label}: one strip reads the whole rows");
+            }
+            let x = b["B"];
+            assert_eq!(x.2 as i64, (n - 2) * cols * 4, "{label}: B enabled bytes = the Store set");
+        }
+    }
+}
+
+/// The strip decision: a 3D region with run-time planes gets the largest square-ish
+/// tile whose buffers fit the budget (one more W would not); a constant plane too
+/// large for the budget is stripped instead of refused; whole rows stay whole (the
+/// 2D 5-point kernel's snapshot is the whole-row kernel); the plan says which and why.
+#[test]
+fn strips_are_the_widest_the_budget_allows() {
+    use tessera_hls::dataflow::{analyze_with, BRAM36_BUDGET};
+    let (region, _) = generated_strip_region(1, 3);
+    for w in [4u32, 16] {
+        let an = analyze_with(&region, w, &Limits::default()).unwrap();
+        let st = an.strips.clone().unwrap();
+        assert!(an.bram36() <= BRAM36_BUDGET, "w={w}: {}", an.bram36());
+        assert!(st.cols < tessera_hls::dataflow::MAX_STRIP, "w={w}: the budget binds in 3D");
+        assert_eq!((st.rows, st.cols % w as i64), (st.cols, 0), "w={w}: square tiles of a multiple of W");
+        // One W more does not fit: the budget is what stops it.
+        let wider = analyze_with(&region, w, &Limits { max_strip: st.cols + w as i64, ..Limits::default() }).unwrap();
+        assert_eq!(wider.strips.unwrap().cols, st.cols, "w={w}");
+        assert!(an.strip_note.contains("BRAM36") && an.strip_note.contains("not a compile-time constant"), "{}", an.strip_note);
+    }
+    // The paper's 3D 27-point star (256³): whole planes, unless the budget is lower.
+    let big = load("tests/ir/bench/3D-27p.ir.json");
+    let whole = analyze_with(&big, 16, &Limits::default()).unwrap();
+    assert!(whole.strips.is_none() && whole.strip_note.starts_with("strips: whole planes"), "{}", whole.strip_note);
+    let budget = 300; // whole planes take 376 at w = 16, the narrowest strips 208
+    let tight = analyze_with(&big, 16, &Limits { bram36: budget, ..Limits::default() }).unwrap();
+    assert!(tight.strips.is_some() && tight.bram36() <= budget, "{:?} {}", tight.strips, tight.bram36());
+    assert!(tight.strip_note.contains("whole planes need"), "{}", tight.strip_note);
+    let (_, plan) = tessera_hls::dataflow::generate(&small("2D-5p"), "tessera_p", 16).unwrap();
+    assert!(plan.contains("strips: whole rows (the inner trip counts are constants"), "{plan}");
+    // Too tight even for strips of W: refused.
+    let none = analyze_with(&big, 16, &Limits { bram36: 1, ..Limits::default() }).unwrap_err();
+    assert!(none.remark().contains("even strips of 16 columns"), "{}", none.remark());
+}
+
+/// Every benchmark stencil of depth 2 and 3, at the paper's sizes (4096², 256³) and
+/// the small ones, at port widths 4, 8 and 16, streams whole rows (planes) within the
+/// budget: the kernels measured in docs/performance.md use no strips.
+#[test]
+fn benchmark_stencils_stream_whole_rows() {
+    for name in SMALL.iter().filter(|n| !n.starts_with("1D")) {
+        for region in [small(name), load(&format!("tests/ir/bench/{name}.ir.json"))] {
+            for w in [4u32, 8, 16] {
+                let an = tessera_hls::dataflow::analyze(&region, w).unwrap();
+                assert!(an.strips.is_none(), "{name} w={w}: {}", an.strip_note);
+                assert!(an.bram36() <= tessera_hls::dataflow::BRAM36_BUDGET, "{name} w={w}");
+            }
+        }
     }
 }
