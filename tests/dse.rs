@@ -22,7 +22,9 @@
 //!   stays on the host, swept over two modes: each configuration bit-exact against the
 //!   program's host-only run, its exact traffic the sum of the two bench stencils' for
 //!   the same configuration, its resources the sum of their kernels' (one xclbin holds
-//!   both), the host region named in the notes.
+//!   both), the host region named in the notes; and a program whose region has run-time
+//!   sizes, modelled at its launch's sizes (the report's scalars): the figures of the
+//!   constant-size stencil.
 //! - `slurm_dry_run`: `--slurm --dry-run` writes the array job's script (options,
 //!   the `--run-config` command) and prints the sbatch command, without Slurm.
 
@@ -562,6 +564,34 @@ int main(void) {
 }
 "#;
 
+/// 2D-jacobi with run-time sizes: a function of (n, m) on VLA-typed arrays.
+const PROGRAM_RUNTIME_SIZES: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+static void jacobi(int n, int m, float A[n][m], float B[n][m]) {
+#pragma omp target teams distribute parallel for collapse(2) map(to: A[0:n][0:m]) map(tofrom: B[0:n][0:m])
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < m - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i + 1][j] + A[i - 1][j]);
+}
+
+int main(int argc, char **argv) {
+  int n = argc > 2 ? atoi(argv[1]) : 67, m = argc > 2 ? atoi(argv[2]) : 71;
+  float (*A)[m] = malloc(sizeof(float) * n * m), (*B)[m] = malloc(sizeof(float) * n * m);
+  unsigned rng = 5u;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++) {
+      rng = rng * 1664525u + 1013904223u; A[i][j] = (float)(rng >> 8) / 16777216.0f;
+      rng = rng * 1664525u + 1013904223u; B[i][j] = (float)(rng >> 8) / 16777216.0f;
+    }
+  jacobi(n, m, A, B);
+  double s = 0;
+  for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) s += B[i][j] * (i + 2 * j);
+  printf("checksum %.17g\n", s);
+  return 0;
+}
+"#;
+
 #[test]
 fn program_sweep() {
     let tmp = tempfile::tempdir().unwrap();
@@ -606,6 +636,23 @@ fn program_sweep() {
         let kernel_s: f64 = stencils.iter().map(|s| s["modelled"]["kernel_s"].as_f64().unwrap()).sum();
         assert!((c["modelled"]["kernel_s"].as_f64().unwrap() - kernel_s).abs() <= 1e-12 * kernel_s, "{mode}");
     }
+    // Run-time sizes: the same 2D-jacobi in a function of (n, m), called with the
+    // bench's small sizes. Each launch is modelled at its sizes (the report's scalars
+    // substituted), so the figures are the constant-size stencil's.
+    let rt = tmp.path().join("runtime_sizes.c");
+    std::fs::write(&rt, PROGRAM_RUNTIME_SIZES).unwrap();
+    let rt_out = tmp.path().join("sweep-rt");
+    run(Command::new(tessera()).arg("dse").arg(&rt).args(["--modes", "dataflow", "-o"]).arg(&rt_out), "tessera dse <program, run-time sizes>");
+    let c = &read_json(&rt_out.join("dse.json"))["configs"][0];
+    assert_eq!(c["ok"], true, "{c:#}");
+    let bench = read_json(&tmp.path().join("bench-dataflow.json"));
+    let jacobi = bench["stencils"].as_array().unwrap().iter().find(|s| s["name"] == "2D-jacobi").unwrap();
+    for key in ["ddr_read_bytes", "ddr_write_bytes", "bursts"] {
+        assert_eq!(c["exact"][key], jacobi["exact"][key], "run-time sizes: {key}");
+    }
+    assert_eq!(c["modelled"]["kernel_s"], jacobi["modelled"]["kernel_s"], "run-time sizes: modelled at the launch's sizes");
+    assert_eq!(c["modelled"]["baseline_s"], jacobi["modelled"]["baseline_s"]);
+
     // A stencil set takes no compiler arguments.
     let o = Command::new(tessera()).args(["dse", "2D-jacobi", "-o"]).arg(tmp.path().join("x")).args(["--", "-DN=4"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));

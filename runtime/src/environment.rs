@@ -759,6 +759,16 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         }
         DeviceKind::Host => Err("internal error: host chosen as a device".into()),
     };
+    // The launch's integer scalars (its sizes), for the report.
+    let scalars = manifest
+        .args
+        .iter()
+        .zip(&plan.args)
+        .filter_map(|(a, p)| match p {
+            data::ArgPlan::Scalar(slot) => Some((a.name.clone(), i64::try_from(slot.as_i128()?).ok()?)),
+            data::ArgPlan::Array(_) => None,
+        })
+        .collect();
     match result {
         Ok(t) => Launch {
             record: Record {
@@ -767,6 +777,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
                 reason: guard_note,
                 kernel_wall_s: Some(t.stats.kernel_wall_s),
                 streams: t.stats.streams,
+                scalars,
                 ..host(String::new())
             }
                 .with_traffic(t.stats.arrays)

@@ -41,6 +41,8 @@ fn section_1d_results_and_bytes() {
     assert_eq!(r.bytes_from_device, 98 * 4);
     assert!(r.kernel_wall_s.is_some_and(|t| t >= 0.0));
     assert_eq!(r.kernel.as_deref(), Some("scale1d"));
+    // The launch's integer scalars: its size.
+    assert_eq!(r.scalars.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(), [("n", 100)]);
     // Exact port traffic: 98 single-beat reads of a, 98 single-beat writes of b.
     assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (Some(98 * 4), Some(98 * 4), Some(196)));
     let arrays = &r.arrays.as_ref().unwrap().0;
@@ -113,7 +115,7 @@ fn from_is_prefilled_with_host_values() {
     assert_eq!((r.ddr_read_bytes, r.ddr_write_bytes, r.bursts), (None, None, None));
     assert_eq!(r.arrays.as_ref().unwrap().0, vec![("b".to_string(), None)]);
     assert!(r.to_json().ends_with(
-        r#""ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":{"b":null},"transfers":{"b":{"to_device":44,"from_device":44}}}"#
+        r#""ddr_read_bytes":null,"ddr_write_bytes":null,"bursts":null,"arrays":{"b":null},"transfers":{"b":{"to_device":44,"from_device":44}},"scalars":{"n":11}}"#
     ));
 }
 
@@ -233,6 +235,7 @@ fn report_lines() {
         "bursts",
         "arrays",
         "transfers",
+        "scalars",
     ];
     let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     let obj = v.as_object().unwrap();
@@ -248,6 +251,7 @@ fn report_lines() {
     assert_eq!(v["ddr_read_bytes"], 10 * 4);
     assert_eq!(v["ddr_write_bytes"], 10 * 4);
     assert_eq!(v["bursts"], 20);
+    assert_eq!(v["scalars"], serde_json::json!({"n": 12}));
     assert_eq!(v["arrays"]["a"]["read_bursts"], 10);
     assert_eq!(v["arrays"]["b"]["write_burst_lengths"]["1"], 10);
     // Host ↔ device copies per array: a to the device, b pre-filled and back.

@@ -246,12 +246,7 @@ pub(crate) fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Str
 pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
     match mode {
         Mode::Baseline => baseline_structure(facts, traffic),
-        Mode::Dataflow => {
-            let an = tessera_hls::dataflow::analyze(region, w)
-                .map_err(|e| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark()))?;
-            let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
-            Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))
-        }
+        Mode::Dataflow => dataflow_structure(region, region, facts, w),
         Mode::Paper | Mode::Tessera => {
             let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
@@ -262,6 +257,21 @@ pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic:
             })
         }
     }
+}
+
+/// The dataflow kernel compiled from `compiled` (its strips: those of the region as
+/// compiled, possibly with run-time extents), timed for the launch of `launched` (the
+/// same region with the launch's sizes substituted, `tessera_poly::normalize::specialize`;
+/// `compiled` itself when its sizes are constants).
+pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &Facts, w: u32) -> Result<Structure, String> {
+    let not_in_class = |e: tessera_ir::reject::Reason| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark());
+    let mut an = tessera_hls::dataflow::analyze(compiled, w).map_err(not_in_class)?;
+    let sizes = tessera_hls::dataflow::analyze(launched, w).map_err(not_in_class)?;
+    for (l, s) in an.loops.iter_mut().zip(&sizes.loops) {
+        l.trip = s.trip;
+    }
+    let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
+    Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))
 }
 
 /// `, 128 accumulation ops per row` (a reduction kept in the loop's order), or nothing.

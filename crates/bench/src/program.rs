@@ -16,11 +16,12 @@
 //!     estimates add up (one device budget)
 //! ```
 //!
-//! What the model needs that a program may not give: the trip counts of a region's
-//! loops at compile time (sizes as `-D` defines or constants, as in the bench's
-//! stencils). A region with run-time bounds is reported as failed with that reason; a
-//! region that runs on the host (rejected at compile time, or a runtime fallback) is
-//! not modelled and named in the result's notes.
+//! A region with run-time sizes is modelled at each launch's sizes: the report gives
+//! the launch's integer scalars (`scalars`), which are substituted into the region's IR
+//! (`tessera_poly::normalize::specialize`) before its facts, plan and structure are
+//! derived; a dataflow kernel keeps the strips it was compiled with. A region that
+//! runs on the host (rejected at compile time, or a runtime fallback) is not modelled
+//! and is named in the result's notes.
 
 use crate::analysis::{self, Facts};
 use crate::driver::{baseline_structure, describe, excerpt, run_logged, structure};
@@ -124,8 +125,10 @@ fn regions(dir: &Path) -> Result<BTreeMap<String, Region>, String> {
     Ok(out)
 }
 
-/// What one region contributes, computed once.
+/// One region at one launch's sizes, computed once per (region, sizes).
 struct RegionModel {
+    /// The region with the launch's integer scalars substituted.
+    launched: Region,
     facts: Facts,
     plan: Option<Plan>,
 }
@@ -229,20 +232,27 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         };
         ran_modes.push(rec.mode);
         let region = regions.get(&rec.region).ok_or_else(|| format!("no dumped IR for region {}", rec.region))?;
-        if !models.contains_key(&rec.region) {
-            let facts = analysis::facts(region).map_err(|e| format!("{}: {e}", rec.region))?;
-            let tile = tessera_poly::scop::extract(region).ok().and_then(|s| tessera_poly::preset_tile_sizes(cfg.tiles.name(), s.depth()));
-            let plan = optimize(region, &PolyOptions { tile, port_width: cfg.port_width, ..Default::default() }).ok();
-            models.insert(rec.region.clone(), RegionModel { facts, plan });
+        // The region at this launch's sizes (its integer scalars from the report).
+        let values: Vec<(String, i64)> = rec.scalars.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let key = format!("{} {values:?}", rec.region);
+        if !models.contains_key(&key) {
+            let launched = tessera_poly::normalize::specialize(region, &values);
+            let facts = analysis::facts(&launched).map_err(|e| format!("{}: {e}", rec.region))?;
+            let tile = tessera_poly::scop::extract(&launched).ok().and_then(|s| tessera_poly::preset_tile_sizes(cfg.tiles.name(), s.depth()));
+            let plan = optimize(&launched, &PolyOptions { tile, port_width: cfg.port_width, ..Default::default() }).ok();
+            models.insert(key.clone(), RegionModel { launched, facts, plan });
         }
-        let m = &models[&rec.region];
+        let m = &models[&key];
         let mut traffic = rec.traffic().map_err(|e| format!("{}: {e}", rec.region))?;
         for port in &mut traffic.ports {
             port.bank = tessera_compiler::bank_of(region, &port.name, cfg.banks);
         }
-        let s = structure(mode, &m.facts, m.plan.as_ref(), &traffic, region, cfg.port_width).map_err(|e| {
-            format!("{}: {e} (the model needs the region's trip counts at compile time: give sizes as -D defines)", rec.region)
-        })?;
+        let s = match mode {
+            // The kernel as compiled (its strips), at this launch's sizes.
+            Mode::Dataflow => crate::driver::dataflow_structure(region, &m.launched, &m.facts, cfg.port_width),
+            _ => structure(mode, &m.facts, m.plan.as_ref(), &traffic, &m.launched, cfg.port_width),
+        }
+        .map_err(|e| format!("{}: {e}", rec.region))?;
         let est = estimate(&s, &traffic, clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
         let at_target = estimate(&s, &traffic, p.target_clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
         let btraffic = brec.traffic().map_err(|e| format!("{} (baseline): {e}", rec.region))?;
@@ -275,7 +285,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         let key = format!("{}#{mode}", rec.region);
         if let std::collections::btree_map::Entry::Vacant(slot) = resources.entry(key) {
             let figures = match (mode, m.plan.as_ref()) {
-                (Mode::Baseline, _) => ResourceFigures::new("baseline", &shape::baseline(region), &ResourceParams::XCVU9P),
+                (Mode::Baseline, _) => ResourceFigures::new("baseline", &shape::baseline(&m.launched), &ResourceParams::XCVU9P),
                 (Mode::Dataflow, _) => {
                     let an = tessera_hls::dataflow::analyze(region, cfg.port_width)
                         .map_err(|e| format!("{}: a dataflow kernel ran but the region is not in its class: {}", rec.region, e.remark()))?;
@@ -284,7 +294,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
                 }
                 (mode, Some(plan)) => {
                     exact.buffer_elements += plan.buffers.total_elements;
-                    ResourceFigures::new(mode.name(), &shape::tiled(region, plan), &ResourceParams::XCVU9P)
+                    ResourceFigures::new(mode.name(), &shape::tiled(&m.launched, plan), &ResourceParams::XCVU9P)
                 }
                 (mode, None) => return Err(format!("{}: a {mode} kernel ran but the optimizer has no plan for it", rec.region)),
             };

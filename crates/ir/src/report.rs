@@ -13,7 +13,9 @@
 //! when some array's traffic was not counted (a kernel that bypasses the port types).
 //! Then, when not empty, `"transfers":{"a":{"to_device":N,"from_device":M},…}` (the
 //! host ↔ device copies per array), and for data directives `"op":"target enter data"`
-//! (their lines have `"mode":"data"` and `"kernel":null`).
+//! (their lines have `"mode":"data"` and `"kernel":null`), `"streams":{…}` for a
+//! dataflow kernel's emulated launch, and `"scalars":{"n":4096,…}` for a region that
+//! ran on a device (its integer scalar arguments: the sizes it ran).
 //! Later issues may add keys after these; readers ignore keys they do not know (the
 //! [`Deserialize`] implementations do), and `transfers`/`op` default to empty.
 
@@ -268,6 +270,11 @@ pub struct Record {
     /// launch by name (omitted otherwise).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub streams: std::collections::BTreeMap<String, StreamUse>,
+    /// For a region that ran on a device: its integer scalar arguments by name, the
+    /// values the kernel got (loop bounds, extents: the sizes this launch ran; a model
+    /// of a region with run-time sizes substitutes them). Omitted otherwise.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub scalars: std::collections::BTreeMap<String, i64>,
 }
 
 /// One `hls::stream` of a dataflow kernel's emulated launch.
@@ -302,6 +309,7 @@ impl Record {
             transfers: Transfers::default(),
             op: None,
             streams: Default::default(),
+            scalars: Default::default(),
         }
     }
 
