@@ -93,16 +93,12 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
     if a.per_kernel {
         return Err("--per-kernel is a Vitis option; TaPaSCo composes every kernel into one bitstream".to_string());
     }
-    if a.slurm.slurm {
-        return Err("--slurm submits the Vitis flow's steps; with --flow tapasco run the printed steps (--dry-run) \
-                    in a job of your own"
-            .to_string());
-    }
     let clock_mhz = a.clock_mhz.ok_or(
         "--flow tapasco needs --clock-mhz <MHz>: the design clock of `tapasco compose … @ <MHz> MHz` \
          (TaPaSCo has no default; the VCU118 designs of the method ran at the clock their timing closed at)",
     )?;
-    if !a.dry_run {
+    // Under --slurm the tools run on the cluster's nodes, not here.
+    if !a.dry_run && !a.slurm.slurm {
         if let Some(problem) = tapasco_problem() {
             return Err(problem);
         }
@@ -187,22 +183,34 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
 
     let record_q = shell_quote(&record_path.display().to_string());
     let q = |p: &Path| shell_quote(&p.display().to_string());
+    // The build as shell commands, in two parts: the cores (`tapasco hls`), then the
+    // composition and the build record (`tapasco compose`), which needs every core.
+    let mut hls = vec![format!("rm -f {record_q}")];
+    for k in &p.kernels {
+        // A core made from another manifest is made again (`tapasco hls` skips existing cores).
+        hls.push(format!("[ \"$(cat {} 2>/dev/null)\" = {} ] || rm -rf {}", q(&k.stamp), k.hash, q(&k.core)));
+    }
+    hls.push(p.hls.shell());
+    for k in &p.kernels {
+        hls.push(format!("test -f {}", q(&k.core_zip)));
+        hls.push(format!("printf '%s\\n' {} > {}", k.hash, q(&k.stamp)));
+    }
+    let compose = vec![
+        format!("rm -f {}", q(&p.tapasco_bit)),
+        p.compose.shell(),
+        format!("test -f {}", q(&p.tapasco_bit)),
+        p.copy.shell(),
+        format!("printf '%s' {} > {record_q}", shell_quote(&record.to_json())),
+    ];
+    if a.slurm.slurm {
+        return submit_to_slurm(a, &opts, &p, hls, compose);
+    }
     if a.dry_run {
         say("set -e");
-        say(&format!("rm -f {record_q}"));
         say("# a core made from another manifest is made again (`tapasco hls` skips existing cores)");
-        for k in &p.kernels {
-            say(&format!("[ \"$(cat {} 2>/dev/null)\" = {} ] || rm -rf {}", q(&k.stamp), k.hash, q(&k.core)));
+        for line in hls.iter().chain(&compose) {
+            say(line);
         }
-        say(&p.hls.shell());
-        for k in &p.kernels {
-            say(&format!("test -f {}", q(&k.core_zip)));
-            say(&format!("printf '%s\\n' {} > {}", k.hash, q(&k.stamp)));
-        }
-        say(&format!("rm -f {}", q(&p.tapasco_bit)));
-        say(&p.compose.shell());
-        say(&p.copy.shell());
-        say(&format!("printf '%s' {} > {record_q}", shell_quote(&record.to_json())));
         print_next_steps(&p.bit, "# after building, to run with this bitstream:");
         return Ok(());
     }
@@ -238,6 +246,40 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
     say(&format!("# built {}", p.bit.display()));
     say(&format!("#   wrote its build record {}", record_path.display()));
     print_next_steps(&p.bit, "# to run with this bitstream:");
+    Ok(())
+}
+
+/// `--slurm`: the cores (`tapasco hls`, every kernel) as one job and, after it
+/// (`afterok`), the composition and build record as another (`crate::slurm`); printed
+/// with `--dry-run`. Scripts and logs in `<out>/<platform>/slurm/`.
+fn submit_to_slurm(a: &BitstreamArgs, opts: &TapascoOptions, p: &TapascoPlan, hls: Vec<String>, compose: Vec<String>) -> Result<(), String> {
+    use crate::slurm::{self, Job};
+    let dir = opts.out_dir.join(&opts.platform).join("slurm");
+    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job {
+        log: dir.join(format!("{name}-%j.out")),
+        name,
+        commands,
+        after,
+        array: None,
+    };
+    let jobs = vec![job(format!("hls-{}", opts.name), hls, vec![]), job(format!("compose-{}", opts.name), compose, vec![0])];
+    let scripts = slurm::write_scripts(&jobs, &a.slurm, &dir)?;
+    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
+    if a.dry_run {
+        for line in slurm::dry_run(&jobs, &scripts) {
+            say(&line);
+        }
+        print_next_steps(&p.bit, "# after the compose job, to run with this bitstream:");
+        return Ok(());
+    }
+    let ids = slurm::submit(&jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
+    say(&format!(
+        "# {} job(s) submitted (squeue -j {}); the compose job starts when the hls job has succeeded; logs in {}",
+        ids.len(),
+        ids.join(","),
+        dir.display()
+    ));
+    print_next_steps(&p.bit, "# after the compose job, to run with this bitstream:");
     Ok(())
 }
 

@@ -128,6 +128,7 @@ fn dry_run_prints_a_runnable_script() {
             k[0],
             k[1]
         ),
+        format!("test -f {}", tapasco_bit.display()),
         format!("cp {} {}", tapasco_bit.display(), bit.display()),
     ];
     assert_eq!(commands[..expected.len()], expected, "{stdout}");
@@ -173,6 +174,43 @@ fn dry_run_prints_a_runnable_script() {
         let e = r.kernel_of(&m.hash).expect("every manifest in the record");
         assert_eq!((e.kernel.as_str(), e.id), (m.kernel.as_deref().unwrap(), kernel_id(&m.hash).unwrap()));
     }
+}
+
+/// `--slurm --dry-run`: the cores as one job, the composition as a second one that
+/// Slurm starts only after the first succeeded; the job scripts hold the same commands
+/// as the plain dry run, in two parts. No TaPaSCo is needed here (it runs on the nodes).
+#[test]
+fn slurm_jobs_hls_then_compose() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    compile(t);
+    let base = ["prog.tessera", "--platform", "vcu118", "--clock-mhz", "125", "--dry-run"];
+    let plain = text(&bitstream(t, &base, "/nonexistent", None, &[]).stdout);
+    let mut args = base.to_vec();
+    args.extend(["--slurm", "--partition", "fpga"]);
+    let out = bitstream(t, &args, "/nonexistent", None, &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let dir = t.join("bitstreams/vcu118/slurm");
+    let sbatch: Vec<&str> = stdout.lines().filter(|l| l.starts_with("job")).collect();
+    assert_eq!(sbatch.len(), 2, "{stdout}");
+    assert!(sbatch[0].starts_with("job0=$(sbatch ") && sbatch[0].ends_with("# hls-prog"), "{}", sbatch[0]);
+    assert!(!sbatch[0].contains("--dependency"), "{}", sbatch[0]);
+    assert!(sbatch[1].contains("\"--dependency=afterok:${job0%%;*}\"") && sbatch[1].ends_with("# compose-prog"), "{}", sbatch[1]);
+    let hls = std::fs::read_to_string(dir.join("hls-prog.sbatch")).unwrap();
+    let compose = std::fs::read_to_string(dir.join("compose-prog.sbatch")).unwrap();
+    // Every command of the plain dry run is in exactly one of the two scripts, hls's
+    // before compose's.
+    let commands: Vec<&str> = plain.lines().filter(|l| !l.starts_with('#') && *l != "set -e").collect();
+    let split = commands.iter().position(|c| c.starts_with("rm -f") && c.ends_with(".bit")).expect("the compose part");
+    for c in &commands[..split] {
+        assert!(hls.contains(c) && !compose.contains(c), "{c}\n{hls}");
+    }
+    for c in &commands[split..] {
+        assert!(compose.contains(c) && !hls.contains(c), "{c}\n{compose}");
+    }
+    assert!(hls.contains(" hls ") && compose.contains(" compose "));
+    assert!(hls.contains("#SBATCH --partition=fpga\n") && compose.contains("#SBATCH --partition=fpga\n"));
 }
 
 #[test]
