@@ -44,7 +44,7 @@ use tessera_ir::{MapKind, VarKind};
 /// Where data directives execute under `config`; see [`choose_data_for`]. Probes the
 /// XRT device (opened once per process) only when the choice depends on it.
 pub fn choose_data(config: &Config) -> Choice {
-    choose_data_for(config, &crate::xrt::data_status)
+    choose_data_for(config, &crate::xrt::data_status, &crate::tapasco::data_status)
 }
 
 /// Where data directives execute under `config`, given the XRT device's status for
@@ -53,20 +53,24 @@ pub fn choose_data(config: &Config) -> Choice {
 /// 1. `OMP_TARGET_OFFLOAD=DISABLED` → host.
 /// 2. `TESSERA_DEVICE=emu` → the emulated device; `host` → host.
 /// 3. `TESSERA_DEVICE=xrt` → the XRT device when it opens, else host with its reason;
-///    `tapasco` → host (data directives do not map on the TaPaSCo device).
+///    `tapasco` → the TaPaSCo device when it opens, else host with its reason.
 /// 4. Unset → the XRT device when it opens, else host ([`NO_DEVICE`]).
 ///
 /// On the host device a data directive does nothing (host memory is the data), and
 /// the regions inside a `target data` that did not map run on the host
 /// ([`DataEnvironment::forced_host`]).
-pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus) -> Choice {
+pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus, tapasco: &dyn Fn() -> Result<(), String>) -> Choice {
     if config.offload == OffloadPolicy::Disabled {
         return Choice::Host("OMP_TARGET_OFFLOAD=DISABLED".into());
     }
     match &config.device {
         DeviceRequest::Device(DeviceKind::Emu) => Choice::Offload(DeviceKind::Emu),
         DeviceRequest::Device(DeviceKind::Host) => Choice::Host("TESSERA_DEVICE=host".into()),
-        DeviceRequest::Device(DeviceKind::Tapasco) => Choice::Host(crate::tapasco::DATA_ON_HOST.into()),
+        DeviceRequest::Device(DeviceKind::Tapasco) => match tapasco() {
+            Ok(()) => Choice::Offload(DeviceKind::Tapasco),
+            Err(why) if why == crate::tapasco::TAPASCO_NOT_BUILT => Choice::Host(why),
+            Err(why) => Choice::Host(format!("TESSERA_DEVICE=tapasco but {why}")),
+        },
         DeviceRequest::Device(DeviceKind::Xrt) => match xrt() {
             XrtStatus::Ready => Choice::Offload(DeviceKind::Xrt),
             XrtStatus::NotBuilt => Choice::Host(XRT_NOT_BUILT.into()),
@@ -83,8 +87,8 @@ pub fn choose_data_for(config: &Config, xrt: &dyn Fn() -> XrtStatus) -> Choice {
     }
 }
 
-/// Runs `$body` with `$env` bound to the data environment of device `$kind` (emu or
-/// xrt) and `$alloc` to that device's buffer allocator: the operations of
+/// Runs `$body` with `$env` bound to the data environment of device `$kind` (emu, xrt
+/// or tapasco) and `$alloc` to that device's buffer allocator: the operations of
 /// [`DataEnv`] are generic over the buffer type, the environments are not.
 macro_rules! on_env {
     ($envs:expr, $kind:expr, |$env:ident, $alloc:ident| $body:expr) => {
@@ -92,6 +96,11 @@ macro_rules! on_env {
             DeviceKind::Xrt => {
                 let $env = &$envs.xrt;
                 let $alloc = &crate::xrt::new_buffer;
+                $body
+            }
+            DeviceKind::Tapasco => {
+                let $env = &$envs.tapasco;
+                let $alloc = &crate::tapasco::new_buffer;
                 $body
             }
             _ => {
@@ -111,7 +120,7 @@ pub struct DataEnvironment {
     emu: DataEnv<HostBuffer>,
     /// The XRT device's present table (never used without feature `xrt`).
     xrt: DataEnv<crate::xrt::Buffer>,
-    /// The TaPaSCo device's, always empty (data directives do not map there).
+    /// The TaPaSCo device's present table (never used without feature `tapasco`).
     tapasco: DataEnv<crate::tapasco::Buffer>,
     /// Active `target data` constructs that did not map: (id, reason).
     declined_scopes: Mutex<Vec<(u64, String)>>,
@@ -981,25 +990,43 @@ mod tests {
         let ready = status(XrtStatus::Ready);
         let none = status(XrtStatus::NotBuilt);
         let gone = status(XrtStatus::Unavailable("no XRT device (xrtDeviceOpen(0) failed)".into()));
+        let tapasco_probed = Cell::new(0);
+        let tapasco = |r: Result<(), String>| {
+            let probed = &tapasco_probed;
+            move || {
+                probed.set(probed.get() + 1);
+                r.clone()
+            }
+        };
+        let no_tapasco = tapasco(Err("no TaPaSCo device (the tlkm driver lists none)".into()));
         // The board is not probed when the choice does not depend on it.
-        assert_eq!(choose_data_for(&with(Disabled, Auto), &ready), host("OMP_TARGET_OFFLOAD=DISABLED"));
-        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready), Choice::Offload(DeviceKind::Emu));
-        assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready), host("TESSERA_DEVICE=host"));
-        // Data directives do not map on the TaPaSCo device.
-        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Tapasco)), &ready), host(tapasco::DATA_ON_HOST));
+        assert_eq!(choose_data_for(&with(Disabled, Auto), &ready, &no_tapasco), host("OMP_TARGET_OFFLOAD=DISABLED"));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Emu)), &ready, &no_tapasco), Choice::Offload(DeviceKind::Emu));
+        assert_eq!(choose_data_for(&with(Mandatory, Device(DeviceKind::Host)), &ready, &no_tapasco), host("TESSERA_DEVICE=host"));
         assert_eq!(probed.get(), 0);
-        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready), Choice::Offload(DeviceKind::Xrt));
-        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none), host(XRT_NOT_BUILT));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &ready, &no_tapasco), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &none, &no_tapasco), host(XRT_NOT_BUILT));
         assert_eq!(
-            choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &gone),
+            choose_data_for(&with(Default, Device(DeviceKind::Xrt)), &gone, &no_tapasco),
             host("TESSERA_DEVICE=xrt but no XRT device (xrtDeviceOpen(0) failed)")
         );
-        assert_eq!(choose_data_for(&with(Default, Auto), &ready), Choice::Offload(DeviceKind::Xrt));
-        assert_eq!(choose_data_for(&with(Default, Auto), &none), host(NO_DEVICE));
+        assert_eq!(choose_data_for(&with(Default, Auto), &ready, &no_tapasco), Choice::Offload(DeviceKind::Xrt));
+        assert_eq!(choose_data_for(&with(Default, Auto), &none, &no_tapasco), host(NO_DEVICE));
         assert_eq!(
-            choose_data_for(&with(Default, Auto), &gone),
+            choose_data_for(&with(Default, Auto), &gone, &no_tapasco),
             host(&format!("{NO_DEVICE}: no XRT device (xrtDeviceOpen(0) failed)"))
         );
+        // TaPaSCo: its board is probed only under TESSERA_DEVICE=tapasco.
+        assert_eq!(tapasco_probed.get(), 0);
+        let t = with(Default, Device(DeviceKind::Tapasco));
+        assert_eq!(choose_data_for(&t, &ready, &tapasco(Ok(()))), Choice::Offload(DeviceKind::Tapasco));
+        assert_eq!(
+            choose_data_for(&t, &ready, &no_tapasco),
+            host("TESSERA_DEVICE=tapasco but no TaPaSCo device (the tlkm driver lists none)")
+        );
+        assert_eq!(choose_data_for(&t, &ready, &tapasco(Err(tapasco::TAPASCO_NOT_BUILT.into()))), host(tapasco::TAPASCO_NOT_BUILT));
+        assert_eq!(choose_data_for(&with(Disabled, Device(DeviceKind::Tapasco)), &ready, &no_tapasco), host("OMP_TARGET_OFFLOAD=DISABLED"));
+        assert_eq!(tapasco_probed.get(), 3);
         assert_eq!(probed.get(), 6);
     }
 }

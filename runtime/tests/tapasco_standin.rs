@@ -386,8 +386,7 @@ fn kernels_run_bit_exactly_through_the_tapasco_backend() {
         assert!(c.iter().zip(&m).all(|(c, m)| c >= m), "{op}: {c:?} {m:?}");
     }
 
-    // Data directives do not map on the TaPaSCo device; MANDATORY accepts a run where
-    // every region was offloaded.
+    // MANDATORY accepts a run where every region was offloaded.
     let r = p.run(&[("OMP_TARGET_OFFLOAD", "MANDATORY"), vars[0], vars[1]]);
     assert_eq!((r.code, r.out()), (Some(0), "scale=1 axpyk=1 on_host=0"), "{}", r.stderr);
 }
@@ -531,7 +530,9 @@ fn no_device_and_no_backend() {
 
 /// Programs compiled by `tessera cc` run their regions on the stand-in with the
 /// design built from their own manifests, under `OMP_TARGET_OFFLOAD=MANDATORY`, and
-/// print what they print when every region runs on the host. Needs `make build`
+/// print what they print when every region runs on the host; two of them keep their
+/// data on the board across regions (`target data`, `enter/exit data`, `update`),
+/// whose directives map on the TaPaSCo device too. Needs `make build`
 /// (the `tessera` driver and its plugin in `target/release/`); skipped with the reason
 /// otherwise.
 #[test]
@@ -548,7 +549,7 @@ fn tessera_compiled_programs_run_on_the_stand_in() {
     static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let lib = LIB.get_or_init(|| build_runtime_on_standin(&target_dir().join("tapasco-standin"))).clone();
     let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/programs");
-    for name in ["stencil2d", "stencil1d", "flat_jacobi2d"] {
+    for name in ["stencil2d", "stencil1d", "flat_jacobi2d", "data_time_loop", "data_enter_exit"] {
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join(name);
         let out = Command::new(&tessera)

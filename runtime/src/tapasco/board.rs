@@ -71,6 +71,26 @@ fn board() -> Result<&'static Board, String> {
     BOARD.get_or_init(open).as_ref().map_err(String::clone)
 }
 
+/// Whether the board opens (for data directives).
+pub fn probe() -> Result<(), String> {
+    board().map(|_| ())
+}
+
+/// A buffer of `bytes` bytes of the board's memory with its host view.
+fn alloc_on(board: &'static Board, bytes: usize) -> Result<TapascoBuffer, String> {
+    let host = HostBuffer::new(bytes)?;
+    let h = board.lock();
+    // Whole pages, like the host view's padding (a wide port's last beat).
+    // SAFETY: live memory handle under the lock.
+    let addr = unsafe { ffi::allocate(h.memory, host.capacity())? };
+    Ok(TapascoBuffer { host, addr, board })
+}
+
+/// A buffer for the data environment (the board opened if needed).
+pub fn new_buffer(bytes: usize) -> Result<TapascoBuffer, String> {
+    alloc_on(board()?, bytes)
+}
+
 /// The TaPaSCo device as a [`Device`].
 pub struct TapascoDevice {
     board: &'static Board,
@@ -179,12 +199,7 @@ impl Device for TapascoDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<TapascoBuffer, String> {
-        let host = HostBuffer::new(bytes)?;
-        let h = self.board.lock();
-        // Whole pages, like the host view's padding (a wide port's last beat).
-        // SAFETY: live memory handle under the lock.
-        let addr = unsafe { ffi::allocate(h.memory, host.capacity())? };
-        Ok(TapascoBuffer { host, addr, board: self.board })
+        alloc_on(self.board, bytes)
     }
 
     fn launch(&self, kernel: &TapascoKernel, args: &mut [KernelArg<'_, TapascoBuffer>]) -> Result<LaunchStats, String> {

@@ -35,10 +35,12 @@
 //!
 //! Every failure is an `Err(reason)`: the region runs on the host with that reason,
 //! or, under `OMP_TARGET_OFFLOAD=MANDATORY`, the process stops with it. Data
-//! directives (`target data`, `enter/exit data`) do not map on this device: under
-//! `TESSERA_DEVICE=tapasco` they run on OpenMP's host device and the regions inside
-//! them on the host ([`DATA_ON_HOST`]); every region outside copies its arrays in and
-//! out around its launch.
+//! directives (`target data`, `enter/exit data`, `update`) map on this device as on the
+//! others: [`new_buffer`] allocates the board's memory (`tapasco_memory_allocate`) with
+//! a host view, `tapasco_memory_copy_to`/`_from` move the sections, and the regions
+//! inside find their arrays present (no copies around their launches). When the board
+//! does not open ([`data_status`]) the directives run on OpenMP's host device and the
+//! regions inside them on the host, with the reason.
 //!
 //! The pure parts (scalar registers, PE checks) are compiled in every build and
 //! unit-tested; the board (`board.rs`, `ffi.rs`) only with the feature. Without it,
@@ -59,9 +61,24 @@ pub use board::{TapascoBuffer, TapascoDevice, TapascoKernel};
 /// Reason given when `TESSERA_DEVICE=tapasco` but the runtime lacks the backend.
 pub const TAPASCO_NOT_BUILT: &str = "this runtime was built without TaPaSCo support (cargo feature `tapasco`)";
 
-/// Why data directives do not map under `TESSERA_DEVICE=tapasco`.
-pub const DATA_ON_HOST: &str = "TESSERA_DEVICE=tapasco: data directives do not map on the TaPaSCo device (each \
-                                region copies its arrays in and out around its launch)";
+/// Whether data directives can map on the TaPaSCo device: the runtime was built with
+/// feature `tapasco` and device [`DEVICE_INDEX`] opens (no bitstream is involved; each
+/// region inside still needs its PE, or runs on the host with copies around it).
+pub fn data_status() -> Result<(), String> {
+    #[cfg(feature = "tapasco")]
+    return board::probe();
+    #[cfg(not(feature = "tapasco"))]
+    Err(TAPASCO_NOT_BUILT.into())
+}
+
+/// A buffer for the TaPaSCo device's data environment: the board's memory with a host
+/// view (without feature `tapasco`, host memory; never used then).
+pub fn new_buffer(bytes: usize) -> Result<Buffer, String> {
+    #[cfg(feature = "tapasco")]
+    return board::new_buffer(bytes);
+    #[cfg(not(feature = "tapasco"))]
+    crate::data::HostBuffer::new(bytes)
+}
 
 /// Device index the backend opens (`tapasco_tlkm_device_alloc(tlkm, 0)`).
 pub const DEVICE_INDEX: u32 = 0;
@@ -139,12 +156,12 @@ pub fn check_pe(
 #[cfg(not(feature = "tapasco"))]
 crate::device::absent_device!(TapascoDevice, TAPASCO_NOT_BUILT, "TaPaSCo");
 
-/// The TaPaSCo device's buffer type (what the orchestration's empty data environment
-/// for it holds). Without feature `tapasco`, plain host memory.
+/// The TaPaSCo device's buffer type (what the orchestration's data environment for it
+/// holds). Without feature `tapasco`, plain host memory.
 #[cfg(feature = "tapasco")]
 pub type Buffer = TapascoBuffer;
-/// The TaPaSCo device's buffer type (what the orchestration's empty data environment
-/// for it holds). Without feature `tapasco`, plain host memory.
+/// The TaPaSCo device's buffer type (what the orchestration's data environment for it
+/// holds). Without feature `tapasco`, plain host memory.
 #[cfg(not(feature = "tapasco"))]
 pub type Buffer = crate::data::HostBuffer;
 
