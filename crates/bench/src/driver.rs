@@ -6,7 +6,7 @@
 
 use crate::analysis::{self, Facts};
 use crate::runreport::{self, RunRecord};
-use crate::{dims, shape, Bench, Config, Exact, Measured, Modelled, Mode, ResourceFigures, RunMode, Status, StencilConfig, StencilResult, STENCILS};
+use crate::{dims, shape, Bench, Config, Exact, Modelled, Mode, ResourceFigures, RunMode, Status, StencilConfig, StencilResult, STENCILS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -313,25 +313,16 @@ pub(crate) fn describe(s: &Structure) -> String {
 fn stencil(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64) -> StencilResult {
     let d = dims(name);
     let tile = cfg.tiles.sizes(d);
-    let mut r = StencilResult {
-        name: name.to_string(),
-        config: StencilConfig {
+    let mut r = StencilResult::pending(
+        name.to_string(),
+        StencilConfig {
             tiles: cfg.tiles.name().into(),
             tile_sizes: tile.clone(),
             port_width: cfg.port_width,
             mode: cfg.mode,
             banks: cfg.banks,
         },
-        status: Status::Failed,
-        error: None,
-        bit_exact: None,
-        ran_mode: None,
-        baseline: None,
-        exact: None,
-        modelled: None,
-        resources: None,
-        measured: Measured::default(),
-    };
+    );
     if let Err(e) = stencil_into(cfg, env, name, p, clock_mhz, &tile, &mut r) {
         r.status = if r.bit_exact == Some(false) { Status::Mismatch } else { Status::Failed };
         r.error = Some(e);

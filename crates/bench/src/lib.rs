@@ -344,6 +344,25 @@ pub struct StencilResult {
     pub measured: Measured,
 }
 
+impl StencilResult {
+    /// A result not yet evaluated: failed, with nothing measured or modelled.
+    pub fn pending(name: String, config: StencilConfig) -> StencilResult {
+        StencilResult {
+            name,
+            config,
+            status: Status::Failed,
+            error: None,
+            bit_exact: None,
+            ran_mode: None,
+            baseline: None,
+            exact: None,
+            modelled: None,
+            resources: None,
+            measured: Measured::default(),
+        }
+    }
+}
+
 /// The configuration of one stencil's run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StencilConfig {

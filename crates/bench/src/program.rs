@@ -26,7 +26,7 @@
 use crate::analysis::{self, Facts};
 use crate::driver::{baseline_structure, describe, excerpt, run_logged, structure};
 use crate::runreport::{self, RunRecord};
-use crate::{shape, BaselineFigures, Config, Env, Exact, Measured, Modelled, Mode, ResourceFigures, RunMode, Status, StencilConfig, StencilResult};
+use crate::{shape, BaselineFigures, Config, Env, Exact, Modelled, Mode, ResourceFigures, RunMode, Status, StencilConfig, StencilResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -136,25 +136,16 @@ struct RegionModel {
 /// Evaluates `prog` in configuration `cfg`: one result for the whole program (its
 /// launches summed, its kernels' resources added).
 pub fn evaluate(cfg: &Config, env: &Env, prog: &Program) -> StencilResult {
-    let mut r = StencilResult {
-        name: prog.name(),
-        config: StencilConfig {
+    let mut r = StencilResult::pending(
+        prog.name(),
+        StencilConfig {
             tiles: cfg.tiles.name().into(),
             tile_sizes: Vec::new(),
             port_width: cfg.port_width,
             mode: cfg.mode,
             banks: cfg.banks,
         },
-        status: Status::Failed,
-        error: None,
-        bit_exact: None,
-        ran_mode: None,
-        baseline: None,
-        exact: None,
-        modelled: None,
-        resources: None,
-        measured: Measured::default(),
-    };
+    );
     if let Err(e) = evaluate_into(cfg, env, prog, &mut r) {
         r.status = if r.bit_exact == Some(false) { Status::Mismatch } else { Status::Failed };
         r.error = Some(e);

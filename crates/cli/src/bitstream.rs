@@ -745,22 +745,8 @@ fn submit_to_slurm(
             }
         }
     }
-    let scripts = slurm::write_scripts(&jobs, &a.slurm, &dir)?;
-    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
-    if a.dry_run {
-        for line in slurm::dry_run(&jobs, &scripts) {
-            say(&line);
-        }
-        print_environment(base, "# after the link jobs, to run with these bitstreams:");
-        return Ok(());
-    }
-    let ids = slurm::submit(&jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
-    say(&format!(
-        "# {} job(s) submitted (squeue -j {}); a link job starts when the compile jobs it needs have succeeded; logs in {}",
-        ids.len(),
-        ids.join(","),
-        dir.display()
-    ));
+    let waits = "a link job starts when the compile jobs it needs have succeeded";
+    slurm::write_and_submit(&jobs, &a.slurm, &dir, a.dry_run, waits, &mut |l| say(l))?;
     print_environment(base, "# after the link jobs, to run with these bitstreams:");
     Ok(())
 }

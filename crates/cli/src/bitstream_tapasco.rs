@@ -263,22 +263,8 @@ fn submit_to_slurm(a: &BitstreamArgs, opts: &TapascoOptions, p: &TapascoPlan, hl
         array: None,
     };
     let jobs = vec![job(format!("hls-{}", opts.name), hls, vec![]), job(format!("compose-{}", opts.name), compose, vec![0])];
-    let scripts = slurm::write_scripts(&jobs, &a.slurm, &dir)?;
-    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
-    if a.dry_run {
-        for line in slurm::dry_run(&jobs, &scripts) {
-            say(&line);
-        }
-        print_next_steps(&p.bit, "# after the compose job, to run with this bitstream:");
-        return Ok(());
-    }
-    let ids = slurm::submit(&jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
-    say(&format!(
-        "# {} job(s) submitted (squeue -j {}); the compose job starts when the hls job has succeeded; logs in {}",
-        ids.len(),
-        ids.join(","),
-        dir.display()
-    ));
+    let waits = "the compose job starts when the hls job has succeeded";
+    slurm::write_and_submit(&jobs, &a.slurm, &dir, a.dry_run, waits, &mut |l| say(l))?;
     print_next_steps(&p.bit, "# after the compose job, to run with this bitstream:");
     Ok(())
 }

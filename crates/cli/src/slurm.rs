@@ -134,6 +134,30 @@ fn sbatch_args(job: &Job, script: &Path, deps: &[String]) -> Vec<String> {
     a
 }
 
+/// Writes the jobs' scripts into `dir` and submits them in order (`submit`), or with
+/// `dry_run` prints the submissions as a shell script (`dry_run`); `waits` says in
+/// the summary which job starts after which. Lines go to `say`.
+pub fn write_and_submit(
+    jobs: &[Job],
+    args: &SlurmArgs,
+    dir: &Path,
+    dry_run: bool,
+    waits: &str,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    let scripts = write_scripts(jobs, args, dir)?;
+    say(&format!("# wrote {} job script(s) to {}", scripts.len(), dir.display()));
+    if dry_run {
+        for line in self::dry_run(jobs, &scripts) {
+            say(&line);
+        }
+        return Ok(());
+    }
+    let ids = submit(jobs, &scripts, &mut |l| say(&format!("# {l}")))?;
+    say(&format!("# {} job(s) submitted (squeue -j {}); {waits}; logs in {}", ids.len(), ids.join(","), dir.display()));
+    Ok(())
+}
+
 /// The submissions as shell lines: `job<k>=$(sbatch --parsable … <script>)`, the
 /// dependencies as `afterok:$job<i>:…`.
 pub fn dry_run(jobs: &[Job], scripts: &[PathBuf]) -> Vec<String> {

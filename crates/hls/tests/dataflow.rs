@@ -374,37 +374,49 @@ fn generated_region(seed: u64) -> (Region, String) {
 /// an iteration read and write the same arrays, a region the dataflow kernel accepts
 /// computes the baseline kernel's results bit for bit (generated bodies of one to three
 /// statements over three arrays; the ones it refuses get the tessera kernel).
-#[test]
-fn generated_statement_orders_are_streamed_exactly_or_refused() {
-    let cache = tempfile::tempdir().unwrap();
-    let accepted = std::sync::atomic::AtomicUsize::new(0);
+/// Runs `case(seed, failures)` for seeds `0..cases` on two threads; `case` returns
+/// whether the dataflow kernel accepted the generated region and pushes a line per
+/// result that differs from the baseline kernel's. Fails with those lines, or when
+/// fewer than 8 regions were accepted (the generator must exercise the kernel, not
+/// only its refusals).
+fn generated_cases(cases: u64, case: &(dyn Fn(u64, &std::sync::Mutex<Vec<String>>) -> bool + Sync)) {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    let accepted = AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicU64::new(0);
-    const CASES: u64 = 40;
+    let next = AtomicU64::new(0);
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {
-                let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if seed >= CASES {
+                let seed = next.fetch_add(1, Ordering::Relaxed);
+                if seed >= cases {
                     break;
                 }
-                let (region, text) = generated_region(seed);
-                let Ok((k, _)) = tessera_hls::dataflow::generate(&region, "tessera_gen", 4) else { continue };
-                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let inputs = Inputs::new(&region, &[], 99 + seed as u32);
-                let base = tessera_hls::baseline::generate(&region, "tessera_gen_base");
-                let (want, _) = run(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path());
-                let (got, _) = run(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path());
-                if got != want {
-                    failures.lock().unwrap().push(format!("seed {seed}: {text}"));
+                if case(seed, &failures) {
+                    accepted.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }
     });
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "dataflow results differ from the baseline's:\n{}", failures.join("\n"));
-    // The generator must exercise the kernel, not only its refusals.
     assert!(accepted.into_inner() >= 8, "too few generated regions streamed");
+}
+
+#[test]
+fn generated_statement_orders_are_streamed_exactly_or_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    generated_cases(40, &|seed, failures| {
+        let (region, text) = generated_region(seed);
+        let Ok((k, _)) = tessera_hls::dataflow::generate(&region, "tessera_gen", 4) else { return false };
+        let inputs = Inputs::new(&region, &[], 99 + seed as u32);
+        let base = tessera_hls::baseline::generate(&region, "tessera_gen_base");
+        let (want, _) = run(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path());
+        let (got, _) = run(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path());
+        if got != want {
+            failures.lock().unwrap().push(format!("seed {seed}: {text}"));
+        }
+        true
+    });
 }
 
 /// An in-place array (fdtd's `ey`, `ex`, `hz`) gets a write-only port of its own after
@@ -549,58 +561,43 @@ fn generated_strip_region(seed: u64, depth: usize) -> (Region, String) {
 #[test]
 fn generated_run_time_extents_are_stripped_exactly() {
     let cache = tempfile::tempdir().unwrap();
-    let accepted = std::sync::atomic::AtomicUsize::new(0);
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicU64::new(0);
-    const CASES: u64 = 24;
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if seed >= CASES {
-                    break;
+    generated_cases(24, &|seed, failures| {
+        let depth = 2 + (seed % 2) as usize;
+        let (region, text) = generated_strip_region(seed, depth);
+        let mut g = Gen(seed.wrapping_add(77) | 1);
+        let w = [4u32, 8, 16][g.below(3) as usize];
+        let limits = match g.below(4) {
+            0 => Limits::default(),
+            k => Limits { max_strip: k as i64 * w as i64, ..Limits::default() },
+        };
+        let Ok((k, _)) = tessera_hls::dataflow::generate_with(&region, "tessera_gs", w, &limits) else { return false };
+        let an = tessera_hls::dataflow::analyze_with(&region, w, &limits).unwrap();
+        let st = an.strips.clone().expect("run-time extents are stripped");
+        assert_eq!(st.cols % w as i64, 0, "seed {seed}: strip {st:?} not a multiple of W = {w}");
+        let base = tessera_hls::baseline::generate(&region, "tessera_gs_base");
+        let (mb, md) = (manifest(&region, &base, "baseline"), manifest(&region, &k, "dataflow"));
+        for size in 0..3 {
+            // Extents: 3 (one iteration), below a strip, several strips with a partial last.
+            let pick = |g: &mut Gen, big: u64| -> i64 {
+                match size {
+                    0 => 3 + g.below(3) as i64,
+                    1 => 3 + g.below(big) as i64,
+                    _ => 3 + st.cols + g.below(2 * st.cols.min(64) as u64) as i64,
                 }
-                let depth = 2 + (seed % 2) as usize;
-                let (region, text) = generated_strip_region(seed, depth);
-                let mut g = Gen(seed.wrapping_add(77) | 1);
-                let w = [4u32, 8, 16][g.below(3) as usize];
-                let limits = match g.below(4) {
-                    0 => Limits::default(),
-                    k => Limits { max_strip: k as i64 * w as i64, ..Limits::default() },
-                };
-                let Ok((k, _)) = tessera_hls::dataflow::generate_with(&region, "tessera_gs", w, &limits) else { continue };
-                let an = tessera_hls::dataflow::analyze_with(&region, w, &limits).unwrap();
-                let st = an.strips.clone().expect("run-time extents are stripped");
-                assert_eq!(st.cols % w as i64, 0, "seed {seed}: strip {st:?} not a multiple of W = {w}");
-                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let base = tessera_hls::baseline::generate(&region, "tessera_gs_base");
-                let (mb, md) = (manifest(&region, &base, "baseline"), manifest(&region, &k, "dataflow"));
-                for size in 0..3 {
-                    // Extents: 3 (one iteration), below a strip, several strips with a partial last.
-                    let pick = |g: &mut Gen, big: u64| -> i64 {
-                        match size {
-                            0 => 3 + g.below(3) as i64,
-                            1 => 3 + g.below(big) as i64,
-                            _ => 3 + st.cols + g.below(2 * st.cols.min(64) as u64) as i64,
-                        }
-                    };
-                    let n = 3 + g.below(if depth == 3 { 4 } else { 9 }) as i64;
-                    let m = if depth == 3 { 3 + (st.rows + g.below(st.rows.min(16) as u64 + 1) as i64).min(20) } else { pick(&mut g, 40) };
-                    let l = pick(&mut g, 40);
-                    let ints = [("n", n), ("m", m), ("l", l)];
-                    let inputs = Inputs::new(&region, &ints[..depth], 5 + seed as u32);
-                    let (want, _) = run(&region, &mb, &inputs, cache.path());
-                    let (got, _) = run(&region, &md, &inputs, cache.path());
-                    if got != want {
-                        failures.lock().unwrap().push(format!("seed {seed} (w={w}, strips {st:?}, extents {:?}): {text}", &ints[..depth]));
-                    }
-                }
-            });
+            };
+            let n = 3 + g.below(if depth == 3 { 4 } else { 9 }) as i64;
+            let m = if depth == 3 { 3 + (st.rows + g.below(st.rows.min(16) as u64 + 1) as i64).min(20) } else { pick(&mut g, 40) };
+            let l = pick(&mut g, 40);
+            let ints = [("n", n), ("m", m), ("l", l)];
+            let inputs = Inputs::new(&region, &ints[..depth], 5 + seed as u32);
+            let (want, _) = run(&region, &mb, &inputs, cache.path());
+            let (got, _) = run(&region, &md, &inputs, cache.path());
+            if got != want {
+                failures.lock().unwrap().push(format!("seed {seed} (w={w}, strips {st:?}, extents {:?}): {text}", &ints[..depth]));
+            }
         }
+        true
     });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "dataflow results differ from the baseline's:\n{}", failures.join("\n"));
-    assert!(accepted.into_inner() >= 8, "too few generated regions streamed");
 }
 
 /// `jacobi2d_param` (`B[i][j]` from the 5-point star of `A[n][m]`, `1 <= i < n - 1`,
