@@ -704,13 +704,7 @@ fn submit_to_slurm(
     use crate::slurm::{self, Job};
     let q = |p: &Path| tessera_flow::shell_quote(&p.display().to_string());
     let dir = base.target_dir().join("slurm");
-    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job {
-        log: dir.join(format!("{name}-%j.out")),
-        name,
-        commands,
-        after,
-        array: None,
-    };
+    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job::single(&dir, name, commands, after);
     let write_record = |r: &BitstreamRecord, path: &Path| {
         format!("printf '%s\\n' {} > {}", tessera_flow::shell_quote(r.to_json().trim_end()), q(path))
     };

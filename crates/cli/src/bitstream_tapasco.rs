@@ -255,13 +255,7 @@ pub fn build(a: &BitstreamArgs) -> Result<(), String> {
 fn submit_to_slurm(a: &BitstreamArgs, opts: &TapascoOptions, p: &TapascoPlan, hls: Vec<String>, compose: Vec<String>) -> Result<(), String> {
     use crate::slurm::{self, Job};
     let dir = opts.out_dir.join(&opts.platform).join("slurm");
-    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job {
-        log: dir.join(format!("{name}-%j.out")),
-        name,
-        commands,
-        after,
-        array: None,
-    };
+    let job = |name: String, commands: Vec<String>, after: Vec<usize>| Job::single(&dir, name, commands, after);
     let jobs = vec![job(format!("hls-{}", opts.name), hls, vec![]), job(format!("compose-{}", opts.name), compose, vec![0])];
     let waits = "the compose job starts when the hls job has succeeded";
     slurm::write_and_submit(&jobs, &a.slurm, &dir, a.dry_run, waits, &mut |l| say(l))?;

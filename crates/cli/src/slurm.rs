@@ -59,6 +59,13 @@ pub struct Job {
     pub log: PathBuf,
 }
 
+impl Job {
+    /// A single job (no array) named `name`, its log `<log_dir>/<name>-<job id>.out`.
+    pub fn single(log_dir: &Path, name: String, commands: Vec<String>, after: Vec<usize>) -> Job {
+        Job { log: log_dir.join(format!("{name}-%j.out")), name, commands, after, array: None }
+    }
+}
+
 /// The batch script of `job`, run in `workdir`; `after` names the jobs it waits for.
 pub fn script(job: &Job, args: &SlurmArgs, workdir: &Path, after: &[&str]) -> String {
     let mut s = String::from("#!/bin/sh\n");
