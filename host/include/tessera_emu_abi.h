@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change of the structs below; checked when a port object binds. */
-#define TESSERA_EMU_ABI_VERSION 2u
+#define TESSERA_EMU_ABI_VERSION 3u
 
 /* AXI4: an incrementing burst has 1..256 beats and never crosses a 4 KiB boundary. */
 #define TESSERA_AXI_MAX_BURST 256u
@@ -55,6 +55,16 @@ typedef struct tessera_port_stats {
      * awaited while no later write burst of the port has been requested. */
     uint64_t read_exposed;
     uint64_t write_exposed;
+    /* Read bursts ordered behind a write (ABI version 3): read bursts an hls::burst_maxi
+     * port object (shared by its copies) requested after it had requested a write burst
+     * since its own previous read request, i.e. the first read after one or more writes
+     * on that port object. AXI orders nothing between a port's read and write channels,
+     * so such a read, which may alias the write, waits for the write's response.
+     * Counted per port object: two port objects on one buffer (a separate read and write
+     * port) do not order each other. Single accesses through tessera::maxi (baseline
+     * kernels) are not counted here; the model charges them its calibrated per-access
+     * in-place factor instead. */
+    uint64_t read_after_write;
 } tessera_port_stats;
 
 /* Optional transaction trace (TESSERA_EMU_TRACE): called once per transaction with the
@@ -101,8 +111,9 @@ typedef struct tessera_stream_stats {
 #endif
 
 /* The runtime asserts the same numbers (runtime/src/abi.rs). */
-TESSERA_EMU_ABI_ASSERT_(sizeof(tessera_port_stats) == 64 + 2 * 257 * 8 + 16, "tessera_port_stats layout");
+TESSERA_EMU_ABI_ASSERT_(sizeof(tessera_port_stats) == 64 + 2 * 257 * 8 + 24, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, read_exposed) == 64 + 2 * 257 * 8, "tessera_port_stats layout");
+TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, read_after_write) == 64 + 2 * 257 * 8 + 16, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, bound) == 56, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, read_burst_len) == 64, "tessera_port_stats layout");
 TESSERA_EMU_ABI_ASSERT_(offsetof(tessera_port_stats, write_burst_len) == 64 + 257 * 8, "tessera_port_stats layout");

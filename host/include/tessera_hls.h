@@ -11,7 +11,8 @@
 //     pragmas ignored with -Wno-unknown-pragmas): both are classes bound to a device
 //     buffer through a tessera_port_desc (tessera_emu_abi.h). Every transaction is
 //     bounds-checked and counted exactly into the buffer's tessera_port_stats; AXI
-//     rule violations abort with a message on stderr ("tessera emu: ...").
+//     rule violations abort with a message on stderr ("tessera emu: ..."), among them
+//     a burst read and a burst write of the same bytes left unordered (burst_port).
 //
 // Ports:
 //   tessera::maxi<T>        plain element-wise m_axi pointer (Vitis' default `T *p`);
@@ -53,9 +54,12 @@ using maxi = T *;
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <type_traits>
+#include <unordered_map>
+#include <vector>
 
 #include "tessera_emu_abi.h"
 
@@ -145,6 +149,10 @@ struct binding {
 };
 
 /// One single-beat read of `beat` bytes at element `i` (bounds-checked, counted).
+/// Single accesses (tessera::maxi, the baseline kernels) complete one after the other
+/// (Vitis orders a pointer port's accesses itself), so they take no part in
+/// burst_port's ordering check and do not count read_after_write: the model charges
+/// an in-place baseline its calibrated per-access factor instead.
 inline const unsigned char *single_read(const binding &b, long i) {
     if (i < 0 || static_cast<std::uint64_t>(i) >= b.n)
         fail("out-of-bounds read of %s[%ld] (buffer has %llu elements)", b.name(), i,
@@ -177,10 +185,41 @@ inline unsigned char *single_write(const binding &b, long i) {
     return b.base + off;
 }
 
+class burst_port;
+
+/// The hls::burst_maxi port objects bound to one buffer (one descriptor's counters),
+/// for the ordering check of burst_port: reads and writes of one buffer, through one
+/// port object or several, are not ordered by AXI.
+struct buffer_ports {
+    std::vector<const burst_port *> ports;
+};
+
+/// The buffers the calling thread's port objects are bound to, by their counters. A
+/// launch runs on one thread (a dataflow kernel's processes are coroutines of it), so
+/// every port object of a launch is here; entries go when their last port object does.
+inline std::unordered_map<const tessera_port_stats *, buffer_ports> &buffer_registry() {
+    static thread_local std::unordered_map<const tessera_port_stats *, buffer_ports> registry;
+    return registry;
+}
+
 /// The request queues of one hls::burst_maxi port (shared by all copies of it).
+///
+/// Ordering check (a sanitizer: a kernel correct in emulation must be correct on a
+/// board). AXI orders nothing between the read and the write channel of a port, nor
+/// between two ports: a read requested while a write of the same bytes awaits its
+/// response may return the old or the new data, and a write requested while a read of
+/// the same bytes still has beats to deliver may change them. So, per buffer (every
+/// port object bound to it), a read_request that overlaps the bytes of a write whose
+/// write_response() was not taken yet fails the kernel, and so does a write_request
+/// that overlaps the bytes of the beats a read request has not delivered yet (read()
+/// not called for them; a delivered beat cannot change any more). Overlap is at byte
+/// granularity of the requested beats (whole beats, whatever the strobes).
 class burst_port {
   public:
-    burst_port(const tessera_port_desc &d, std::size_t beat) : b_(d, beat, "hls::burst_maxi") {}
+    burst_port(const tessera_port_desc &d, std::size_t beat) : b_(d, beat, "hls::burst_maxi") {
+        buffer_ = &buffer_registry()[b_.stats];
+        buffer_->ports.push_back(this);
+    }
     burst_port(const burst_port &) = delete;
     burst_port &operator=(const burst_port &) = delete;
 
@@ -195,16 +234,31 @@ class burst_port {
                  b_.name());
         if (!writes_.empty())
             fail("the kernel ended with %zu write bursts on %s without write_response()", writes_.size(), b_.name());
+        std::vector<const burst_port *> &ps = buffer_->ports;
+        ps.erase(std::find(ps.begin(), ps.end(), this));
+        if (ps.empty()) buffer_registry().erase(b_.stats);
     }
 
     void read_request(std::size_t offset, std::size_t len) {
         const std::uint64_t off = check("read_request", offset, len);
+        const std::uint64_t end = off + len * b_.beat;
+        for (const burst_port *p : buffer_->ports) {
+            for (const req &w : p->writes_) {
+                if (w.off < end && off < w.off + w.len * p->b_.beat)
+                    fail("read of %s[%zu..%zu) while a write of %s[%llu..%llu) awaits its response: AXI does not "
+                         "order them; await the write response first",
+                         b_.name(), offset, offset + len, b_.name(), static_cast<unsigned long long>(w.off / p->b_.beat),
+                         static_cast<unsigned long long>(w.off / p->b_.beat + w.len));
+            }
+        }
         tessera_port_stats *s = b_.stats;
         s->read_bursts += 1;
         s->read_beats += len;
         s->read_bytes += len * b_.beat;
         s->read_burst_len[len] += 1;
         if (reads_.empty()) s->read_exposed += 1;  // nothing in flight covers its latency
+        if (wrote_) s->read_after_write += 1;      // ordered behind this port's write
+        wrote_ = false;
         b_.trace(0, off, len * b_.beat);
         reads_.push_back(req{off, len, 0});
     }
@@ -219,6 +273,19 @@ class burst_port {
 
     void write_request(std::size_t offset, std::size_t len) {
         const std::uint64_t off = check("write_request", offset, len);
+        const std::uint64_t end = off + len * b_.beat;
+        for (const burst_port *p : buffer_->ports) {
+            for (const req &r : p->reads_) {
+                // Beats already read were delivered: no write can change them any more.
+                const std::uint64_t unread = r.off + r.done * p->b_.beat;
+                if (unread < end && off < r.off + r.len * p->b_.beat)
+                    fail("write of %s[%zu..%zu) while a read of %s[%llu..%llu) has beats not yet read: AXI does not "
+                         "order them; read them first",
+                         b_.name(), offset, offset + len, b_.name(), static_cast<unsigned long long>(unread / p->b_.beat),
+                         static_cast<unsigned long long>(r.off / p->b_.beat + r.len));
+            }
+        }
+        wrote_ = true;
         tessera_port_stats *s = b_.stats;
         s->write_bursts += 1;
         s->write_beats += len;
@@ -280,7 +347,10 @@ class burst_port {
     }
 
     binding b_;
-    std::deque<req> reads_, writes_;
+    buffer_ports *buffer_;     // the port objects of b_'s buffer (registry entries are stable)
+    std::deque<req> reads_;    // requested, beats not all read yet
+    std::deque<req> writes_;   // requested, response not taken yet
+    bool wrote_ = false;       // a write requested since this port's last read request
 };
 
 }  // namespace emu

@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_void};
 use std::mem::{offset_of, size_of};
 
 /// `TESSERA_EMU_ABI_VERSION`.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// `TESSERA_AXI_MAX_BURST`: the longest AXI4 incrementing burst, in beats.
 pub const MAX_BURST: usize = 256;
@@ -51,6 +51,11 @@ pub struct PortStats {
     /// Write bursts whose response was awaited with no later write of the port in
     /// flight.
     pub write_exposed: u64,
+    /// Read bursts a port object requested after it had requested a write since its
+    /// previous read (the first read after writes on one `hls::burst_maxi` and its
+    /// copies): ordered behind that write's response. `tessera::maxi` accesses are not
+    /// counted.
+    pub read_after_write: u64,
 }
 
 impl Default for PortStats {
@@ -68,6 +73,7 @@ impl Default for PortStats {
             write_burst_len: [0; MAX_BURST + 1],
             read_exposed: 0,
             write_exposed: 0,
+            read_after_write: 0,
         }
     }
 }
@@ -103,8 +109,9 @@ pub struct PortDesc {
 
 // The same numbers as the static_asserts of tessera_emu_abi.h.
 const _: () = {
-    assert!(size_of::<PortStats>() == 64 + 2 * 257 * 8 + 16);
+    assert!(size_of::<PortStats>() == 64 + 2 * 257 * 8 + 24);
     assert!(offset_of!(PortStats, read_exposed) == 64 + 2 * 257 * 8);
+    assert!(offset_of!(PortStats, read_after_write) == 64 + 2 * 257 * 8 + 16);
     assert!(offset_of!(PortStats, bound) == 56);
     assert!(offset_of!(PortStats, read_burst_len) == 64);
     assert!(offset_of!(PortStats, write_burst_len) == 64 + 257 * 8);
@@ -148,7 +155,7 @@ mod tests {
     fn header_states_the_same_version_and_limits() {
         assert!(HEADER.contains(&format!("#define TESSERA_EMU_ABI_VERSION {ABI_VERSION}u")));
         assert!(HEADER.contains(&format!("#define TESSERA_AXI_MAX_BURST {MAX_BURST}u")));
-        for n in ["== 64 + 2 * 257 * 8", "== 72", "bound) == 56", "trace_ctx) == 64", "stats) == 48", "sizeof(tessera_stream_stats) == 32"] {
+        for n in ["== 64 + 2 * 257 * 8 + 24", "read_after_write) == 64 + 2 * 257 * 8 + 16", "== 72", "bound) == 56", "trace_ctx) == 64", "stats) == 48", "sizeof(tessera_stream_stats) == 32"] {
             assert!(HEADER.contains(n), "{n}");
         }
     }

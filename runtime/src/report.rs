@@ -29,6 +29,7 @@ pub fn array_traffic(s: &crate::abi::PortStats) -> ArrayTraffic {
         write_burst_lengths: hist(&s.write_burst_len),
         read_exposed: s.read_exposed,
         write_exposed: s.write_exposed,
+        read_after_write: s.read_after_write,
     }
 }
 
@@ -70,7 +71,7 @@ mod tests {
         let mut stats = crate::abi::PortStats { read_bytes: 64, read_bursts: 1, read_beats: 1, bound: 1, read_exposed: 1, ..Default::default() };
         stats.read_burst_len[1] = 1;
         let a = array_traffic(&stats);
-        stats = crate::abi::PortStats { write_bytes: 128, write_enabled_bytes: 100, write_bursts: 1, write_beats: 2, bound: 1, write_exposed: 1, ..Default::default() };
+        stats = crate::abi::PortStats { write_bytes: 128, write_enabled_bytes: 100, write_bursts: 1, write_beats: 2, bound: 1, write_exposed: 1, read_after_write: 4, ..Default::default() };
         stats.write_burst_len[2] = 1;
         let z = array_traffic(&stats);
         let t = e.clone().with_traffic(Arrays(vec![("z".into(), Some(z.clone())), ("a".into(), Some(a.clone()))]));
@@ -78,9 +79,9 @@ mod tests {
         assert!(t.to_json().ends_with(concat!(
             r#""ddr_read_bytes":64,"ddr_write_bytes":128,"bursts":2,"arrays":{"z":{"read_bytes":0,"write_bytes":128,"#,
             r#""read_bursts":0,"write_bursts":1,"beats":2,"write_enabled_bytes":100,"read_burst_lengths":{},"#,
-            r#""write_burst_lengths":{"2":1},"read_exposed":0,"write_exposed":1},"a":{"read_bytes":64,"write_bytes":0,"#,
-            r#""read_bursts":1,"write_bursts":0,"beats":1,"write_enabled_bytes":0,"read_burst_lengths":{"1":1},"#,
-            r#""write_burst_lengths":{},"read_exposed":1,"write_exposed":0}}}"#
+            r#""write_burst_lengths":{"2":1},"read_exposed":0,"write_exposed":1,"read_after_write":4},"a":{"read_bytes":64,"#,
+            r#""write_bytes":0,"read_bursts":1,"write_bursts":0,"beats":1,"write_enabled_bytes":0,"read_burst_lengths":{"1":1},"#,
+            r#""write_burst_lengths":{},"read_exposed":1,"write_exposed":0,"read_after_write":0}}}"#
         )), "{}", t.to_json());
         // An uncounted array makes the totals unknown.
         let u = e.with_traffic(Arrays(vec![("a".into(), Some(a)), ("raw".into(), None)]));

@@ -818,6 +818,7 @@ mod tests {
                 compulsory_bytes: Some(150),
                 bursts: 7,
                 exposed_round_trips: 0,
+                read_after_write: 0,
                 buffer_elements: 0,
                 traffic_ratio: None,
                 bytes_to_device: 0,

@@ -176,6 +176,10 @@ pub struct Exact {
     /// Of those, the round trips on the kernel's critical path (the emulated ports'
     /// `read_exposed` + `write_exposed`); the rest overlapped other work.
     pub exposed_round_trips: u64,
+    /// Read bursts the ports ordered behind their own writes (the emulated ports'
+    /// `read_after_write`, all arrays): each waits for a write response, `in_place_factor`
+    /// read round trips in the model.
+    pub read_after_write: u64,
     /// On-chip buffer elements of the kernel (0 for the baseline, the plan's total
     /// otherwise).
     pub buffer_elements: u64,

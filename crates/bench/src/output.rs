@@ -493,6 +493,7 @@ mod tests {
                 compulsory_bytes: Some(1 << 27),
                 bursts: 70_000,
                 exposed_round_trips: 20_000,
+                read_after_write: 0,
                 buffer_elements: 624,
                 traffic_ratio: Some(1.0),
                 bytes_to_device: 3 << 26,
@@ -564,7 +565,7 @@ mod tests {
         let s = &j["stencils"][0];
         for (obj, keys) in [
             ("config", &["tiles", "port_width", "mode"][..]),
-            ("exact", &["ddr_read_bytes", "ddr_write_bytes", "compulsory_bytes", "bursts", "buffer_elements"][..]),
+            ("exact", &["ddr_read_bytes", "ddr_write_bytes", "compulsory_bytes", "bursts", "exposed_round_trips", "read_after_write", "buffer_elements"][..]),
             ("modelled", &["baseline_s", "kernel_s", "kernel_cycles", "roofline_s", "host_transfer_s", "clock_mhz"][..]),
             ("measured", &["compile_s", "optimizer_s", "emulation_s", "host_loop_s"][..]),
             ("modelled", &["target_clock_mhz", "target_kernel_s", "target_roofline_fraction"][..]),

@@ -59,6 +59,7 @@ impl RunRecord {
             histogram(&a.write_burst_lengths, &mut p.write);
             p.read_exposed = a.read_exposed;
             p.write_exposed = a.write_exposed;
+            p.read_after_write = a.read_after_write;
             if p.read.count() != a.read_bursts || p.write.count() != a.write_bursts {
                 return Err(format!("array {name}: burst histogram and burst counts disagree"));
             }
@@ -91,5 +92,15 @@ mod tests {
         let uncounted = line.lines().next().unwrap().replace(r#""b":{"read_bytes":0"#, r#""b":null,"c":{"read_bytes":0"#);
         let e = parse(&uncounted).unwrap()[0].traffic().unwrap_err();
         assert_eq!(e, "array b: its DDR traffic was not counted");
+        // The line has no exposed or ordered counts (an older runtime's): 0. A line
+        // with them passes them to the model's port.
+        assert_eq!((t.ports[0].read_exposed, t.ports[0].read_after_write), (0, 0));
+        let counted = line.lines().next().unwrap().replace(
+            r#""write_burst_lengths":{"1":398}}"#,
+            r#""write_burst_lengths":{"1":398},"read_exposed":0,"write_exposed":398,"read_after_write":0}"#,
+        );
+        let counted = counted.replace(r#""write_burst_lengths":{}}"#, r#""write_burst_lengths":{},"read_exposed":1194,"read_after_write":7}"#);
+        let t = parse(&counted).unwrap()[0].traffic().unwrap();
+        assert_eq!((t.ports[0].read_exposed, t.ports[0].read_after_write, t.ports[1].write_exposed), (1194, 7, 398));
     }
 }

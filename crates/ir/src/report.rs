@@ -106,6 +106,13 @@ pub struct ArrayTraffic {
     /// in flight (the rest were posted).
     #[serde(default)]
     pub write_exposed: u64,
+    /// Read bursts ordered behind a write: requested by an `hls::burst_maxi` port
+    /// object after it had requested a write since its own previous read (AXI does not
+    /// order a port's reads after its writes, so such a read waits for the write's
+    /// response). 0 in reports written before it was counted; `tessera::maxi` accesses
+    /// (baseline kernels) are not counted.
+    #[serde(default)]
+    pub read_after_write: u64,
 }
 
 /// Bytes one array moved between host and device in one region execution or data
@@ -413,6 +420,7 @@ mod tests {
             write_burst_lengths: if write > 0 { BTreeMap::from([((write / 4) as u32, 1)]) } else { BTreeMap::new() },
             read_exposed: (read > 0) as u64,
             write_exposed: (write > 0) as u64,
+            read_after_write: 0,
         }
     }
 
@@ -466,6 +474,16 @@ mod tests {
         assert!(r.transfers.is_empty() && r.op.is_none());
         assert!(Record::from_json(r#"{"region":"r.c:1"}"#).unwrap_err().contains("missing field"));
         assert!(Record::from_json(&line.replace(r#""host""#, r#""gpu""#)).unwrap_err().contains("unknown variant"));
+        // An array of a report written before the ports counted read_after_write (ABI
+        // version 2) or exposed round trips (version 1): those counts are 0.
+        let old = r#"{"read_bytes":64,"write_bytes":64,"read_bursts":1,"write_bursts":1,"beats":2,"write_enabled_bytes":64,"read_burst_lengths":{"1":1},"write_burst_lengths":{"1":1},"read_exposed":1,"write_exposed":1}"#;
+        let a: ArrayTraffic = serde_json::from_str(old).unwrap();
+        assert_eq!((a.read_exposed, a.read_after_write), (1, 0));
+        let older: ArrayTraffic = serde_json::from_str(&old.replace(r#","read_exposed":1,"write_exposed":1"#, "")).unwrap();
+        assert_eq!((older.read_exposed, older.write_exposed, older.read_after_write), (0, 0, 0));
+        // The runtime writes it after the exposed counts.
+        let new = serde_json::to_string(&ArrayTraffic { read_after_write: 3, ..a }).unwrap();
+        assert!(new.ends_with(r#""read_exposed":1,"write_exposed":1,"read_after_write":3}"#), "{new}");
     }
 
     #[test]

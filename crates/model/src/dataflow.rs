@@ -6,20 +6,34 @@
 //!
 //! ```text
 //! C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr)
-//!     + max( max_ports Σ_read bursts ⌈b/β⌉,      load processes (exact, from the run)
+//!     + max( max_ports (Σ_read bursts ⌈b/β⌉      load processes (exact, from the run)
+//!                       + N_raw · cyc(k_ip · t_rd)),
 //!            I_compute,                            compute iterations at II = 1, its
 //!                                                  buffer fill included (static)
 //!            max_ports Σ_write bursts ⌈b/β⌉ )     store processes (exact)
 //! kernel_s = max(C / f, (bytes read + written) / BW_ddr)
 //! ```
 //!
-//! Known optimism: every round trip but the first read and the last write is assumed
-//! hidden by the requests in flight (the load process requests one burst ahead, the
-//! store process leaves 8 bursts awaiting their responses); ports of one DDR bank
-//! share its bandwidth only through the roofline term.
+//! `N_raw` is the port's read bursts ordered behind a write ([`crate::Port::read_after_write`],
+//! counted by the emulated port: the first read a port object requested after one or
+//! more writes), `k_ip` the in-place factor ([`crate::Params::in_place_factor`]). Such a read
+//! cannot be requested ahead: AXI does not order it after the write it may alias, so
+//! it waits for that write's response, and the load process stalls for the whole
+//! ordered round trip, k_ip read round trips, on top of its beats. The term is added to
+//! the time of the port's load process (the process that issues the read), not to the
+//! kernel's cycles directly: it costs time only where that process sets the pace.
+//! When it does, its stalls are reported as latency and its beats as transfer. A
+//! point-wise in-place array read and written through one port object (its load and
+//! store process share the port) counts such reads; a separate read and write port
+//! on one buffer do not order each other and count none.
+//!
+//! Known optimism: every other round trip but the first read and the last write is
+//! assumed hidden by the requests in flight (the load process requests one burst
+//! ahead, the store process leaves 8 bursts awaiting their responses); ports of one DDR
+//! bank share its bandwidth only through the roofline term.
 
 use crate::traffic::Traffic;
-use crate::{depth_cycles, ns_to_cycles, Cycles, ModelError, Params};
+use crate::{check_ordered_reads, depth_cycles, ns_to_cycles, ordered_read_cycles, Cycles, ModelError, Params};
 use serde::Serialize;
 
 /// The static structure of a dataflow kernel.
@@ -35,14 +49,31 @@ pub struct Dataflow {
 /// Cycles of a dataflow kernel moving `traffic` (equations in the module docs).
 pub(crate) fn cycles(d: &Dataflow, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Cycles, ModelError> {
     traffic.check(p).map_err(ModelError::IllegalBurst)?;
+    check_ordered_reads(traffic)?;
     let rd = ns_to_cycles(p.read_round_trip_ns, clock_mhz);
     let wr = ns_to_cycles(p.write_response_ns, clock_mhz);
-    let load = traffic.ports.iter().map(|x| x.read.beat_cycles(p)).max().unwrap_or(0);
+    let ordered = ordered_read_cycles(clock_mhz, p);
+    // The slowest load process: (its beats, its stalls on reads ordered behind writes).
+    let (beats, stalls) = traffic
+        .ports
+        .iter()
+        .map(|x| (x.read.beat_cycles(p), x.read_after_write * ordered))
+        .max_by_key(|&(b, s)| (b + s, s))
+        .unwrap_or((0, 0));
+    let load = beats + stalls;
     let store = traffic.ports.iter().map(|x| x.write.beat_cycles(p)).max().unwrap_or(0);
     let fill = depth_cycles(d.depth_ops, clock_mhz, p);
     let steady = load.max(store).max(d.compute_iterations);
-    let (transfer, compute) = if d.compute_iterations >= load.max(store) { (0, steady) } else { (steady, 0) };
-    Ok(Cycles { total: 0, latency: rd + wr, transfer, compute: compute + fill })
+    // The pace-setter's cycles by cause: compute, a load process (beats and stalls), or
+    // a store process (beats).
+    let (stall, transfer, compute) = if d.compute_iterations >= load.max(store) {
+        (0, 0, steady)
+    } else if load >= store {
+        (stalls, beats, 0)
+    } else {
+        (0, store, 0)
+    };
+    Ok(Cycles { total: 0, latency: rd + wr + stall, transfer, compute: compute + fill })
 }
 
 #[cfg(test)]
@@ -85,5 +116,33 @@ mod tests {
         assert!((e2.ddr_s - f64::max(reads / (19.2e9 * 0.97), writes / (19.2e9 * 0.90))).abs() < 1e-15);
         assert!((e2.roofline_s - reads / 19.2e9).abs() < 1e-15);
         assert!(e2.kernel_s < e.kernel_s);
+    }
+
+    /// The same streams through one port, in place (a load and a store process on one
+    /// port object): 4094 of its 16 384 read bursts ordered behind a write each stall
+    /// the load process cyc(2.5 · 100 ns) = 13 cycles at 50 MHz, 53 222 in all, so the
+    /// load (1 048 576 beats + 53 222) sets the pace instead of the compute process's
+    /// 1 050 000 iterations.
+    #[test]
+    fn reads_ordered_behind_writes_stall_their_load_process() {
+        let mut e = Port::new("E", 64);
+        e.read.add(64, 4096 * 4);
+        e.write.add(64, 4094 * 4);
+        let mut t = Traffic { ports: vec![e] };
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, depth_ops: 5 });
+        let c = crate::kernel_cycles(&s, &t, 50.0, &P).unwrap();
+        assert_eq!((c.total, c.compute), (10 + 4 + 1_050_000, 1_050_004));
+        t.ports[0].read_after_write = 4094;
+        let c = crate::kernel_cycles(&s, &t, 50.0, &P).unwrap();
+        assert_eq!(c, crate::Cycles { total: 10 + 4 + 1_048_576 + 53_222, latency: 10 + 53_222, transfer: 1_048_576, compute: 4 });
+        // A stall hidden behind a slower process costs nothing: with 2 000 000 compute
+        // iterations the compute process still sets the pace.
+        let slow = Structure::Dataflow(super::Dataflow { compute_iterations: 2_000_000, depth_ops: 5 });
+        assert_eq!(crate::kernel_cycles(&slow, &t, 50.0, &P).unwrap().total, 10 + 4 + 2_000_000);
+        // At 400 MHz an ordered read is 100 cycles (2.5 round trips of 40).
+        let c = crate::kernel_cycles(&s, &t, 400.0, &P).unwrap();
+        assert_eq!(c.latency, 40 + 40 + 4094 * 100);
+        t.ports[0].read_after_write = 4096 * 4 + 1;
+        assert!(crate::kernel_cycles(&s, &t, 50.0, &P).unwrap_err().to_string().contains("port E: 16385 reads ordered"));
     }
 }

@@ -18,35 +18,58 @@
 //! Vitis cores take several times `t_op`, is modelled optimistically; the benchmark
 //! stencils call none.
 //!
+//! `k_ip` is the in-place factor ([`Params::in_place_factor`]): a read ordered behind
+//! a write of its port costs k_ip read round trips. AXI orders nothing between a
+//! port's read and write channels, so a read that may alias an earlier write of the
+//! same `m_axi` bundle is held until that write's response (HLS does so for pointer
+//! accesses; the tiled kernels ship such arrays blocking, and the emulated ports
+//! refuse a read of bytes whose write still awaits its response). `N_raw` is the
+//! number of such reads the emulated ports counted ([`Port::read_after_write`]: the
+//! first read burst a port object requested after one or more writes), and
+//! `Δ_raw = cyc(k_ip · t_rd) − cyc(t_rd)`, about (k_ip − 1) · cyc(t_rd), what an ordered
+//! read adds to a read round trip (rounded as a whole transaction, as the baseline's
+//! `cyc(t_acc · k_ip)`).
+//!
 //! ```text
 //! Baseline   (plain HLS kernel: every access a serialized single-beat round trip)
 //!   C = I · A · cyc(t_acc · (k_ip if in place else 1)) + cyc(D · t_op)
 //!       + I · max(0, cyc(S · t_op) − A · cyc(t_acc · (k_ip if in place else 1)))
 //!       I iterations, A distinct accesses per iteration (duplicate reads of one element
-//!       in one statement merged), k_ip the in-place factor, S the floating-point
+//!       in one statement merged), k_ip per access of an in-place kernel (its single
+//!       accesses are not counted in N_raw: the calibrated factor covers them), S the floating-point
 //!       operations per iteration on the loop-carried chain of a sequentially
 //!       accumulated scalar (a floating `+`/`*` reduction in the loop's order): the
 //!       pipelined loop's II is at least the adder's latency, and the last term
 //!       charges what that adds to the serialized accesses
 //! BlockedRows (the paper's kernel: per row a blocking read, compute, write, wait)
 //!   C = Σ_read bursts (cyc(t_rd) + ⌈b/β⌉) + Σ_write bursts (⌈b/β⌉ + cyc(t_wr))
+//!       + Σ_ports N_raw · Δ_raw
 //!       + R · max(1, cyc(D · t_op), cyc(S_r · t_op))  b beats per burst, R rows
+//!       N_raw: an in-place array's row read after the previous row's write waits
+//!       k_ip round trips instead of one
 //!       S_r the floating-point operations per row on the loop-carried chain of a
 //!       scalar accumulated in the loop's order (a tiled floating `+`/`*` reduction:
 //!       the row's unrolled accumulations run one after another, and the next row's
 //!       wait for them), 0 without one
 //! OverlappedRows (Tessera's kernel: the same rows, round trips overlapped)
-//!   C = Σ_ports (E_rd · cyc(t_rd) + E_wr · cyc(t_wr)) + Σ_bursts ⌈b/β⌉
+//!   C = Σ_ports (E_rd · cyc(t_rd) + E_wr · cyc(t_wr) + N_raw · Δ_raw) + Σ_bursts ⌈b/β⌉
 //!       + R · max(1, cyc(D · t_op), cyc(S_r · t_op))
 //!       E_rd, E_wr: the exposed bursts the emulated ports counted — a read requested
 //!       while no earlier read of its port was in flight, a write whose response was
 //!       awaited with no later write of its port in flight. Every other round trip
-//!       overlaps work the kernel does meanwhile. In a paper kernel every burst is
-//!       exposed, and the formula is BlockedRows'.
+//!       overlaps work the kernel does meanwhile. N_raw · Δ_raw is charged whether or
+//!       not the port counted the ordered read exposed: the extra wait is for the
+//!       write's response, which no read in flight on the read channel covers (the
+//!       kernel cannot issue the read before it); only its own round trip may overlap.
+//!       (Tessera ships arrays it reads and writes blocking, so their reads are all
+//!       exposed anyway.) In a paper kernel every burst is exposed, and the formula is
+//!       BlockedRows'.
 //!
 //! Dataflow (mode dataflow: load, compute, store processes concurrently; see [`dataflow`])
-//!   C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr) + max(load beats per port, compute
-//!       iterations, store beats per port)
+//!   C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr) + max(load beats + N_raw · cyc(k_ip · t_rd)
+//!       per port, compute iterations, store beats per port)
+//!       a load process's round trips are hidden by its request ahead, except a read
+//!       ordered behind a write of its port: it stalls the process for all k_ip of them
 //!
 //! roofline_s = max over banks (bytes read + written in the bank) / BW_ddr
 //! ddr_s      = max over banks (bytes read + written in the bank) / (BW_ddr · e)
@@ -301,6 +324,32 @@ fn row_cycles(depth_ops: u32, accumulation_ops: u32, clock_mhz: f64, p: &Params)
     depth_cycles(depth_ops, clock_mhz, p).max(depth_cycles(accumulation_ops, clock_mhz, p)).max(1)
 }
 
+/// Cycles of the round trip of a read ordered behind a write of its port:
+/// `cyc(k_ip · t_rd)` ([`Params::in_place_factor`] read round trips, rounded up as one
+/// transaction).
+pub(crate) fn ordered_read_cycles(clock_mhz: f64, p: &Params) -> u64 {
+    ns_to_cycles(p.in_place_factor * p.read_round_trip_ns, clock_mhz)
+}
+
+/// What an ordered read adds to a read round trip: `Δ_raw = cyc(k_ip · t_rd) −
+/// cyc(t_rd)`, about `(k_ip − 1) · cyc(t_rd)`.
+fn ordered_read_extra(clock_mhz: f64, p: &Params) -> u64 {
+    ordered_read_cycles(clock_mhz, p).saturating_sub(ns_to_cycles(p.read_round_trip_ns, clock_mhz))
+}
+
+/// No port orders more reads behind writes than it issued reads.
+pub(crate) fn check_ordered_reads(traffic: &Traffic) -> Result<(), ModelError> {
+    match traffic.ports.iter().find(|x| x.read_after_write > x.read.count()) {
+        Some(x) => Err(ModelError::IllegalBurst(format!(
+            "port {}: {} reads ordered behind writes for {} read bursts",
+            x.name,
+            x.read_after_write,
+            x.read.count()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Kernel cycles of `structure` moving `traffic` at `clock_mhz` (equations in the
 /// crate docs).
 pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p: &Params) -> Result<Cycles, ModelError> {
@@ -309,7 +358,7 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
     }
     let c = match structure {
         Structure::Baseline(b) => {
-            let factor = if b.in_place { p.baseline_in_place_factor } else { 1.0 };
+            let factor = if b.in_place { p.in_place_factor } else { 1.0 };
             let per_access = ns_to_cycles(p.baseline_access_ns * factor, clock_mhz);
             let memory_ii = b.accesses_per_iteration * per_access;
             // The accumulation's II, where it is longer than the iteration's accesses.
@@ -323,21 +372,25 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
         }
         Structure::BlockedRows(r) => {
             traffic.check(p).map_err(ModelError::IllegalBurst)?;
+            check_ordered_reads(traffic)?;
             let rd = ns_to_cycles(p.read_round_trip_ns, clock_mhz);
             let wr = ns_to_cycles(p.write_response_ns, clock_mhz);
             let reads: u64 = traffic.ports.iter().map(|x| x.read.count()).sum();
             let writes: u64 = traffic.ports.iter().map(|x| x.write.count()).sum();
+            let ordered: u64 = traffic.ports.iter().map(|x| x.read_after_write).sum();
             Cycles {
                 total: 0,
-                latency: reads * rd + writes * wr,
+                latency: reads * rd + writes * wr + ordered * ordered_read_extra(clock_mhz, p),
                 transfer: traffic.ports.iter().map(|x| x.read.beat_cycles(p) + x.write.beat_cycles(p)).sum(),
                 compute: r.rows * row_cycles(r.depth_ops, r.accumulation_ops, clock_mhz, p),
             }
         }
         Structure::OverlappedRows(r) => {
             traffic.check(p).map_err(ModelError::IllegalBurst)?;
+            check_ordered_reads(traffic)?;
             let rd = ns_to_cycles(p.read_round_trip_ns, clock_mhz);
             let wr = ns_to_cycles(p.write_response_ns, clock_mhz);
+            let extra = ordered_read_extra(clock_mhz, p);
             for x in &traffic.ports {
                 if x.read_exposed > x.read.count() || x.write_exposed > x.write.count() {
                     return Err(ModelError::IllegalBurst(format!(
@@ -352,7 +405,9 @@ pub fn kernel_cycles(structure: &Structure, traffic: &Traffic, clock_mhz: f64, p
             }
             Cycles {
                 total: 0,
-                latency: traffic.ports.iter().map(|x| x.read_exposed * rd + x.write_exposed * wr).sum(),
+                // An ordered read's extra wait counts whether or not its own round
+                // trip was exposed (crate docs).
+                latency: traffic.ports.iter().map(|x| x.read_exposed * rd + x.write_exposed * wr + x.read_after_write * extra).sum(),
                 transfer: traffic.ports.iter().map(|x| x.read.beat_cycles(p) + x.write.beat_cycles(p)).sum(),
                 compute: r.rows * row_cycles(r.depth_ops, r.accumulation_ops, clock_mhz, p),
             }
@@ -482,6 +537,47 @@ mod tests {
         t.ports[1].write_exposed = 1000;
         let blocked = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
         assert_eq!(kernel_cycles(&s, &t, 50.0, &P).unwrap(), kernel_cycles(&blocked, &t, 50.0, &P).unwrap());
+    }
+
+    /// The latency-bound row loop of `a_latency_bound_row_loop` done in place: one
+    /// port reads each row (9 beats) and writes it back (8 beats). Every row's read but
+    /// the first follows the previous row's write on the port: 999 reads ordered behind
+    /// writes, each taking k_ip = 2.5 round trips, cyc(250 ns) = 13 cycles at 50 MHz
+    /// instead of 5: 8 more (at 400 MHz 100 instead of 40: 60 = 1.5 · 40 more).
+    #[test]
+    fn reads_ordered_behind_writes_wait_k_round_trips() {
+        let mut t = Traffic { ports: vec![port("A", 64, &[(9, 1000)], &[(8, 1000)])] };
+        t.ports[0].read_after_write = 999;
+        let blocked = Structure::BlockedRows(BlockedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
+        let c = kernel_cycles(&blocked, &t, 50.0, &P).unwrap();
+        assert_eq!(c, Cycles { total: 31_000 + 999 * 8, latency: 10_000 + 999 * 8, transfer: 17_000, compute: 4_000 });
+        // At 400 MHz: 40-cycle round trips, ⌈75 ns · 0.4⌉ = 30 compute cycles per row.
+        let c = kernel_cycles(&blocked, &t, 400.0, &P).unwrap();
+        assert_eq!(c.latency, 2000 * 40 + 999 * 60);
+        // Tessera ships an array it reads and writes blocking: every burst exposed, the
+        // paper's cycles.
+        t.ports[0].read_exposed = 1000;
+        t.ports[0].write_exposed = 1000;
+        let overlapped = Structure::OverlappedRows(OverlappedRows { rows: 1000, depth_ops: 5, accumulation_ops: 0 });
+        assert_eq!(kernel_cycles(&overlapped, &t, 50.0, &P).unwrap(), kernel_cycles(&blocked, &t, 50.0, &P).unwrap());
+        // Were its reads overlapped (one exposed), each ordered read would still wait
+        // for the write's response: 8 cycles each, only the round trips themselves hidden.
+        t.ports[0].read_exposed = 1;
+        let c = kernel_cycles(&overlapped, &t, 50.0, &P).unwrap();
+        assert_eq!(c.latency, 5 + 1000 * 5 + 999 * 8);
+        // Without ordered reads (a separate read and write port) nothing is added.
+        t.ports[0].read_after_write = 0;
+        assert_eq!(kernel_cycles(&overlapped, &t, 50.0, &P).unwrap().latency, 5 + 1000 * 5);
+        // The baseline keeps its per-access factor and ignores the count.
+        let base = |in_place| Structure::Baseline(BaselineLoop { iterations: 10, accesses_per_iteration: 2, in_place, depth_ops: 1, accumulation_ops: 0 });
+        t.ports[0].read_after_write = 999;
+        assert_eq!(kernel_cycles(&base(true), &t, 50.0, &P).unwrap().latency, 10 * 2 * 12);
+        assert_eq!(kernel_cycles(&base(false), &t, 50.0, &P).unwrap().latency, 10 * 2 * 5);
+        // More ordered reads than reads is not a traffic any kernel makes.
+        t.ports[0].read_after_write = 1001;
+        let e = kernel_cycles(&blocked, &t, 50.0, &P).unwrap_err();
+        assert_eq!(e.to_string(), "illegal burst in the traffic: port A: 1001 reads ordered behind writes for 1000 read bursts");
+        assert!(kernel_cycles(&overlapped, &t, 50.0, &P).is_err());
     }
 
     /// 2D-jacobi at 4096²: 4094² iterations, 6 accesses (5 reads, 1 write), each a

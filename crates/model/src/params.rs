@@ -69,11 +69,14 @@ params! {
     baseline_access_ns: f64 = 90.0,
         unit "ns",
         source "Calibration against the paper's baseline run times (docs/performance-model.md, \"Calibration\"): a plain HLS kernel behaves as if every array access were its own serialized single-beat round trip of roughly 90-100 ns (about 65 ns in one 1D case); duplicate reads of one element in one statement are merged. Lower end of the range: a slower baseline would inflate the speedups.";
-    /// Factor on every access of an in-place baseline kernel (an array read and
-    /// written through its one port).
-    baseline_in_place_factor: f64 = 2.5,
+    /// What a read ordered behind a write of its port costs, in read round trips: the
+    /// factor on every access of an in-place baseline kernel (an array read and
+    /// written through its one port), and the round trips a read burst of a tiled or
+    /// dataflow kernel takes when its port requested a write before it
+    /// ([`crate::Port::read_after_write`]).
+    in_place_factor: f64 = 2.5,
         unit "x",
-        source "Calibration against the paper's baseline run times (docs/performance-model.md, \"Calibration\"): in-place kernels (read-modify-write of the same array through one port) were 2.5-6x worse per access, consistent with waiting for write acknowledgements. Lower end of the range, for the same reason.";
+        source "Calibration against the paper's baseline run times (docs/performance-model.md, \"Calibration\"): in-place kernels (read-modify-write of the same array through one port) were 2.5-6x worse per access, consistent with waiting for write acknowledgements: AXI does not order a port's reads after its writes, so a read that may alias an earlier write is held until the write's response. The baseline charges it on every access; the tiled and dataflow kernels on every read burst their ports requested after a write (counted in emulation: read_after_write), which then takes this many read round trips. Lower end of the range: it keeps the baseline fast, and since the baseline's time grows in proportion to the factor and an optimized kernel's by less, the modelled speedups of in-place kernels are lower bounds with respect to it (their absolute optimized times are not: at 6x they would be slower).";
     /// Read round trip of a burst: read request to first beat (ns).
     read_round_trip_ns: f64 = 100.0,
         unit "ns",

@@ -64,6 +64,11 @@ pub struct Port {
     pub read_exposed: u64,
     /// Write bursts whose response was awaited with no later write in flight.
     pub write_exposed: u64,
+    /// Read bursts ordered behind a write of the port: the first read a port object
+    /// requested after one or more writes (AXI does not order a port's reads after its
+    /// writes, so the kernel holds such a read until the write's response), as the
+    /// emulated ports counted them. At most the read bursts.
+    pub read_after_write: u64,
     /// The DDR bank the port is linked to (0 or 1; `banks=2` puts written arrays in 1).
     pub bank: u32,
 }
@@ -78,6 +83,7 @@ impl Port {
             write: Bursts::default(),
             read_exposed: 0,
             write_exposed: 0,
+            read_after_write: 0,
             bank: 0,
         }
     }

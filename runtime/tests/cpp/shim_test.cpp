@@ -156,6 +156,81 @@ static void test_strobes() {
     CHECK(m.stats.write_bytes == 12 && m.stats.write_enabled_bytes == 6 && m.stats.write_beats == 3);
 }
 
+// read_after_write: the first read burst a port object (and its copies) requests
+// after one or more of its own write requests; other port objects on the same buffer
+// and single accesses do not count. And the ordering check's legal neighbours: bytes
+// next to a pending write or an unread read, and the same bytes once the response was
+// taken or the beats were read.
+static void test_read_after_write() {
+    Buffer x("x", 1024, 4), y("y", 1024, 4, 1);
+    for (int i = 0; i < 1024; i++) x.as<float>()[i] = static_cast<float>(i);
+    {
+        hls::burst_maxi<float> p(x.desc), r(x.desc), other(y.desc);
+        hls::burst_maxi<float> q = p;  // a copy: the same port object
+        p.read_request(0, 16);
+        for (int i = 0; i < 16; i++) CHECK(p.read() == static_cast<float>(i));
+        p.read_request(16, 16);  // no write before it
+        for (int i = 0; i < 16; i++) (void)p.read();
+        CHECK(x.stats.read_after_write == 0);
+        p.write_request(0, 16);
+        for (int i = 0; i < 16; i++) q.write(-1.0f);
+        q.write_response();
+        q.read_request(0, 16);  // after the copy's write, its response taken: legal, ordered
+        for (int i = 0; i < 16; i++) CHECK(q.read() == -1.0f);
+        CHECK(x.stats.read_after_write == 1);
+        // Two writes, then two reads: only the first read counts.
+        p.write_request(16, 16);
+        for (int i = 0; i < 16; i++) p.write(-2.0f);
+        p.write_request(32, 16);
+        for (int i = 0; i < 16; i++) p.write(-3.0f);
+        p.write_response();
+        p.write_response();
+        p.read_request(48, 16);
+        p.read_request(64, 16);
+        for (int i = 0; i < 32; i++) (void)p.read();
+        CHECK(x.stats.read_after_write == 2);
+        // Another port object's write does not order p's reads (r is a separate port).
+        r.write_request(512, 16);
+        for (int i = 0; i < 16; i++) r.write(5.0f);
+        // Bytes next to r's pending write, and a write next to p's unread beats: legal.
+        p.read_request(496, 16);
+        r.write_request(528, 16);
+        p.read_request(544, 16);
+        for (int i = 0; i < 16; i++) r.write(6.0f);
+        for (int i = 0; i < 32; i++) (void)p.read();
+        CHECK(x.stats.read_after_write == 2);
+        // The same offsets on another buffer do not interact.
+        other.write_request(600, 16);
+        p.read_request(600, 16);
+        for (int i = 0; i < 16; i++) other.write(7.0f);
+        for (int i = 0; i < 16; i++) CHECK(p.read() == 600.0f + static_cast<float>(i));
+        other.write_response();
+        r.write_response();
+        r.write_response();
+        r.read_request(512, 16);  // r's own first read after its writes
+        for (int i = 0; i < 16; i++) CHECK(r.read() == 5.0f);
+        CHECK(x.stats.read_after_write == 3);
+        // A write over beats a read request has already delivered is legal (they cannot
+        // change any more), though the request is still open.
+        p.read_request(700, 8);
+        for (int i = 0; i < 4; i++) CHECK(p.read() == 700.0f + static_cast<float>(i));
+        r.write_request(700, 4);
+        for (int i = 0; i < 4; i++) r.write(8.0f);
+        r.write_response();
+        for (int i = 4; i < 8; i++) CHECK(p.read() == 700.0f + static_cast<float>(i));
+        CHECK(x.stats.read_after_write == 3);
+        // Single accesses are not counted.
+        tessera::maxi<float> m(x.desc);
+        m[1000] = 1.0f;
+        CHECK(static_cast<float>(m[1000]) == 1.0f);
+        CHECK(x.stats.read_after_write == 3 && y.stats.read_after_write == 0);
+        CHECK(x.stats.read_bursts == 11 && x.stats.write_bursts == 7);  // the single accesses included
+        CHECK(tessera::emu::buffer_registry().size() == 2);
+    }
+    // The port objects are gone, and so are their buffers' entries.
+    CHECK(tessera::emu::buffer_registry().empty());
+}
+
 #ifdef TESSERA_TEST_WIDE
 typedef ap_uint<512> u512;
 
@@ -267,6 +342,23 @@ static int abort_case(const std::string &c) {
         hls::burst_maxi<float> p(a.desc);
         p.write_request(0, 1);
         p.write(1.0f);
+    } else if (c == "read_over_pending_write") {
+        hls::burst_maxi<float> p(a.desc);
+        p.write_request(0, 4);
+        for (int i = 0; i < 4; i++) p.write(1.0f);
+        p.read_request(2, 4);  // the write's response not taken yet
+    } else if (c == "read_over_pending_write_other_port") {
+        // Byte overlap across port objects of different beat widths: bytes 56..72
+        // against the pending write's 0..64.
+        hls::burst_maxi<float> w(a.desc);
+        hls::burst_maxi<std::uint64_t> r(a.desc);
+        w.write_request(0, 16);
+        r.read_request(7, 2);
+    } else if (c == "write_over_unread_read") {
+        hls::burst_maxi<float> p(a.desc), q(a.desc);
+        p.read_request(10, 8);
+        for (int i = 0; i < 5; i++) p.read();
+        q.write_request(12, 4);  // beats 15..17 of the read not read yet
     } else if (c == "scalar_port") {
         tessera_port_desc s = tessera_port_desc();
         s.abi_version = TESSERA_EMU_ABI_VERSION;
@@ -289,6 +381,7 @@ int main(int argc, char **argv) {
     test_maxi();
     test_burst();
     test_strobes();
+    test_read_after_write();
 #ifdef TESSERA_TEST_WIDE
     test_wide();
 #endif
