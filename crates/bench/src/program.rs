@@ -201,6 +201,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         compulsory_bytes: Some(0),
         bursts: 0,
         exposed_round_trips: 0,
+        read_after_write: 0,
         buffer_elements: 0,
         traffic_ratio: None,
         bytes_to_device: 0,
@@ -265,6 +266,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         exact.ddr_write_bytes += rec.ddr_write_bytes.unwrap_or(traffic.write_bytes());
         exact.bursts += rec.bursts.unwrap_or(traffic.bursts());
         exact.exposed_round_trips += traffic.ports.iter().map(|p| p.read_exposed + p.write_exposed).sum::<u64>();
+        exact.read_after_write += traffic.ports.iter().map(|p| p.read_after_write).sum::<u64>();
         exact.compulsory_bytes = exact.compulsory_bytes.zip(m.facts.compulsory_bytes()).map(|(a, b)| a + b);
         exact.bytes_to_device += rec.bytes_to_device;
         exact.bytes_from_device += rec.bytes_from_device;
