@@ -653,6 +653,29 @@ fn program_sweep() {
     assert_eq!(c["modelled"]["kernel_s"], jacobi["modelled"]["kernel_s"], "run-time sizes: modelled at the launch's sizes");
     assert_eq!(c["modelled"]["baseline_s"], jacobi["modelled"]["baseline_s"]);
 
+    // As a Slurm job array: the spec names the program and its arguments, and an array
+    // task (`--run-config I spec.json`, run here directly) evaluates the program.
+    let slurm_out = tmp.path().join("sweep-slurm");
+    run(
+        Command::new(tessera())
+            .arg("dse")
+            .arg(&rt)
+            .args(["--modes", "dataflow", "--slurm", "--dry-run", "-o"])
+            .arg(&slurm_out)
+            .args(["--", "-DUNUSED=1"]),
+        "tessera dse <program> --slurm --dry-run",
+    );
+    let spec = read_json(&slurm_out.join("spec.json"));
+    assert_eq!(spec["program"]["cflags"], serde_json::json!(["-DUNUSED=1"]));
+    assert!(spec["program"]["source"].as_str().unwrap().ends_with("runtime_sizes.c"));
+    run(
+        Command::new(tessera()).arg("dse").args(["--run-config", "0"]).arg(slurm_out.join("spec.json")),
+        "tessera dse --run-config 0 (an array task)",
+    );
+    let task = read_json(&slurm_out.join("results/0.json"));
+    assert_eq!(task["ok"], true, "{task:#}");
+    assert_eq!(task["exact"]["ddr_read_bytes"], c["exact"]["ddr_read_bytes"]);
+
     // A stencil set takes no compiler arguments.
     let o = Command::new(tessera()).args(["dse", "2D-jacobi", "-o"]).arg(tmp.path().join("x")).args(["--", "-DN=4"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));

@@ -924,7 +924,13 @@ mod tests {
     fn compiled_with_a_guard_and_flat_footprints() {
         let ij = add(mul(v("i"), v("n")), v("j"));
         let r = region(&[("i", v("m")), ("j", v("len"))], ij.clone(), vec![ij], &["m", "n", "len"]);
-        let out = crate::compile_region(&r, &crate::Options::default());
+        let tessera = crate::Options::from_plugin_args(&["mode=tessera"]).unwrap();
+        // The default mode streams the view (in strips: its row length is a run-time
+        // value), under the same guard.
+        let df = crate::compile_region(&r, &crate::Options::default());
+        assert_eq!(df.manifest.mode, crate::options::Mode::Dataflow, "{:?}", df.fallback);
+        assert_eq!(df.manifest.guard.as_ref().map(|g| g.conditions.len()), Some(2));
+        let out = crate::compile_region(&r, &tessera);
         assert!(out.rejection.is_none(), "{:?}", out.rejection);
         let m = &out.manifest;
         assert_eq!(m.mode, crate::options::Mode::Tessera, "{:?}", out.fallback);
@@ -949,8 +955,10 @@ mod tests {
         // Without a launch condition (j < n), no guard.
         let ij = add(mul(v("i"), v("n")), v("j"));
         let r = region(&[("i", v("m")), ("j", v("n"))], ij.clone(), vec![ij], &["m", "n"]);
-        let out = crate::compile_region(&r, &crate::Options::default());
+        let out = crate::compile_region(&r, &tessera);
         assert_eq!((out.manifest.mode.name(), out.manifest.guard.is_none()), ("tessera", true));
+        let out = crate::compile_region(&r, &crate::Options::default());
+        assert_eq!((out.manifest.mode.name(), out.manifest.guard.is_none()), ("dataflow", true));
         // The baseline mode keeps the subscripts as written, without a guard.
         let out = crate::compile_region(&r, &crate::Options::from_plugin_args(&["mode=baseline"]).unwrap());
         assert_eq!((out.manifest.mode.name(), out.manifest.guard.is_none()), ("baseline", true));
