@@ -59,6 +59,7 @@ using maxi = T *;
 #include <memory>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessera_emu_abi.h"
@@ -191,7 +192,7 @@ class burst_port;
 /// for the ordering check of burst_port: reads and writes of one buffer, through one
 /// port object or several, are not ordered by AXI.
 struct buffer_ports {
-    std::vector<const burst_port *> ports;
+    std::vector<burst_port *> ports;
 };
 
 /// The buffers the calling thread's port objects are bound to, by their counters. A
@@ -208,12 +209,15 @@ inline std::unordered_map<const tessera_port_stats *, buffer_ports> &buffer_regi
 /// board). AXI orders nothing between the read and the write channel of a port, nor
 /// between two ports: a read requested while a write of the same bytes awaits its
 /// response may return the old or the new data, and a write requested while a read of
-/// the same bytes still has beats to deliver may change them. So, per buffer (every
-/// port object bound to it), a read_request that overlaps the bytes of a write whose
-/// write_response() was not taken yet fails the kernel, and so does a write_request
-/// that overlaps the bytes of the beats a read request has not delivered yet (read()
-/// not called for them; a delivered beat cannot change any more). Overlap is at byte
-/// granularity of the requested beats (whole beats, whatever the strobes).
+/// the same bytes still has beats to deliver may change them. Both are legal AXI, but
+/// what the read returns for those bytes is undefined. So, per buffer (every port object
+/// bound to it), such bytes are *poisoned*: the bytes a write stored (as far as its
+/// strobes enable them) whose response was not taken when a read_request covers them,
+/// and the bytes a write stores while a read request has not delivered their beat yet
+/// (read() not called for it; a delivered beat cannot change any more), are delivered
+/// by that read as 0xA5 bytes — neither the old nor the new data. A kernel that uses
+/// them computes a wrong result and fails its bit-exact check; one that discards them
+/// (the other row's lanes of a word shared by two rows) is unaffected.
 class burst_port {
   public:
     burst_port(const tessera_port_desc &d, std::size_t beat) : b_(d, beat, "hls::burst_maxi") {
@@ -234,7 +238,7 @@ class burst_port {
                  b_.name());
         if (!writes_.empty())
             fail("the kernel ended with %zu write bursts on %s without write_response()", writes_.size(), b_.name());
-        std::vector<const burst_port *> &ps = buffer_->ports;
+        std::vector<burst_port *> &ps = buffer_->ports;
         ps.erase(std::find(ps.begin(), ps.end(), this));
         if (ps.empty()) buffer_registry().erase(b_.stats);
     }
@@ -242,13 +246,13 @@ class burst_port {
     void read_request(std::size_t offset, std::size_t len) {
         const std::uint64_t off = check("read_request", offset, len);
         const std::uint64_t end = off + len * b_.beat;
+        // Bytes stored by writes whose response was not taken yet: undefined for this read.
         for (const burst_port *p : buffer_->ports) {
             for (const req &w : p->writes_) {
-                if (w.off < end && off < w.off + w.len * p->b_.beat)
-                    fail("read of %s[%zu..%zu) while a write of %s[%llu..%llu) awaits its response: AXI does not "
-                         "order them; await the write response first",
-                         b_.name(), offset, offset + len, b_.name(), static_cast<unsigned long long>(w.off / p->b_.beat),
-                         static_cast<unsigned long long>(w.off / p->b_.beat + w.len));
+                for (const std::pair<std::uint64_t, std::uint64_t> &e : w.stored) {
+                    const std::uint64_t lo = std::max(e.first, off), hi = std::min(e.second, end);
+                    if (lo < hi) poison_.emplace_back(lo, hi);
+                }
             }
         }
         tessera_port_stats *s = b_.stats;
@@ -260,31 +264,79 @@ class burst_port {
         if (wrote_) s->read_after_write += 1;      // ordered behind this port's write
         wrote_ = false;
         b_.trace(0, off, len * b_.beat);
-        reads_.push_back(req{off, len, 0});
+        reads_.push_back(req{off, len, 0, {}});
     }
 
     const unsigned char *next_read() {
         if (reads_.empty()) fail("read() on %s without an outstanding read_request (or beyond its length)", b_.name());
         req &r = reads_.front();
-        const unsigned char *p = b_.base + r.off + r.done * b_.beat;
+        const std::uint64_t at = r.off + r.done * b_.beat;
+        const unsigned char *p = b_.base + at;
         if (++r.done == r.len) reads_.pop_front();
-        return p;
+        if (poison_.empty()) return p;
+        // Bytes a write changed before this beat was delivered: undefined, delivered
+        // as 0xA5 (the beat in a scratch copy); the poison of this beat is consumed.
+        bool copied = false;
+        const std::uint64_t end = at + b_.beat;
+        for (std::size_t k = 0; k < poison_.size();) {
+            std::pair<std::uint64_t, std::uint64_t> &q = poison_[k];
+            const std::uint64_t lo = std::max(q.first, at), hi = std::min(q.second, end);
+            if (lo < hi) {
+                if (!copied) {
+                    scratch_.assign(p, p + b_.beat);
+                    copied = true;
+                }
+                std::memset(scratch_.data() + (lo - at), 0xA5, hi - lo);
+            }
+            if (q.second <= end && q.first < end) {
+                poison_.erase(poison_.begin() + static_cast<std::ptrdiff_t>(k));
+            } else {
+                if (q.first < end) q.first = end;
+                k++;
+            }
+        }
+        return copied ? scratch_.data() : p;
+    }
+
+    /// Before a beat is stored at byte offset `off` (`n` bytes, byte i stored when
+    /// `enabled(i)`): poisons those bytes for every read request on the buffer whose
+    /// beats covering them were not delivered yet (see the class comment).
+    template <typename F>
+    void guard_write(std::uint64_t off, std::size_t n, F enabled) {
+        // The bytes this beat stores, kept with its request until the response is taken.
+        for (req &w : writes_) {
+            if (w.off <= off && off < w.off + w.len * b_.beat) {
+                for (std::size_t i = 0; i < n; i++) {
+                    if (!enabled(i)) continue;
+                    if (!w.stored.empty() && w.stored.back().second == off + i) {
+                        w.stored.back().second += 1;
+                    } else {
+                        w.stored.emplace_back(off + i, off + i + 1);
+                    }
+                }
+                break;
+            }
+        }
+        for (burst_port *p : buffer_->ports) {
+            for (const req &r : p->reads_) {
+                const std::uint64_t unread = r.off + r.done * p->b_.beat, end = r.off + r.len * p->b_.beat;
+                const std::uint64_t lo = std::max(unread, off), hi = std::min(end, off + n);
+                for (std::uint64_t i = lo; i < hi;) {
+                    if (!enabled(static_cast<std::size_t>(i - off))) {
+                        i++;
+                        continue;
+                    }
+                    std::uint64_t j = i;
+                    while (j < hi && enabled(static_cast<std::size_t>(j - off))) j++;
+                    p->poison_.emplace_back(i, j);
+                    i = j;
+                }
+            }
+        }
     }
 
     void write_request(std::size_t offset, std::size_t len) {
         const std::uint64_t off = check("write_request", offset, len);
-        const std::uint64_t end = off + len * b_.beat;
-        for (const burst_port *p : buffer_->ports) {
-            for (const req &r : p->reads_) {
-                // Beats already read were delivered: no write can change them any more.
-                const std::uint64_t unread = r.off + r.done * p->b_.beat;
-                if (unread < end && off < r.off + r.len * p->b_.beat)
-                    fail("write of %s[%zu..%zu) while a read of %s[%llu..%llu) has beats not yet read: AXI does not "
-                         "order them; read them first",
-                         b_.name(), offset, offset + len, b_.name(), static_cast<unsigned long long>(unread / p->b_.beat),
-                         static_cast<unsigned long long>(r.off / p->b_.beat + r.len));
-            }
-        }
         wrote_ = true;
         tessera_port_stats *s = b_.stats;
         s->write_bursts += 1;
@@ -292,7 +344,7 @@ class burst_port {
         s->write_bytes += len * b_.beat;
         s->write_burst_len[len] += 1;
         b_.trace(1, off, len * b_.beat);
-        writes_.push_back(req{off, len, 0});
+        writes_.push_back(req{off, len, 0, {}});
     }
 
     unsigned char *next_write() {
@@ -320,12 +372,15 @@ class burst_port {
     }
 
     std::size_t beat() const { return b_.beat; }
+    /// The byte offset of `p` (a pointer into the buffer) from its element 0.
+    std::uint64_t offset_of(const unsigned char *p) const { return static_cast<std::uint64_t>(p - b_.base); }
 
   private:
     struct req {
         std::uint64_t off;   // byte offset of the first beat
         std::uint64_t len;   // beats
         std::uint64_t done;  // beats read / written so far
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> stored = {};  // a write's stored byte ranges
     };
 
     // Checks one request; returns its byte offset.
@@ -348,6 +403,8 @@ class burst_port {
 
     binding b_;
     buffer_ports *buffer_;     // the port objects of b_'s buffer (registry entries are stable)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> poison_;  // byte ranges written before delivery
+    std::vector<unsigned char> scratch_;                             // a poisoned beat as delivered
     std::deque<req> reads_;    // requested, beats not all read yet
     std::deque<req> writes_;   // requested, response not taken yet
     bool wrote_ = false;       // a write requested since this port's last read request
@@ -434,8 +491,11 @@ class burst_maxi {
     void write_request(std::size_t offset, std::size_t len) { p_->write_request(offset, len); }
     /// Writes one beat, every byte enabled.
     void write(const T &v) {
-        tessera::emu::beat_traits<T>::store(p_->next_write(), v);
-        p_->count_enabled(tessera::emu::beat_traits<T>::bytes);
+        constexpr std::size_t n = tessera::emu::beat_traits<T>::bytes;
+        unsigned char *dst = p_->next_write();
+        p_->guard_write(p_->offset_of(dst), n, [](std::size_t) { return true; });
+        tessera::emu::beat_traits<T>::store(dst, v);
+        p_->count_enabled(n);
     }
     /// Writes one beat; only bytes whose bit is set in `byteenable_mask` are stored
     /// (Vitis: `ap_int<sizeof(T)> byteenable_mask`, default -1 = all).
@@ -445,6 +505,8 @@ class burst_maxi {
         unsigned char tmp[n];
         tessera::emu::beat_traits<T>::store(tmp, v);
         unsigned char *dst = p_->next_write();
+        p_->guard_write(p_->offset_of(dst), n,
+                        [&](std::size_t i) { return tessera::emu::strobe_traits<M>::bit(byteenable_mask, i); });
         if (tessera::emu::strobe_traits<M>::all(byteenable_mask, n)) {  // the common whole beat
             std::memcpy(dst, tmp, n);
             p_->count_enabled(n);

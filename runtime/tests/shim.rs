@@ -79,18 +79,6 @@ fn illegal_transactions_abort_with_a_message() {
         ("response_early", "tessera emu: write_response() on a before the burst's 4 beats were written (2 written)"),
         ("unread_at_end", "tessera emu: the kernel ended with 3 requested beats of a never read"),
         ("no_response_at_end", "tessera emu: the kernel ended with 1 write bursts on a without write_response()"),
-        (
-            "read_over_pending_write",
-            "tessera emu: read of a[2..6) while a write of a[0..4) awaits its response: AXI does not order them; await the write response first",
-        ),
-        (
-            "read_over_pending_write_other_port",
-            "tessera emu: read of a[7..9) while a write of a[0..16) awaits its response: AXI does not order them; await the write response first",
-        ),
-        (
-            "write_over_unread_read",
-            "tessera emu: write of a[12..16) while a read of a[15..18) has beats not yet read: AXI does not order them; read them first",
-        ),
         ("scalar_port", "tessera emu: tessera::maxi bound to argument 2 (n), which is not an array"),
     ];
     // One binary per compiler is enough for the abort paths (the wide build shares them).
