@@ -11,8 +11,9 @@
 //     pragmas ignored with -Wno-unknown-pragmas): both are classes bound to a device
 //     buffer through a tessera_port_desc (tessera_emu_abi.h). Every transaction is
 //     bounds-checked and counted exactly into the buffer's tessera_port_stats; AXI
-//     rule violations abort with a message on stderr ("tessera emu: ..."), among them
-//     a burst read and a burst write of the same bytes left unordered (burst_port).
+//     rule violations abort with a message on stderr ("tessera emu: ..."); bytes a
+//     burst read and a burst write of the same buffer leave unordered are delivered
+//     poisoned (burst_port).
 //
 // Ports:
 //   tessera::maxi<T>        plain element-wise m_axi pointer (Vitis' default `T *p`);
@@ -306,31 +307,21 @@ class burst_port {
         // The bytes this beat stores, kept with its request until the response is taken.
         for (req &w : writes_) {
             if (w.off <= off && off < w.off + w.len * b_.beat) {
-                for (std::size_t i = 0; i < n; i++) {
-                    if (!enabled(i)) continue;
-                    if (!w.stored.empty() && w.stored.back().second == off + i) {
-                        w.stored.back().second += 1;
+                enabled_runs(off, off, off + n, enabled, [&](std::uint64_t i, std::uint64_t j) {
+                    if (!w.stored.empty() && w.stored.back().second == i) {
+                        w.stored.back().second = j;
                     } else {
-                        w.stored.emplace_back(off + i, off + i + 1);
+                        w.stored.emplace_back(i, j);
                     }
-                }
+                });
                 break;
             }
         }
         for (burst_port *p : buffer_->ports) {
             for (const req &r : p->reads_) {
                 const std::uint64_t unread = r.off + r.done * p->b_.beat, end = r.off + r.len * p->b_.beat;
-                const std::uint64_t lo = std::max(unread, off), hi = std::min(end, off + n);
-                for (std::uint64_t i = lo; i < hi;) {
-                    if (!enabled(static_cast<std::size_t>(i - off))) {
-                        i++;
-                        continue;
-                    }
-                    std::uint64_t j = i;
-                    while (j < hi && enabled(static_cast<std::size_t>(j - off))) j++;
-                    p->poison_.emplace_back(i, j);
-                    i = j;
-                }
+                enabled_runs(off, std::max(unread, off), std::min(end, off + n), enabled,
+                             [&](std::uint64_t i, std::uint64_t j) { p->poison_.emplace_back(i, j); });
             }
         }
     }
@@ -382,6 +373,22 @@ class burst_port {
         std::uint64_t done;  // beats read / written so far
         std::vector<std::pair<std::uint64_t, std::uint64_t>> stored = {};  // a write's stored byte ranges
     };
+
+    // Calls run(i, j) for each maximal run [i, j) of bytes in [lo, hi) whose
+    // enabled(byte - off) holds (a beat stored at byte offset off).
+    template <typename F, typename R>
+    static void enabled_runs(std::uint64_t off, std::uint64_t lo, std::uint64_t hi, F &enabled, R run) {
+        for (std::uint64_t i = lo; i < hi;) {
+            if (!enabled(static_cast<std::size_t>(i - off))) {
+                i++;
+                continue;
+            }
+            std::uint64_t j = i;
+            while (j < hi && enabled(static_cast<std::size_t>(j - off))) j++;
+            run(i, j);
+            i = j;
+        }
+    }
 
     // Checks one request; returns its byte offset.
     std::uint64_t check(const char *what, std::size_t offset, std::size_t len) const {

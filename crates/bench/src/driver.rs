@@ -266,9 +266,11 @@ pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic:
 pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &Facts, w: u32) -> Result<Structure, String> {
     let not_in_class = |e: tessera_ir::reject::Reason| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark());
     let mut an = tessera_hls::dataflow::analyze(compiled, w).map_err(not_in_class)?;
-    let sizes = tessera_hls::dataflow::analyze(launched, w).map_err(not_in_class)?;
-    for (l, s) in an.loops.iter_mut().zip(&sizes.loops) {
-        l.trip = s.trip;
+    if !std::ptr::eq(compiled, launched) {
+        let sizes = tessera_hls::dataflow::analyze(launched, w).map_err(not_in_class)?;
+        for (l, s) in an.loops.iter_mut().zip(&sizes.loops) {
+            l.trip = s.trip;
+        }
     }
     let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
     Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))

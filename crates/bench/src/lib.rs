@@ -163,7 +163,7 @@ impl Default for Config {
 }
 
 /// Exact counts of the configured kernel's run (docs/performance-model.md, kind 1).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Exact {
     /// DDR bytes read.
     pub ddr_read_bytes: u64,
