@@ -248,8 +248,10 @@ class burst_port {
         const std::uint64_t off = check("read_request", offset, len);
         const std::uint64_t end = off + len * b_.beat;
         // Bytes stored by writes whose response was not taken yet: undefined for this read.
-        for (const burst_port *p : buffer_->ports) {
-            for (const req &w : p->writes_) {
+        for (burst_port *p : buffer_->ports) {
+            for (req &w : p->writes_) {
+                // Its later beats may store bytes this read has not delivered yet.
+                if (w.off < end && off < w.off + w.len * p->b_.beat) w.race = true;
                 for (const std::pair<std::uint64_t, std::uint64_t> &e : w.stored) {
                     const std::uint64_t lo = std::max(e.first, off), hi = std::min(e.second, end);
                     if (lo < hi) poison_.emplace_back(lo, hi);
@@ -302,25 +304,28 @@ class burst_port {
     /// Before a beat is stored at byte offset `off` (`n` bytes, byte i stored when
     /// `enabled(i)`): poisons those bytes for every read request on the buffer whose
     /// beats covering them were not delivered yet (see the class comment).
+    /// `all`: every byte is enabled (the common whole beat; `enabled` is not called).
     template <typename F>
-    void guard_write(std::uint64_t off, std::size_t n, F enabled) {
-        // The bytes this beat stores, kept with its request until the response is taken.
-        for (req &w : writes_) {
-            if (w.off <= off && off < w.off + w.len * b_.beat) {
-                enabled_runs(off, off, off + n, enabled, [&](std::uint64_t i, std::uint64_t j) {
-                    if (!w.stored.empty() && w.stored.back().second == i) {
-                        w.stored.back().second = j;
-                    } else {
-                        w.stored.emplace_back(i, j);
-                    }
-                });
-                break;
-            }
+    void guard_write(std::uint64_t off, std::size_t n, bool all, F enabled) {
+        // The bytes this beat stores, kept with its request (the one next_write() just
+        // served) until the response is taken.
+        req *w = last_write_;
+        if (w != nullptr && w->off <= off && off < w->off + w->len * b_.beat) {
+            enabled_runs(off, off, off + n, all, enabled, [&](std::uint64_t i, std::uint64_t j) {
+                if (!w->stored.empty() && w->stored.back().second == i) {
+                    w->stored.back().second = j;
+                } else {
+                    w->stored.emplace_back(i, j);
+                }
+            });
+            // No read of the buffer pending over the burst's bytes when it was requested,
+            // and none requested since: nothing to poison (the common case, O(1)).
+            if (!w->race) return;
         }
         for (burst_port *p : buffer_->ports) {
             for (const req &r : p->reads_) {
                 const std::uint64_t unread = r.off + r.done * p->b_.beat, end = r.off + r.len * p->b_.beat;
-                enabled_runs(off, std::max(unread, off), std::min(end, off + n), enabled,
+                enabled_runs(off, std::max(unread, off), std::min(end, off + n), all, enabled,
                              [&](std::uint64_t i, std::uint64_t j) { p->poison_.emplace_back(i, j); });
             }
         }
@@ -335,7 +340,15 @@ class burst_port {
         s->write_bytes += len * b_.beat;
         s->write_burst_len[len] += 1;
         b_.trace(1, off, len * b_.beat);
-        writes_.push_back(req{off, len, 0, {}});
+        req w{off, len, 0, {}};
+        // A read of the buffer with beats still to deliver over this burst's bytes.
+        const std::uint64_t end = off + len * b_.beat;
+        for (const burst_port *p : buffer_->ports) {
+            for (const req &r : p->reads_) {
+                if (r.off + r.done * p->b_.beat < end && off < r.off + r.len * p->b_.beat) w.race = true;
+            }
+        }
+        writes_.push_back(std::move(w));
     }
 
     unsigned char *next_write() {
@@ -344,6 +357,7 @@ class burst_port {
             if (r.done < r.len) {
                 unsigned char *p = b_.base + r.off + r.done * b_.beat;
                 r.done += 1;
+                last_write_ = &r;
                 return p;
             }
         }
@@ -359,6 +373,7 @@ class burst_port {
             fail("write_response() on %s before the burst's %llu beats were written (%llu written)", b_.name(),
                  static_cast<unsigned long long>(r.len), static_cast<unsigned long long>(r.done));
         if (writes_.size() == 1) b_.stats->write_exposed += 1;  // no later write in flight
+        if (last_write_ == &writes_.front()) last_write_ = nullptr;
         writes_.pop_front();
     }
 
@@ -372,12 +387,18 @@ class burst_port {
         std::uint64_t len;   // beats
         std::uint64_t done;  // beats read / written so far
         std::vector<std::pair<std::uint64_t, std::uint64_t>> stored = {};  // a write's stored byte ranges
+        bool race = false;   // a write: a read of the buffer pending over its bytes since its request
     };
 
     // Calls run(i, j) for each maximal run [i, j) of bytes in [lo, hi) whose
-    // enabled(byte - off) holds (a beat stored at byte offset off).
+    // enabled(byte - off) holds (a beat stored at byte offset off); with `all`, every
+    // byte's does: one run, [lo, hi) itself.
     template <typename F, typename R>
-    static void enabled_runs(std::uint64_t off, std::uint64_t lo, std::uint64_t hi, F &enabled, R run) {
+    static void enabled_runs(std::uint64_t off, std::uint64_t lo, std::uint64_t hi, bool all, F &enabled, R run) {
+        if (all) {
+            if (lo < hi) run(lo, hi);
+            return;
+        }
         for (std::uint64_t i = lo; i < hi;) {
             if (!enabled(static_cast<std::size_t>(i - off))) {
                 i++;
@@ -415,6 +436,7 @@ class burst_port {
     std::deque<req> reads_;    // requested, beats not all read yet
     std::deque<req> writes_;   // requested, response not taken yet
     bool wrote_ = false;       // a write requested since this port's last read request
+    req *last_write_ = nullptr;  // the request next_write() served last (deque elements stay put)
 };
 
 }  // namespace emu
@@ -500,7 +522,7 @@ class burst_maxi {
     void write(const T &v) {
         constexpr std::size_t n = tessera::emu::beat_traits<T>::bytes;
         unsigned char *dst = p_->next_write();
-        p_->guard_write(p_->offset_of(dst), n, [](std::size_t) { return true; });
+        p_->guard_write(p_->offset_of(dst), n, true, [](std::size_t) { return true; });
         tessera::emu::beat_traits<T>::store(dst, v);
         p_->count_enabled(n);
     }
@@ -512,9 +534,10 @@ class burst_maxi {
         unsigned char tmp[n];
         tessera::emu::beat_traits<T>::store(tmp, v);
         unsigned char *dst = p_->next_write();
-        p_->guard_write(p_->offset_of(dst), n,
+        const bool all = tessera::emu::strobe_traits<M>::all(byteenable_mask, n);
+        p_->guard_write(p_->offset_of(dst), n, all,
                         [&](std::size_t i) { return tessera::emu::strobe_traits<M>::bit(byteenable_mask, i); });
-        if (tessera::emu::strobe_traits<M>::all(byteenable_mask, n)) {  // the common whole beat
+        if (all) {  // the common whole beat
             std::memcpy(dst, tmp, n);
             p_->count_enabled(n);
             return;

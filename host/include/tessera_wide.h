@@ -9,6 +9,7 @@
 //   tessera::wide_t<N, T>             ap_uint<N * 8 * sizeof(T)>, e.g. wide_t<16, float> = ap_uint<512>
 //                                     (in emulation a native word of the same bytes, below)
 //   tessera::get_lane<T>(w, i)        lane i (bits [L*i, L*i+L), L = 8*sizeof(T)) of w as a T
+//   tessera::window_lane<T>(win, p)   lane p of an array of words win: lane p % L of word p / L
 //   tessera::set_lane(w, i, v)        stores v's bits into lane i of w
 //   tessera::strobe_t<N, T>           a byte-enable mask of a wide_t<N, T> beat (ap_uint<N*sizeof(T)>)
 //   tessera::enable_lane<T>(m, i)     enables lane i's bytes in m
@@ -190,6 +191,18 @@ inline T get_lane(const emu::word<B> &w, int i) {
     return v;
 }
 
+/// Lane `pos` of a window of N consecutive words (lane pos % L of word pos / L, L the
+/// lanes per word): the words' bytes are contiguous, so one copy from byte
+/// pos * sizeof(T) — which the compiler vectorises across consecutive lanes.
+template <typename T, int N, int B>
+inline T window_lane(const emu::word<B> (&win)[N], int pos) {
+    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::window_lane: the word is not a whole number of lanes");
+    T v;
+    std::memcpy(static_cast<void *>(&v), reinterpret_cast<const unsigned char *>(win) + static_cast<std::size_t>(pos) * sizeof(T),
+                sizeof(T));
+    return v;
+}
+
 /// Stores the bits of `v` into lane `i` of `w`.
 template <typename T, int B>
 inline void set_lane(emu::word<B> &w, int i, T v) {
@@ -221,6 +234,15 @@ inline T get_lane(const ap_uint<W> &w, int i) {
     typedef typename detail::uint_of<sizeof(T)>::type U;
     const ap_uint<L> bits = w.range(L * i + L - 1, L * i);
     return detail::bit_cast<T>(static_cast<U>(bits.to_uint64()));
+}
+
+/// Lane `pos` of a window of N consecutive words: lane pos % L of word pos / L, L the
+/// lanes per word.
+template <typename T, int N, int W>
+inline T window_lane(const ap_uint<W> (&win)[N], int pos) {
+#pragma HLS INLINE
+    constexpr int L = W / (8 * static_cast<int>(sizeof(T)));
+    return get_lane<T>(win[pos / L], pos % L);
 }
 
 /// Stores the bits of `v` into lane `i` of `w`.

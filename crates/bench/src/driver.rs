@@ -433,6 +433,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
     let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);
+    let fig = PortAndBanks::of(&s, &traffic, &region, cfg.banks, &at_target, p)?;
     r.modelled = Some(Modelled {
         baseline_s: base_est.kernel_s,
         kernel_s: est.kernel_s,
@@ -452,12 +453,81 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         target_clock_mhz: p.target_clock_mhz,
         target_kernel_s: at_target.kernel_s,
         target_roofline_fraction: at_target.roofline_fraction(),
+        port_floor_cycles: fig.floor_cycles,
+        target_cycles_over_floor: fig.cycles_over_floor(),
+        two_banks_target_kernel_s: fig.two_banks_s,
+        two_banks_over_one_bank_roofline: fig.two_banks_gain(),
     });
     if ran.record.mode != cfg.mode {
         r.error = Some(format!("the compiler generated a {} kernel instead of {}", ran.record.mode, cfg.mode));
     }
     r.status = Status::Ok;
     Ok(())
+}
+
+/// A launch's figures against the port-bound floor and the one-bank roofline.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PortAndBanks {
+    /// The most beats one port moves in one direction (exact): a port's read and
+    /// write channels are independent, one beat per cycle each.
+    pub floor_cycles: u64,
+    /// The kernel's cycles at the target clock.
+    pub target_cycles: u64,
+    /// The kernel's time at the target clock with its arrays on two banks.
+    pub two_banks_s: f64,
+    /// All its bytes at one bank's theoretical bandwidth.
+    pub one_bank_roofline_s: f64,
+}
+
+impl PortAndBanks {
+    /// The figures of the kernel of structure `s` that moved `traffic` (its ports in
+    /// the banks of the configured `banks`), `at_target` its estimate at the target
+    /// clock. The two-bank time re-places the same kernel's ports by the manifest's
+    /// rule (written arrays in the second bank): the kernel does not change with the
+    /// placement.
+    pub fn of(s: &Structure, traffic: &Traffic, region: &Region, banks: u32, at_target: &Estimate, p: &Params) -> Result<PortAndBanks, String> {
+        let two_banks_s = if banks == 2 {
+            at_target.kernel_s
+        } else {
+            let mut t2 = traffic.clone();
+            for port in &mut t2.ports {
+                port.bank = tessera_compiler::bank_of(region, &port.name, 2);
+            }
+            estimate(s, &t2, p.target_clock_mhz, p).map_err(|e| e.to_string())?.kernel_s
+        };
+        Ok(PortAndBanks {
+            floor_cycles: traffic.ports.iter().map(|port| port.read.beats().max(port.write.beats())).max().unwrap_or(0),
+            target_cycles: at_target.cycles.total,
+            two_banks_s,
+            one_bank_roofline_s: tessera_model::roofline_s(traffic.bytes(), p),
+        })
+    }
+
+    /// Sums the figures of launches run one after the other.
+    pub fn add(&mut self, o: &PortAndBanks) {
+        self.floor_cycles += o.floor_cycles;
+        self.target_cycles += o.target_cycles;
+        self.two_banks_s += o.two_banks_s;
+        self.one_bank_roofline_s += o.one_bank_roofline_s;
+    }
+
+    /// Target-clock cycles ÷ the floor (0 without traffic).
+    pub fn cycles_over_floor(&self) -> f64 {
+        if self.floor_cycles > 0 {
+            self.target_cycles as f64 / self.floor_cycles as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The one-bank roofline ÷ the two-bank time.
+    pub fn two_banks_gain(&self) -> f64 {
+        if self.two_banks_s > 0.0 {
+            self.one_bank_roofline_s / self.two_banks_s
+        } else {
+            0.0
+        }
+    }
 }
 
 #[cfg(test)]

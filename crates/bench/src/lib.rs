@@ -248,6 +248,17 @@ pub struct Modelled {
     pub target_kernel_s: f64,
     /// Its fraction of the DDR roofline at the target clock.
     pub target_roofline_fraction: f64,
+    /// The port-bound floor: the most beats one port moves in one direction (exact
+    /// count; a port reads and writes at most one beat per cycle each).
+    pub port_floor_cycles: u64,
+    /// The kernel's cycles at the target clock ÷ `port_floor_cycles`.
+    pub target_cycles_over_floor: f64,
+    /// The same kernel's time at the target clock with its arrays on two DDR banks
+    /// (written arrays in the second; the configured run's when it used two).
+    pub two_banks_target_kernel_s: f64,
+    /// The one-bank roofline (all bytes ÷ 19.2 GB/s) ÷ `two_banks_target_kernel_s`:
+    /// how far past one bank's peak two banks take the kernel.
+    pub two_banks_over_one_bank_roofline: f64,
 }
 
 /// Modelled FPGA resources of a kernel and the share of the XCVU9P they use

@@ -168,7 +168,54 @@ pub fn table(b: &Bench) -> String {
             );
         }
     }
+    o.push_str(&goals(b));
     let _ = writeln!(o, "total: {} (measured)", fmt_s(b.total_s));
+    o
+}
+
+/// The roofline goals of the kernels, one line each: how many stencils meet it, the
+/// extreme value and the stencils that miss it.
+fn goals(b: &Bench) -> String {
+    let target = Params::VCU118.target_clock_mhz;
+    let ok: Vec<&StencilResult> = b.stencils.iter().filter(|s| s.status == Status::Ok && s.modelled.is_some()).collect();
+    if ok.is_empty() {
+        return String::new();
+    }
+    let mut o = String::new();
+    let _ = writeln!(o, "goals (modelled at the {target} MHz target clock, not timing-closed, unless exact):");
+    // (label, applies to, value, meets, format)
+    let mut line = |label: &str, of: &[&StencilResult], value: &dyn Fn(&StencilResult) -> Option<f64>, meets: &dyn Fn(f64) -> bool, worst_is_max: bool, fmt: &dyn Fn(f64) -> String| {
+        let vals: Vec<(&str, f64)> = of.iter().filter_map(|s| value(s).map(|v| (s.name.as_str(), v))).collect();
+        if vals.is_empty() {
+            return;
+        }
+        let met = vals.iter().filter(|(_, v)| meets(*v)).count();
+        let worst = vals.iter().map(|(_, v)| *v).fold(if worst_is_max { f64::MIN } else { f64::MAX }, if worst_is_max { f64::max } else { f64::min });
+        let misses: Vec<String> = vals.iter().filter(|(_, v)| !meets(*v)).map(|(n, v)| format!("{n} {}", fmt(*v))).collect();
+        let _ = writeln!(
+            o,
+            "  {label:<48} {met:>2}/{:<2} {} {}{}",
+            vals.len(),
+            if worst_is_max { "max" } else { "min" },
+            fmt(worst),
+            if misses.is_empty() { String::new() } else { format!("; missed by {}", misses.join(", ")) }
+        );
+    };
+    let x = |v: f64| format!("{v:.2}x");
+    let pct = |v: f64| format!("{:.1}%", 100.0 * v);
+    line("DDR traffic <= 1.02 x compulsory (exact)", &ok, &|s| s.exact.as_ref().and_then(|e| e.traffic_ratio), &|v| v <= 1.02, true, &x);
+    line("cycles <= 1.15 x the port-bound floor", &ok, &|s| s.modelled.as_ref().map(|m| m.target_cycles_over_floor).filter(|v| *v > 0.0), &|v| v <= 1.15, true, &x);
+    line(&format!(">= 85 % of the one-bank roofline at {target} MHz"), &ok, &|s| s.modelled.as_ref().map(|m| m.target_roofline_fraction), &|v| v >= 0.85, false, &pct);
+    let two_d: Vec<&StencilResult> = ok.iter().copied().filter(|s| s.name.starts_with("2D-")).collect();
+    line("two banks >= 1.6 x the one-bank roofline (2D)", &two_d, &|s| s.modelled.as_ref().map(|m| m.two_banks_over_one_bank_roofline), &|v| v >= 1.6, false, &x);
+    line(
+        "within the XCVU9P, DSPs <= 50 % (modelled)",
+        &ok,
+        &|s| s.resources.as_ref().map(|r| if r.usage.fits { r.usage.dsp } else { f64::INFINITY }),
+        &|v| v <= 0.5,
+        true,
+        &|v| if v.is_finite() { format!("DSP {:.0}%", 100.0 * v) } else { "does not fit".into() },
+    );
     o
 }
 
@@ -515,6 +562,10 @@ mod tests {
                 target_clock_mhz: 250.0,
                 target_kernel_s: 2.0 / v,
                 target_roofline_fraction: 0.007 / (2.0 / v),
+                port_floor_cycles: 900,
+                target_cycles_over_floor: 1.1,
+                two_banks_target_kernel_s: 0.004,
+                two_banks_over_one_bank_roofline: 1.75,
             }),
             resources: speedup.map(|_| {
                 let mut k = tessera_model::KernelShape { lanes: 64, ..Default::default() };
@@ -537,6 +588,30 @@ mod tests {
 
     fn j_dsp(b: &Bench) -> u64 {
         to_json(b)["stencils"][0]["resources"]["dsp"].as_u64().unwrap()
+    }
+
+    #[test]
+    fn goals_count_the_stencils_that_meet_them_and_name_the_misses() {
+        let mut b = bench();
+        // 2D-jacobi: 0.007 / (2 / 115) = 40 % of the roofline at 250 MHz, 1.75x with two banks.
+        let mut fdtd = result("2D-fdtd0", Status::Ok, Some(460.0));
+        fdtd.modelled.as_mut().unwrap().two_banks_over_one_bank_roofline = 1.31;
+        let mut heat = result("3D-heat", Status::Ok, Some(460.0));
+        heat.modelled.as_mut().unwrap().two_banks_over_one_bank_roofline = 1.0;
+        b.stencils.extend([fdtd, heat]);
+        let t = table(&b);
+        let line = |label: &str| t.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no {label} in {t}")).to_string();
+        assert!(line("compulsory (exact)").contains(" 3/3  max 1.00x"), "{t}");
+        assert!(line("port-bound floor").contains(" 3/3  max 1.10x"), "{t}");
+        let roof = line("one-bank roofline at 250 MHz");
+        assert!(roof.contains(" 2/3  min 40.2%") && roof.contains("missed by 2D-jacobi 40.2%"), "{t}");
+        // Only the 2D stencils count for two banks: 3D-heat's 1.00x is not listed.
+        let two = line("two banks");
+        assert!(two.contains(" 1/2  min 1.31x; missed by 2D-fdtd0 1.31x") && !two.contains("3D-heat"), "{t}");
+        assert!(line("DSPs <= 50 %").contains(" 3/3  max DSP 7%"), "{t}");
+        // A stencil without results counts in no goal; with none, no goals block.
+        b.stencils.retain(|s| s.status != Status::Ok);
+        assert!(!table(&b).contains("goals"));
     }
 
     #[test]

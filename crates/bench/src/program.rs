@@ -201,6 +201,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
     let mut structures: BTreeMap<String, String> = BTreeMap::new();
     let mut slowest: Option<(f64, Bound)> = None;
     let mut ran_modes = Vec::new();
+    let mut ports_banks = crate::driver::PortAndBanks::default();
     for (k, (rec, brec)) in ran.launches.iter().zip(&base.launches).enumerate() {
         if rec.region != brec.region {
             return Err(format!(
@@ -240,6 +241,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         let btraffic = brec.traffic().map_err(|e| format!("{} (baseline): {e}", rec.region))?;
         let bs = baseline_structure(&m.facts, &btraffic).map_err(|e| format!("{}: {e}", rec.region))?;
         let best = estimate(&bs, &btraffic, clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
+        ports_banks.add(&crate::driver::PortAndBanks::of(&s, &traffic, region, cfg.banks, &at_target, &p).map_err(|e| format!("{}: {e}", rec.region))?);
         kernel_s += est.kernel_s;
         kernel_cycles += est.cycles.total;
         roofline_s += est.roofline_s;
@@ -339,6 +341,10 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         target_clock_mhz: p.target_clock_mhz,
         target_kernel_s: target_s,
         target_roofline_fraction: roofline_s / target_s,
+        port_floor_cycles: ports_banks.floor_cycles,
+        target_cycles_over_floor: ports_banks.cycles_over_floor(),
+        two_banks_target_kernel_s: ports_banks.two_banks_s,
+        two_banks_over_one_bank_roofline: ports_banks.two_banks_gain(),
     });
     if r.bit_exact != Some(true) {
         return Err(format!("the {} kernels' output differs from the program's host-only run", cfg.mode));

@@ -70,10 +70,17 @@ fn the_ten_stencils_at_small_sizes() {
     // The second roofline figure, at the target clock.
     assert_eq!(j["modelled"]["target_clock_mhz"], 250.0);
     assert!(j["modelled"]["target_roofline_fraction"].as_f64().unwrap() >= j["modelled"]["roofline_fraction"].as_f64().unwrap());
+    // The port-bound floor: A's port reads 5 single-element beats per iteration.
+    assert_eq!(j["modelled"]["port_floor_cycles"], 4485 * 5);
+    let over = j["modelled"]["target_cycles_over_floor"].as_f64().unwrap();
+    assert!(over > 6.0, "{over}");
+    // Round trips bind the baseline: a second bank does not make it faster.
+    assert_eq!(j["modelled"]["two_banks_target_kernel_s"], j["modelled"]["target_kernel_s"]);
     let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
     assert!(svg.contains("modelled") && svg.contains("3D-heat"));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("2D-fdtd2   bit-exact |"), "{table}");
+    assert!(table.contains("cycles <= 1.15 x the port-bound floor             0/10"), "{table}");
     assert!(table.contains("%roof@250") && table.contains("not timing-closed") && table.contains("BRAM36"), "{table}");
 }
 

@@ -1061,10 +1061,9 @@ impl Gen<'_> {
         let a = self.input(&acc.array);
         let d = self.depth();
         let e = offs[d - 1] - a.offsets[d - 1].0;
-        let w = self.w();
         let win = self.window_name(&acc.array, &offs);
         let pos = if e == 0 { "tdf_l".to_string() } else { format!("{e} + tdf_l") };
-        format!("tessera::get_lane<{}>({win}[({pos}) / {w}], ({pos}) % {w})", a.elem.c_name())
+        format!("tessera::window_lane<{}>({win}, {pos})", a.elem.c_name())
     }
 
     /// The windows the statements read (name, array, row offsets).
@@ -1095,25 +1094,42 @@ impl Gen<'_> {
             Some(t) if d > 1 => format!("{t}"),
             _ => "tdf_n0".to_string(),
         };
+        // One lane's iteration: its loop indices in the source's types, then every
+        // statement's value (indented for the lane loop's body).
+        let lane_body = |ind2: &str| {
+            let mut b = String::new();
+            let mut rel: Vec<String> = outer.to_vec();
+            rel.push(if strips && d > 1 { "tdf_c0 + tdf_j" } else { "tdf_j" }.into());
+            for (x, l) in self.an.loops.iter().enumerate() {
+                let _ = writeln!(b, "{ind2}const {ty} {v} = ({ty})(tdf_L{x} + {r});", ty = l.ty.c_name(), v = ident(&l.var), r = rel[x]);
+                let _ = writeln!(b, "{ind2}(void){};", ident(&l.var));
+            }
+            for o in &self.an.outputs {
+                let Stmt::Assign { value, target: LValue::Element { .. }, .. } = self.stmt(o.stmt) else { unreachable!("checked") };
+                let ids = &self.an.scop.statements[o.stmt].accesses;
+                let body = Body { g: self, reads: &ids[..ids.len() - 1], next: Cell::new(0) };
+                let value = cpp::expr_with(value, &body);
+                let _ = writeln!(b, "{ind2}tessera::set_lane<{t}>({}_o, tdf_l, static_cast<{t}>({value}));", ident(&o.name), t = o.elem.c_name());
+            }
+            b
+        };
+        // Emulation: a word whose lanes are all iterations (every word but a row's
+        // last) runs the lanes without the test, which the C++ compiler vectorises;
+        // the same expressions in the same order, so the same bits. Vitis compiles
+        // only the loop below (the test is free in an unrolled datapath).
+        let _ = writeln!(c, "#ifndef TESSERA_HLS_VITIS");
+        let _ = writeln!(c, "{ind}if (({rel_last} + 1) * {w} <= {n_last}) {{");
+        let _ = writeln!(c, "{ind}  for (int tdf_l = 0; tdf_l < {w}; tdf_l++) {{");
+        let _ = writeln!(c, "{ind}    const long tdf_j = {rel_last} * {w} + tdf_l;");
+        c.push_str(&lane_body(&format!("{ind}    ")));
+        let _ = writeln!(c, "{ind}  }}");
+        let _ = writeln!(c, "{ind}}} else");
+        let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "{ind}for (int tdf_l = 0; tdf_l < {w}; tdf_l++) {{");
         let _ = writeln!(c, "#pragma HLS UNROLL");
         let _ = writeln!(c, "{ind}  const long tdf_j = {rel_last} * {w} + tdf_l;");
         let _ = writeln!(c, "{ind}  if (tdf_j < {n_last}) {{");
-        let ind2 = format!("{ind}    ");
-        // The loop indices of this lane's iteration, in the source's types.
-        let mut rel: Vec<String> = outer.to_vec();
-        rel.push(if strips && d > 1 { "tdf_c0 + tdf_j" } else { "tdf_j" }.into());
-        for (x, l) in self.an.loops.iter().enumerate() {
-            let _ = writeln!(c, "{ind2}const {ty} {v} = ({ty})(tdf_L{x} + {r});", ty = l.ty.c_name(), v = ident(&l.var), r = rel[x]);
-            let _ = writeln!(c, "{ind2}(void){};", ident(&l.var));
-        }
-        for o in &self.an.outputs {
-            let Stmt::Assign { value, target: LValue::Element { .. }, .. } = self.stmt(o.stmt) else { unreachable!("checked") };
-            let ids = &self.an.scop.statements[o.stmt].accesses;
-            let body = Body { g: self, reads: &ids[..ids.len() - 1], next: Cell::new(0) };
-            let value = cpp::expr_with(value, &body);
-            let _ = writeln!(c, "{ind2}tessera::set_lane<{t}>({}_o, tdf_l, static_cast<{t}>({value}));", ident(&o.name), t = o.elem.c_name());
-        }
+        c.push_str(&lane_body(&format!("{ind}    ")));
         let _ = writeln!(c, "{ind}  }}");
         let _ = writeln!(c, "{ind}}}");
         for o in &self.an.outputs {

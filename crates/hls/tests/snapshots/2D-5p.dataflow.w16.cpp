@@ -90,6 +90,18 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
           A_w2[tdf_d] = tdf_q < 4 ? A_lb[A_k2][tdf_q] : tessera::wide_t<16, float>(0);
         }
         tessera::wide_t<16, float> X_o = 0;
+#ifndef TESSERA_HLS_VITIS
+        if ((tdf_ow + 1) * 16 <= 51) {
+          for (int tdf_l = 0; tdf_l < 16; tdf_l++) {
+            const long tdf_j = tdf_ow * 16 + tdf_l;
+            const int i = (int)(tdf_L0 + tdf_i);
+            (void)i;
+            const int j = (int)(tdf_L1 + tdf_j);
+            (void)j;
+            tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::window_lane<float>(A_w0, 1 + tdf_l) + tessera::window_lane<float>(A_w2, 1 + tdf_l) + tessera::window_lane<float>(A_w1, tdf_l) + tessera::window_lane<float>(A_w1, 2 + tdf_l))));
+          }
+        } else
+#endif
         for (int tdf_l = 0; tdf_l < 16; tdf_l++) {
 #pragma HLS UNROLL
           const long tdf_j = tdf_ow * 16 + tdf_l;
@@ -98,7 +110,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
             (void)i;
             const int j = (int)(tdf_L1 + tdf_j);
             (void)j;
-            tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::get_lane<float>(A_w0[(1 + tdf_l) / 16], (1 + tdf_l) % 16) + tessera::get_lane<float>(A_w2[(1 + tdf_l) / 16], (1 + tdf_l) % 16) + tessera::get_lane<float>(A_w1[(tdf_l) / 16], (tdf_l) % 16) + tessera::get_lane<float>(A_w1[(2 + tdf_l) / 16], (2 + tdf_l) % 16))));
+            tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::window_lane<float>(A_w0, 1 + tdf_l) + tessera::window_lane<float>(A_w2, 1 + tdf_l) + tessera::window_lane<float>(A_w1, tdf_l) + tessera::window_lane<float>(A_w1, 2 + tdf_l))));
           }
         }
         X_out.write(X_o);
