@@ -240,6 +240,33 @@ fn reassociated_reductions() {
     drop(work);
 }
 
+/// `-fplugin-arg-tessera-lanes=4`: the dataflow kernels evaluate 4 of a word's 16
+/// lanes per cycle (a word every 4 cycles, the operators of 4 lanes shared) — the
+/// same expressions per element, so the outputs are still the CPU's bit for bit, in
+/// 1D, 2D and 3D, with whole rows and with strips of run-time extents.
+#[test]
+fn dataflow_kernels_with_fewer_lanes_than_the_port_width() {
+    for program in ["stencil1d.c", "stencil3d.c", "strips.c"] {
+        let (work, bin) = tessera_tests::differential_with_flags(program, &["-fplugin-arg-tessera-lanes=4".to_string()]);
+        let dir = format!("{}.tessera", bin.display());
+        let mut dataflow = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "cpp") {
+                let src = std::fs::read_to_string(&path).unwrap();
+                if src.contains("#pragma HLS DATAFLOW") {
+                    dataflow += 1;
+                    assert!(src.contains("#pragma HLS PIPELINE II=4") && !src.contains("lanes per cycle."), "{}", path.display());
+                    let plan = std::fs::read_to_string(path.with_extension("plan.txt")).unwrap();
+                    assert!(plan.contains("lanes: 4 per cycle, a word of 16 every 4 cycles (lanes=4;"), "{plan}");
+                }
+            }
+        }
+        assert!(dataflow > 0, "{program}: no dataflow kernel in {dir}");
+        drop(work);
+    }
+}
+
 /// Floating reductions on data that round differently in every order: the kernels add
 /// in the loop's order — the tiled ones of the 1-D loops (tiles in order, a partial last
 /// one; with the default tiles and with tiles of 7), the baseline one of the 2-D sum —

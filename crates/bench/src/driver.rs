@@ -265,7 +265,7 @@ pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic:
 /// `compiled` itself when its sizes are constants).
 pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &Facts, w: u32) -> Result<Structure, String> {
     let not_in_class = |e: tessera_ir::reject::Reason| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark());
-    let mut an = tessera_hls::dataflow::analyze(compiled, w).map_err(not_in_class)?;
+    let mut an = dataflow_analysis(compiled, w)?;
     if !std::ptr::eq(compiled, launched) {
         let sizes = tessera_hls::dataflow::analyze(launched, w).map_err(not_in_class)?;
         for (l, s) in an.loops.iter_mut().zip(&sizes.loops) {
@@ -273,7 +273,19 @@ pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &F
         }
     }
     let n0 = an.loops[0].trip.ok_or("the compute iterations need constant loop bounds")?;
-    Ok(Structure::Dataflow(Dataflow { compute_iterations: an.compute_iterations(n0) as u64, depth_ops: facts.depth_ops }))
+    Ok(Structure::Dataflow(Dataflow {
+        compute_iterations: an.compute_iterations(n0) as u64,
+        compute_ii: an.ii() as u64,
+        depth_ops: facts.depth_ops,
+    }))
+}
+
+/// The dataflow kernel's analysis of `region` as the compiler made it (lane count
+/// chosen by the resource model, the default `lanes` option), for a launch that ran it.
+pub(crate) fn dataflow_analysis(region: &Region, w: u32) -> Result<tessera_hls::dataflow::Analysis, String> {
+    tessera_compiler::tiles::dataflow_analysis(region, w, None)
+        .map(|(an, _)| an)
+        .map_err(|e| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark()))
 }
 
 /// `, 128 accumulation ops per row` (a reduction kept in the loop's order), or nothing.
@@ -401,7 +413,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     let plan_ok = plan.as_ref().ok();
     let buffer_elements = match ran_mode {
         Mode::Baseline => 0,
-        Mode::Dataflow => tessera_hls::dataflow::analyze(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
+        Mode::Dataflow => dataflow_analysis(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
         _ => plan_ok.map_or(0, |p| p.buffers.total_elements),
     };
     let moved = traffic.bytes();
@@ -420,7 +432,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     });
     r.resources = match (ran_mode, plan_ok) {
         (Mode::Baseline, _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
-        (Mode::Dataflow, _) => tessera_hls::dataflow::analyze(&region, cfg.port_width)
+        (Mode::Dataflow, _) => dataflow_analysis(&region, cfg.port_width)
             .ok()
             .map(|an| ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(&region, &an), &ResourceParams::XCVU9P)),
         (mode, Some(plan)) => Some(ResourceFigures::new(mode.name(), &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),

@@ -272,8 +272,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
             let figures = match (mode, m.plan.as_ref()) {
                 (Mode::Baseline, _) => ResourceFigures::new("baseline", &shape::baseline(&m.launched), &ResourceParams::XCVU9P),
                 (Mode::Dataflow, _) => {
-                    let an = tessera_hls::dataflow::analyze(region, cfg.port_width)
-                        .map_err(|e| format!("{}: a dataflow kernel ran but the region is not in its class: {}", rec.region, e.remark()))?;
+                    let an = crate::driver::dataflow_analysis(region, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?;
                     exact.buffer_elements += an.buffer_elements() as u64;
                     ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(region, &an), &ResourceParams::XCVU9P)
                 }

@@ -42,6 +42,10 @@ pub struct ExplainArgs {
     /// halo). The default is `tessera cc`'s, so the plan shown is the one compiled.
     #[arg(long, default_value_t = 16)]
     pub port_width: u32,
+    /// Lanes per cycle of the dataflow kernel, as `-fplugin-arg-tessera-lanes` (a power
+    /// of two up to the port width); default: chosen from the resource model.
+    #[arg(long)]
+    pub lanes: Option<u32>,
     /// Allow floating sums and products to be reassociated, as
     /// `-fplugin-arg-tessera-reassociate` does (reductions may then be tiled in any order).
     #[arg(long)]
@@ -134,11 +138,12 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
                 print!("{}", tessera_poly::dataflow::describe(&sets));
             }
             // The dataflow kernel's processes and channels (mode `dataflow`).
-            match tessera_hls::dataflow::analyze(region, a.port_width.max(1)) {
-                Ok(an) => {
+            match tessera_compiler::tiles::dataflow_analysis(region, a.port_width.max(1), a.lanes) {
+                Ok((an, lanes)) => {
                     print!("  dataflow kernel (port width {}) ", a.port_width.max(1));
                     print!("{}", tessera_hls::dataflow::describe_channels(&an.channels()));
                     println!("  {}", an.strip_note);
+                    println!("  {lanes}");
                     let p = ResourceParams::XCVU9P;
                     let k = shape::dataflow(region, &an);
                     println!("  dataflow kernel: {} lanes, line buffers, rings and streams as declared", k.lanes);

@@ -350,7 +350,12 @@ fn generate_kernel(
     // Mode dataflow: the streaming kernel, else the tessera mode's (`dataflow-unsupported`
     // in the plan; a bug is reported like any other).
     if opts.mode == Mode::Dataflow {
-        match tessera_hls::dataflow::generate(region, name, opts.port_width) {
+        let generated = tessera_hls::dataflow::analyze(region, opts.port_width).and_then(|mut an| {
+            let lanes = tiles::dataflow_lanes(region, &mut an, opts.lanes)?;
+            let (kernel, df) = tessera_hls::dataflow::generate_from(region, name, &an)?;
+            Ok((kernel, format!("{df}{lanes}\n")))
+        });
+        match generated {
             Ok((kernel, df)) => {
                 text.push_str(&df);
                 text.push_str("kernel: dataflow\n");

@@ -48,11 +48,16 @@ pub struct Options {
     /// writes go to the second bank and the others stay in the first, so reads and
     /// writes do not share one bank's bus (the VCU118 has two DDR4 banks, C1 and C2).
     pub banks: u32,
+    /// `lanes=V`: the lanes a dataflow kernel's compute process evaluates per cycle (a
+    /// power of two up to the port width; the word then takes W / V cycles). `None`:
+    /// chosen from the resource model ([`crate::tiles::dataflow_lanes`]): W when the
+    /// datapath of W lanes fits, else the largest V that does.
+    pub lanes: Option<u32>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mode: Mode::Dataflow, tile: None, tile_preset: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1 }
+        Options { mode: Mode::Dataflow, tile: None, tile_preset: None, port_width: 16, reassociate: false, math: MathMode::Exact, banks: 1, lanes: None }
     }
 }
 
@@ -96,6 +101,15 @@ impl Options {
                     "2" => o.banks = 2,
                     _ => return Err(format!("-fplugin-arg-tessera-banks={value}: expected 1 or 2 (DDR banks)")),
                 },
+                "lanes" => match value.parse::<u32>() {
+                    Ok(v) if (1..=16).contains(&v) && v.is_power_of_two() => o.lanes = Some(v),
+                    _ => {
+                        return Err(format!(
+                            "-fplugin-arg-tessera-lanes={value}: expected 1, 2, 4, 8 or 16 (lanes per cycle of a \
+                             dataflow kernel, at most the port width)"
+                        ))
+                    }
+                },
                 "reassociate" if value.is_empty() => o.reassociate = true,
                 "reassociate" => {
                     return Err(format!("-fplugin-arg-tessera-{a}: 'reassociate' takes no value"));
@@ -116,11 +130,18 @@ impl Options {
                 k if PLUGIN_KEYS.contains(&k) => {}
                 _ => {
                     return Err(format!(
-                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, reassociate, math, banks, {})",
+                        "-fplugin-arg-tessera-{a}: unknown Tessera option (known: mode, tile, port-width, lanes, reassociate, math, banks, {})",
                         PLUGIN_KEYS.join(", ")
                     ))
                 }
             }
+        }
+        if let Some(v) = o.lanes.filter(|&v| v > o.port_width) {
+            return Err(format!(
+                "-fplugin-arg-tessera-lanes={v}: more lanes than the port width ({}): a dataflow kernel evaluates \
+                 at most one word's elements per cycle",
+                o.port_width
+            ));
         }
         Ok(o)
     }
@@ -146,6 +167,11 @@ mod tests {
         assert!(Options::from_plugin_args(&["reassociate"]).unwrap().reassociate);
         assert_eq!((Options::default().banks, Options::from_plugin_args(&["banks=2"]).unwrap().banks), (1, 2));
         assert!(Options::from_plugin_args(&["banks=3"]).unwrap_err().contains("expected 1 or 2"));
+        assert_eq!((Options::default().lanes, Options::from_plugin_args(&["lanes=4"]).unwrap().lanes), (None, Some(4)));
+        assert!(Options::from_plugin_args(&["port-width=4", "lanes=8"]).unwrap_err().contains("more lanes than the port width (4)"));
+        for bad in ["lanes=3", "lanes=0", "lanes=32", "lanes"] {
+            assert!(Options::from_plugin_args(&[bad]).unwrap_err().contains("expected 1, 2, 4, 8 or 16"), "{bad}");
+        }
         let e = Options::from_plugin_args(&["reassociate=1"]).unwrap_err();
         assert_eq!(e, "-fplugin-arg-tessera-reassociate=1: 'reassociate' takes no value");
         assert_eq!(Options::default().math, MathMode::Exact);

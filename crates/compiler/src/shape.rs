@@ -258,7 +258,7 @@ pub fn dataflow(region: &Region, an: &tessera_hls::dataflow::Analysis) -> Kernel
     }
     KernelShape {
         buffers,
-        lanes: an.w as u64,
+        lanes: an.lanes as u64,
         ops: lane_ops(region),
         loops: 2 * processes + an.loops.len() as u64,
         address_generators: processes,

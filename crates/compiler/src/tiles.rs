@@ -12,9 +12,19 @@
 //! lanes than elements per beat would make the kernel slower than its ports) nor
 //! below 1 for the others. Every figure involved is *modelled*.
 
+//!
+//! Dataflow kernels ([`dataflow_lanes`]): their buffers are sized by the strips
+//! (`tessera_hls::dataflow`, within half the device's block RAM); their datapath by the
+//! lane count V. V = W (the port width) keeps every port the bound; when the operators
+//! of W lanes would take more than half of the device's DSPs, LUTs or flip-flops (the
+//! other half is the platform shell's and the other kernels', as for the block RAM),
+//! V is halved until they fit, and the compute process takes W / V cycles per word.
+
 use crate::shape;
+use tessera_hls::dataflow::Analysis;
+use tessera_ir::reject::Reason;
 use tessera_ir::Region;
-use tessera_model::{estimate_resources, usage, ResourceParams};
+use tessera_model::{estimate_resources, usage, ResourceParams, Usage};
 use tessera_poly::{optimize, Plan, PolyOptions, PolyReject};
 
 /// What [`choose`] decided.
@@ -78,6 +88,66 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
     }
 }
 
+/// The share of each of the device's DSPs, LUTs and flip-flops a dataflow kernel's
+/// datapath may take (the block RAM's is `tessera_hls::dataflow::BRAM36_BUDGET`).
+pub const DATAFLOW_SHARE: f64 = 0.5;
+
+fn binding_share(u: &Usage) -> f64 {
+    [("BRAM36", u.bram36), ("URAM", u.uram), ("DSP", u.dsp), ("LUT", u.lut), ("FF", u.ff)]
+        .into_iter()
+        .find(|(n, _)| *n == u.binding)
+        .map_or(0.0, |x| x.1)
+}
+
+/// Sets the lane count of the dataflow kernel `an` of `region` (module docs): the
+/// requested one (`lanes=V`), else the largest power of two up to W whose datapath
+/// takes at most [`DATAFLOW_SHARE`] of the DSPs, LUTs and flip-flops (1 when none
+/// does). Returns the plan's line saying which and why.
+pub fn dataflow_lanes(region: &Region, an: &mut Analysis, requested: Option<u32>) -> Result<String, Reason> {
+    let p = ResourceParams::XCVU9P;
+    let estimate = |an: &Analysis| usage(&estimate_resources(&shape::dataflow(region, an), &p).total, &p);
+    let describe = |an: &Analysis, u: &Usage, why: &str| {
+        format!(
+            "lanes: {} per cycle{} ({why}; {} {:.0}% of the XCVU9P, modelled)",
+            an.lanes,
+            if an.lanes < an.w { format!(", a word of {} every {} cycles", an.w, an.ii()) } else { String::new() },
+            u.binding,
+            100.0 * binding_share(u)
+        )
+    };
+    if let Some(v) = requested {
+        an.set_lanes(i64::from(v))?;
+        let u = estimate(an);
+        return Ok(describe(an, &u, &format!("lanes={v}")));
+    }
+    let within = |u: &Usage| u.dsp <= DATAFLOW_SHARE && u.lut <= DATAFLOW_SHARE && u.ff <= DATAFLOW_SHARE;
+    let mut v = an.w;
+    loop {
+        an.set_lanes(v)?;
+        let u = estimate(an);
+        if within(&u) {
+            let why = if v == an.w {
+                "the port width: compute keeps pace with the ports".to_string()
+            } else {
+                format!("the most whose datapath takes at most half of the device's DSPs, LUTs and flip-flops; {} would not", 2 * v)
+            };
+            return Ok(describe(an, &u, &why));
+        }
+        if v == 1 {
+            return Ok(describe(an, &u, "even one lane's datapath takes more than half of the device's DSPs, LUTs or flip-flops"));
+        }
+        v /= 2;
+    }
+}
+
+/// The dataflow kernel's analysis of `region` at `port_width` with its lane count
+/// chosen by [`dataflow_lanes`], and the plan line about the lanes.
+pub fn dataflow_analysis(region: &Region, port_width: u32, lanes: Option<u32>) -> Result<(Analysis, String), Reason> {
+    let mut an = tessera_hls::dataflow::analyze(region, port_width)?;
+    let note = dataflow_lanes(region, &mut an, lanes)?;
+    Ok((an, note))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +189,76 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 10, "the ten benchmark stencils");
+    }
+}
+
+#[cfg(test)]
+mod lanes_tests {
+    use super::*;
+    use crate::test_support::fixture;
+    use tessera_ir::{BinOp, Expr, Stmt};
+
+    /// Every statement's value `v` replaced by `v + v + v`: three times the operators.
+    fn tripled(mut r: Region) -> Region {
+        fn go(body: &mut [Stmt]) {
+            for s in body {
+                match s {
+                    Stmt::For { body, .. } => go(body),
+                    Stmt::Assign { value, .. } => {
+                        let ty = value.ty().unwrap();
+                        let v = value.clone();
+                        let sum = |a: Expr, b: Expr| Expr::Binary { op: BinOp::Add, lhs: Box::new(a), rhs: Box::new(b), ty };
+                        *value = sum(sum(v.clone(), v.clone()), v);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        go(&mut r.body);
+        r
+    }
+
+    /// The benchmark stencils keep W = 16 lanes: their datapaths take at most 22 % of
+    /// the DSPs (3D-heat), under half the device.
+    #[test]
+    fn benchmark_stencils_get_the_port_width() {
+        for name in ["2D-jacobi", "3D-heat", "3D-27p"] {
+            let (an, note) = dataflow_analysis(&fixture(&format!("bench/{name}.ir.json")), 16, None).unwrap();
+            assert_eq!(an.lanes, 16, "{name}: {note}");
+            assert!(note.starts_with("lanes: 16 per cycle (the port width"), "{note}");
+        }
+    }
+
+    /// 3D-heat with three times its operators: 16 lanes would take about two thirds of
+    /// the DSPs (modelled), 8 take a third, so V = 8 and a word every 2 cycles.
+    #[test]
+    fn a_datapath_over_half_the_dsps_halves_the_lanes() {
+        let r = tripled(fixture("bench/3D-heat.ir.json"));
+        let p = ResourceParams::XCVU9P;
+        let mut an = tessera_hls::dataflow::analyze(&r, 16).unwrap();
+        let u16 = usage(&estimate_resources(&shape::dataflow(&r, &an), &p).total, &p);
+        assert!(u16.dsp > DATAFLOW_SHARE, "{u16:?}");
+        let note = dataflow_lanes(&r, &mut an, None).unwrap();
+        assert_eq!((an.lanes, an.ii()), (8, 2), "{note}");
+        let u8 = usage(&estimate_resources(&shape::dataflow(&r, &an), &p).total, &p);
+        assert!(u8.dsp <= DATAFLOW_SHARE && u8.dsp * 1.9 < u16.dsp, "{u8:?} {u16:?}");
+        assert!(note.starts_with("lanes: 8 per cycle, a word of 16 every 2 cycles (the most whose datapath"), "{note}");
+        assert!(note.contains("16 would not"), "{note}");
+        // The kernel: the compute loop at II = 2, the operators of 8 lanes.
+        let (k, plan) = tessera_hls::dataflow::generate_from(&r, "t", &an).unwrap();
+        assert!(plan.contains("every 2 cycles (8 lanes per cycle, operators shared)"), "{plan}");
+        assert!(k.source.contains("#pragma HLS PIPELINE II=2"), "{}", k.source);
+        assert!(k.source.contains("#pragma HLS ALLOCATION operation instances="), "{}", k.source);
+    }
+
+    /// `lanes=V` is taken as given; more than the port width is refused.
+    #[test]
+    fn requested_lanes() {
+        let r = fixture("bench/2D-jacobi.ir.json");
+        let (an, note) = dataflow_analysis(&r, 16, Some(4)).unwrap();
+        assert_eq!((an.lanes, an.ii()), (4, 4));
+        assert!(note.starts_with("lanes: 4 per cycle, a word of 16 every 4 cycles (lanes=4;"), "{note}");
+        let e = dataflow_analysis(&r, 8, Some(16)).unwrap_err();
+        assert!(e.remark().contains("16 lanes: expected a power of two from 1 to the port width 8"), "{}", e.remark());
     }
 }

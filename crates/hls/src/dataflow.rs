@@ -20,7 +20,11 @@
 //!   nest a ring of words delays the output by the words the stencil reaches ahead.
 //!   The pipelined loop (II = 1) produces one output word per cycle: V = W lanes, each
 //!   evaluating exactly the source's expression for its iteration (same tree, same
-//!   casts, no reassociation: `cpp.rs`), so results are the CPU's bit for bit.
+//!   casts, no reassociation: `cpp.rs`), so results are the CPU's bit for bit. With
+//!   fewer lanes ([`Analysis::set_lanes`], chosen by the compiler's resource model) the
+//!   loop's II is W / V and `ALLOCATION` pragmas limit the floating-point operators to
+//!   V lanes' worth, shared over the II; the code per lane, and so every result, is
+//!   the same.
 //! - **store** (one per output array, own bundle): the output rows, realigned to DDR
 //!   words, in bursts with byte strobes for the partial words at the row ends; at most
 //!   8 bursts await their responses.
@@ -262,6 +266,10 @@ pub struct Analysis {
     pub outputs: Vec<Output>,
     /// Elements per beat.
     pub w: i64,
+    /// Lanes the compute process evaluates per cycle (V): W by default, so compute
+    /// never limits a port; fewer ([`Analysis::set_lanes`]) when W lanes of the datapath
+    /// do not fit, and the compute loop then takes W / V cycles per word ([`Analysis::ii`]).
+    pub lanes: i64,
     /// Depth ≥ 2: the strips, or `None` for whole rows (planes), as far as the budget
     /// allows ([`analyze_with`]).
     pub strips: Option<Strips>,
@@ -281,6 +289,20 @@ impl Analysis {
     /// Depth of the nest.
     pub fn depth(&self) -> usize {
         self.loops.len()
+    }
+
+    /// Sets the lane count V: a power of two from 1 to W (so it divides W).
+    pub fn set_lanes(&mut self, v: i64) -> Result<(), Reason> {
+        if v < 1 || v > self.w || (v & (v - 1)) != 0 {
+            return Err(unsupported(format!("{v} lanes: expected a power of two from 1 to the port width {}", self.w)));
+        }
+        self.lanes = v;
+        Ok(())
+    }
+
+    /// The compute loop's initiation interval: W / V cycles per output word.
+    pub fn ii(&self) -> i64 {
+        self.w / self.lanes
     }
 
     /// Whether output `o` is also an input: a point-wise in-place update, whose store
@@ -623,7 +645,7 @@ pub fn analyze_with(region: &Region, port_width: u32, limits: &Limits) -> Result
             return Err(unsupported(format!("a beat of {w} elements of '{name}' is wider than an AXI data bus (1024 bits)")));
         }
     }
-    let mut an = Analysis { scop, loops, inputs, outputs, w, strips: None, strip_note: String::new() };
+    let mut an = Analysis { scop, loops, inputs, outputs, w, lanes: w, strips: None, strip_note: String::new() };
     if d == 1 {
         an.strip_note = "strips: none (1D: a ring of words, whatever the trip count)".into();
         return Ok(an);
@@ -726,9 +748,15 @@ pub fn generate(region: &Region, name: &str, port_width: u32) -> Result<(Kernel,
 
 /// [`generate`] under other [`Limits`].
 pub fn generate_with(region: &Region, name: &str, port_width: u32, limits: &Limits) -> Result<(Kernel, String), Reason> {
-    let an = analyze_with(region, port_width, limits)?;
+    generate_from(region, name, &analyze_with(region, port_width, limits)?)
+}
+
+/// The kernel of an analysis of `region` (its lane count possibly changed,
+/// [`Analysis::set_lanes`]), and its plan text.
+pub fn generate_from(region: &Region, name: &str, an: &Analysis) -> Result<(Kernel, String), Reason> {
+    let port_width = an.w;
     let sets = tessera_poly::dataflow::sets(&an.scop).map_err(|m| Reason::Internal { message: m })?;
-    let g = Gen { region, an: &an, name };
+    let g = Gen { region, an, name };
     let kernel = g.kernel();
     let mut plan = String::new();
     let _ = writeln!(plan, "dataflow kernel (port width {port_width}):");
@@ -740,7 +768,17 @@ pub fn generate_with(region: &Region, name: &str, port_width: u32, limits: &Limi
             let _ = writeln!(plan, "  load {}: rows of its Load box, whole rows, each element read once", a.name);
         }
     }
-    let _ = writeln!(plan, "  compute: {} output word(s) of {port_width} lanes per cycle", an.outputs.len());
+    if an.lanes == an.w {
+        let _ = writeln!(plan, "  compute: {} output word(s) of {port_width} lanes per cycle", an.outputs.len());
+    } else {
+        let _ = writeln!(
+            plan,
+            "  compute: {} output word(s) of {port_width} lanes every {} cycles ({} lanes per cycle, operators shared)",
+            an.outputs.len(),
+            an.ii(),
+            an.lanes
+        );
+    }
     for o in &an.outputs {
         let _ = writeln!(plan, "  store {}: rows of its Store set, strobed partial words", o.name);
     }
@@ -1137,6 +1175,48 @@ impl Gen<'_> {
         }
     }
 
+    /// The floating-point operators of one lane (every statement once), by Vitis HLS
+    /// operation name (UG1399, `config_op`): additions, subtractions, multiplications,
+    /// divisions and square roots in single (`f…`) and double (`d…`) precision.
+    fn lane_fp_ops(&self) -> std::collections::BTreeMap<&'static str, i64> {
+        let mut ops = std::collections::BTreeMap::new();
+        for o in &self.an.outputs {
+            let Stmt::Assign { value, .. } = self.stmt(o.stmt) else { unreachable!("checked") };
+            value.visit(&mut |e| {
+                let (name, ty) = match e {
+                    Expr::Binary { op, lhs, ty, .. } => {
+                        let t = lhs.ty().unwrap_or(*ty);
+                        let name = match op {
+                            tessera_ir::BinOp::Add => "add",
+                            tessera_ir::BinOp::Sub => "sub",
+                            tessera_ir::BinOp::Mul => "mul",
+                            tessera_ir::BinOp::Div => "div",
+                            _ => return,
+                        };
+                        (name, t)
+                    }
+                    Expr::Call { func: tessera_ir::MathFn::Sqrt, ty, .. } => ("sqrt", *ty),
+                    _ => return,
+                };
+                let op = match (ty, name) {
+                    (ScalarType::F32, "add") => "fadd",
+                    (ScalarType::F32, "sub") => "fsub",
+                    (ScalarType::F32, "mul") => "fmul",
+                    (ScalarType::F32, "div") => "fdiv",
+                    (ScalarType::F32, "sqrt") => "fsqrt",
+                    (ScalarType::F64, "add") => "dadd",
+                    (ScalarType::F64, "sub") => "dsub",
+                    (ScalarType::F64, "mul") => "dmul",
+                    (ScalarType::F64, "div") => "ddiv",
+                    (ScalarType::F64, "sqrt") => "dsqrt",
+                    _ => return,
+                };
+                *ops.entry(op).or_insert(0) += 1;
+            });
+        }
+        ops
+    }
+
     fn stmt(&self, s: usize) -> &Stmt {
         let mut body: &[Stmt] = &self.region.body;
         while let [Stmt::For { body: inner, .. }] = body {
@@ -1157,8 +1237,26 @@ impl Gen<'_> {
     }
 
     fn compute_process(&self, c: &mut String) {
-        let _ = writeln!(c, "// Compute process: the reuse window in on-chip buffers, {} lanes per cycle.", self.w());
+        let an = self.an;
+        if an.lanes == an.w {
+            let _ = writeln!(c, "// Compute process: the reuse window in on-chip buffers, {} lanes per cycle.", self.w());
+        } else {
+            let _ = writeln!(
+                c,
+                "// Compute process: the reuse window in on-chip buffers, a word of {} lanes every {} cycles: {} lanes' operators, shared.",
+                an.w,
+                an.ii(),
+                an.lanes
+            );
+        }
         let _ = writeln!(c, "static void {}_compute({}{}) {{", self.name, self.stream_params(), self.scalar_params());
+        if an.lanes < an.w {
+            // The operators of V lanes, shared over the II of W / V cycles (UG1399,
+            // ALLOCATION: HLS otherwise builds all W lanes' operators).
+            for (op, n) in self.lane_fp_ops() {
+                let _ = writeln!(c, "#pragma HLS ALLOCATION operation instances={op} limit={}", n * an.lanes);
+            }
+        }
         self.prologue(c);
         if self.depth() == 1 {
             self.compute_1d(c);
@@ -1189,7 +1287,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "  const long tdf_steps = {total};");
         let _ = writeln!(c, "  int tdf_pos = 0;");
         let _ = writeln!(c, "  for (long tdf_s = 0; tdf_s < tdf_steps; tdf_s++) {{");
-        let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
+        let _ = writeln!(c, "#pragma HLS PIPELINE II={}", an.ii());
         for a in &an.inputs {
             let p = ident(&a.name);
             let _ = writeln!(c, "    if (tdf_s < {p}_words) {p}_ring[tdf_pos] = {p}_in.read();");
@@ -1311,7 +1409,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "    int tdf_oj = 0, tdf_ow = 0;  // next output row / word");
         let _ = writeln!(c, "    const {} tdf_steps = tdf_more ? {more} : {outs};", if strips { "long" } else { "int" });
         let _ = writeln!(c, "    for (int tdf_t = 0; tdf_t < tdf_steps; tdf_t++) {{");
-        let _ = writeln!(c, "#pragma HLS PIPELINE II=1");
+        let _ = writeln!(c, "#pragma HLS PIPELINE II={}", an.ii());
         for a in &an.inputs {
             let p = ident(&a.name);
             let kw = kw_of(a);

@@ -92,6 +92,18 @@ fn kernels_compile_warning_free() {
         let w = [4, 8, 16][i % 3];
         ks.push(dataflow(&small(name), w, &format!("tessera_df{i}")));
     }
+    // Kernels of strips (forced to two words) and of fewer lanes than the port width.
+    for (i, name) in ["2D-5p", "2D-fdtd0", "3D-heat"].iter().enumerate() {
+        let r = small(name);
+        let limits = Limits { max_strip: 2 * 8, ..Limits::default() };
+        assert!(tessera_hls::dataflow::analyze_with(&r, 8, &limits).unwrap().strips.is_some(), "{name}");
+        ks.push(tessera_hls::dataflow::generate_with(&r, &format!("tessera_dfs{i}"), 8, &limits).unwrap().0);
+        let mut an = tessera_hls::dataflow::analyze(&r, 16).unwrap();
+        an.set_lanes(4).unwrap();
+        let k = tessera_hls::dataflow::generate_from(&r, &format!("tessera_dfv{i}"), &an).unwrap().0;
+        assert!(k.source.contains("#pragma HLS PIPELINE II=4") && k.source.contains("#pragma HLS ALLOCATION operation instances="), "{name}");
+        ks.push(k);
+    }
     std::thread::scope(|s| {
         for (i, k) in ks.iter().enumerate() {
             let dir = tmp.path().join(format!("k{i}"));
@@ -314,6 +326,48 @@ impl Gen {
     }
 }
 
+/// One to three statements over arrays A, B, C of a nest of `depth` loops (indices
+/// `i`, `j`, `k`; `at(d, o)` is the subscript `index_d + o`), each writing another
+/// array at the loop indices the sum of 0.5f and one to three reads `X[.. + o]`,
+/// offsets in {-1, 0, 1}. Distinct targets (two statements writing one array are
+/// refused anyway); reads of a written array mostly at the indices (other offsets are
+/// refused), so that about half the bodies read in a later statement what an earlier
+/// one wrote. Returns the statements and their text.
+fn generated_statements(
+    g: &mut Gen,
+    depth: usize,
+    at: &dyn Fn(usize, i64) -> serde_json::Value,
+    loc: &serde_json::Value,
+) -> (Vec<serde_json::Value>, String) {
+    let names = ["A", "B", "C"];
+    let ivars = ["i", "j", "k"];
+    let mut text = String::new();
+    let mut body = Vec::new();
+    let (k, rot) = (1 + g.below(3) as usize, g.below(3) as usize);
+    let targets: Vec<&str> = (0..k).map(|j| names[(rot + j) % 3]).collect();
+    for &target in &targets {
+        let mut value = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.5f32).to_bits() as u64 });
+        let mut terms = vec!["0.5f".to_string()];
+        for _ in 0..1 + g.below(3) {
+            let x = names[g.below(3) as usize];
+            let zero = targets.contains(&x) && g.below(6) != 0;
+            let offs: Vec<i64> = (0..depth).map(|_| if zero { 0 } else { g.below(3) as i64 - 1 }).collect();
+            let index: Vec<serde_json::Value> = offs.iter().enumerate().map(|(d, &o)| at(d, o)).collect();
+            let read = serde_json::json!({ "kind": "read", "array": x, "index": index, "ty": "f32", "loc": loc });
+            value = serde_json::json!({ "kind": "binary", "op": "add", "lhs": value, "rhs": read, "ty": "f32" });
+            terms.push(format!("{x}{}", offs.iter().enumerate().map(|(d, o)| format!("[{}{o:+}]", ivars[d])).collect::<String>()));
+        }
+        body.push(serde_json::json!({
+            "kind": "assign",
+            "loc": loc,
+            "target": { "kind": "element", "array": target, "index": (0..depth).map(|d| at(d, 0)).collect::<Vec<_>>(), "ty": "f32", "loc": loc },
+            "value": value,
+        }));
+        text.push_str(&format!("{target}{} = {}; ", ivars[..depth].iter().map(|v| format!("[{v}]")).collect::<String>(), terms.join(" + ")));
+    }
+    (body, text)
+}
+
 /// A 1D region over arrays A, B, C (floats, 1999 elements, all `tofrom`) whose loop
 /// `for (i = 1; i < 1998; i++)` runs the generated statements: each writes another
 /// array at `i` the sum of one to three reads `X[i + o]`, o ∈ {-1, 0, 1}, and a constant.
@@ -336,36 +390,11 @@ fn generated_region(seed: u64) -> (Region, String) {
     r["vars"] = vars.into();
     let i = serde_json::json!({ "kind": "var", "name": "i", "ty": "i32" });
     let loc = template["body"][0]["loc"].clone();
-    let at = |o: i64| match o {
+    let at = |_: usize, o: i64| match o {
         0 => i.clone(),
         _ => serde_json::json!({ "kind": "binary", "op": if o < 0 { "sub" } else { "add" }, "lhs": i, "rhs": { "kind": "int", "ty": "i32", "value": o.abs() }, "ty": "i32" }),
     };
-    let names = ["A", "B", "C"];
-    let mut text = String::new();
-    let mut body = Vec::new();
-    // Distinct targets (two statements writing one array are refused anyway); reads
-    // of a written array mostly at `i` (other offsets are refused), so that about half
-    // the bodies read in a later statement what an earlier one wrote.
-    let (k, rot) = (1 + g.below(3) as usize, g.below(3) as usize);
-    let targets: Vec<&str> = (0..k).map(|j| names[(rot + j) % 3]).collect();
-    for &target in &targets {
-        let mut value = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.5f32).to_bits() as u64 });
-        let mut terms = vec!["0.5f".to_string()];
-        for _ in 0..1 + g.below(3) {
-            let x = names[g.below(3) as usize];
-            let o = if targets.contains(&x) && g.below(6) != 0 { 0 } else { g.below(3) as i64 - 1 };
-            let read = serde_json::json!({ "kind": "read", "array": x, "index": [at(o)], "ty": "f32", "loc": loc });
-            value = serde_json::json!({ "kind": "binary", "op": "add", "lhs": value, "rhs": read, "ty": "f32" });
-            terms.push(format!("{x}[i{o:+}]"));
-        }
-        body.push(serde_json::json!({
-            "kind": "assign",
-            "loc": loc,
-            "target": { "kind": "element", "array": target, "index": [i], "ty": "f32", "loc": loc },
-            "value": value,
-        }));
-        text.push_str(&format!("{target}[i] = {}; ", terms.join(" + ")));
-    }
+    let (body, text) = generated_statements(&mut g, 1, &at, &loc);
     r["body"][0]["body"] = body.into();
     (Region::from_json(&r.to_string()).unwrap_or_else(|e| panic!("{text}: {e}")), text)
 }
@@ -517,30 +546,7 @@ fn generated_strip_region(seed: u64, depth: usize) -> (Region, String) {
         0 => var(ivars[d]),
         _ => serde_json::json!({ "kind": "binary", "op": if o < 0 { "sub" } else { "add" }, "lhs": var(ivars[d]), "rhs": int(o.abs()), "ty": "i32" }),
     };
-    let mut text = String::new();
-    let mut body = Vec::new();
-    let (k, rot) = (1 + g.below(3) as usize, g.below(3) as usize);
-    let targets: Vec<&str> = (0..k).map(|j| names[(rot + j) % 3]).collect();
-    for &target in &targets {
-        let mut value = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.5f32).to_bits() as u64 });
-        let mut terms = vec!["0.5f".to_string()];
-        for _ in 0..1 + g.below(3) {
-            let x = names[g.below(3) as usize];
-            let zero = targets.contains(&x) && g.below(6) != 0;
-            let offs: Vec<i64> = (0..depth).map(|_| if zero { 0 } else { g.below(3) as i64 - 1 }).collect();
-            let index: Vec<serde_json::Value> = offs.iter().enumerate().map(|(d, &o)| at(d, o)).collect();
-            let read = serde_json::json!({ "kind": "read", "array": x, "index": index, "ty": "f32", "loc": loc });
-            value = serde_json::json!({ "kind": "binary", "op": "add", "lhs": value, "rhs": read, "ty": "f32" });
-            terms.push(format!("{x}{}", offs.iter().enumerate().map(|(d, o)| format!("[{}{o:+}]", ivars[d])).collect::<String>()));
-        }
-        body.push(serde_json::json!({
-            "kind": "assign",
-            "loc": loc,
-            "target": { "kind": "element", "array": target, "index": (0..depth).map(|d| var(ivars[d])).collect::<Vec<_>>(), "ty": "f32", "loc": loc },
-            "value": value,
-        }));
-        text.push_str(&format!("{target}[..] = {}; ", terms.join(" + ")));
-    }
+    let (body, text) = generated_statements(&mut g, depth, &at, &loc);
     let mut nest = serde_json::Value::Array(body);
     for d in (0..depth).rev() {
         let upper = serde_json::json!({ "kind": "binary", "op": "sub", "lhs": var(extents[d]), "rhs": int(1), "ty": "i32" });

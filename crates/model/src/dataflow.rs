@@ -8,8 +8,10 @@
 //! C = cyc(t_rd) + cyc(D · t_op) + cyc(t_wr)
 //!     + max( max_ports (Σ_read bursts ⌈b/β⌉      load processes (exact, from the run)
 //!                       + N_raw · cyc(k_ip · t_rd)),
-//!            I_compute,                            compute iterations at II = 1, its
-//!                                                  buffer fill included (static)
+//!            I_compute · W/V,                      compute iterations (static, its buffer
+//!                                                  fill included) at II = W / V: a word of
+//!                                                  W lanes per cycle when V = W, else every
+//!                                                  W / V cycles (operators of V lanes)
 //!            max_ports Σ_write bursts ⌈b/β⌉ )     store processes (exact)
 //! kernel_s = max(C / f, (bytes read + written) / BW_ddr)
 //! ```
@@ -39,9 +41,12 @@ use serde::Serialize;
 /// The static structure of a dataflow kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Dataflow {
-    /// Iterations of the compute process's pipelined loops (one output word of V
+    /// Iterations of the compute process's pipelined loops (one output word of W
     /// lanes per iteration, plus the line buffers' fill).
     pub compute_iterations: u64,
+    /// Cycles per iteration: W / V (1 when the kernel evaluates a word's W lanes per
+    /// cycle; more when it has the operators of only V lanes).
+    pub compute_ii: u64,
     /// Floating-point operations on the statement's longest path.
     pub depth_ops: u32,
 }
@@ -63,10 +68,11 @@ pub(crate) fn cycles(d: &Dataflow, traffic: &Traffic, clock_mhz: f64, p: &Params
     let load = beats + stalls;
     let store = traffic.ports.iter().map(|x| x.write.beat_cycles(p)).max().unwrap_or(0);
     let fill = depth_cycles(d.depth_ops, clock_mhz, p);
-    let steady = load.max(store).max(d.compute_iterations);
+    let compute_cycles = d.compute_iterations * d.compute_ii.max(1);
+    let steady = load.max(store).max(compute_cycles);
     // The pace-setter's cycles by cause: compute, a load process (beats and stalls), or
     // a store process (beats).
-    let (stall, transfer, compute) = if d.compute_iterations >= load.max(store) {
+    let (stall, transfer, compute) = if compute_cycles >= load.max(store) {
         (0, 0, steady)
     } else if load >= store {
         (stalls, beats, 0)
@@ -92,14 +98,14 @@ mod tests {
         let mut x = Port::new("X", 64);
         x.write.add(64, 4094 * 4);
         let t = Traffic { ports: vec![a, x] };
-        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, depth_ops: 5 });
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, compute_ii: 1, depth_ops: 5 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         // 5 + 5 round trips, ⌈75 ns / 20 ns⌉ = 4 pipeline cycles, 1 050 000 iterations.
         assert_eq!(e.cycles.total, 10 + 4 + 1_050_000);
         assert_eq!((e.cycles.latency, e.cycles.compute, e.cycles.transfer), (10, 1_050_004, 0));
         assert_eq!(e.bound, Bound::Cycles);
         // Loads dominate when compute is cheap.
-        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1000, depth_ops: 5 });
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1000, compute_ii: 1, depth_ops: 5 });
         let e = estimate(&s, &t, 50.0, &P).unwrap();
         assert_eq!(e.cycles.total, 10 + 4 + 4096 * 4 * 64);
         assert_eq!(e.cycles.transfer, 4096 * 4 * 64);
@@ -118,6 +124,20 @@ mod tests {
         assert!(e2.kernel_s < e.kernel_s);
     }
 
+    /// V = W / 4 lanes: the compute process takes 4 cycles per word, 4 200 000 cycles
+    /// for 1 050 000 iterations, and sets the pace over the ports' 1 048 576 beats.
+    #[test]
+    fn fewer_lanes_than_the_port_width_make_compute_the_bound() {
+        let mut a = Port::new("A", 64);
+        a.read.add(64, 4096 * 4);
+        let mut x = Port::new("X", 64);
+        x.write.add(64, 4094 * 4);
+        let t = Traffic { ports: vec![a, x] };
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, compute_ii: 4, depth_ops: 5 });
+        let c = crate::kernel_cycles(&s, &t, 50.0, &P).unwrap();
+        assert_eq!((c.total, c.compute, c.transfer), (10 + 4 + 4_200_000, 4_200_004, 0));
+    }
+
     /// The same streams through one port, in place (a load and a store process on one
     /// port object): 4094 of its 16 384 read bursts ordered behind a write each stall
     /// the load process cyc(2.5 · 100 ns) = 13 cycles at 50 MHz, 53 222 in all, so the
@@ -129,7 +149,7 @@ mod tests {
         e.read.add(64, 4096 * 4);
         e.write.add(64, 4094 * 4);
         let mut t = Traffic { ports: vec![e] };
-        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, depth_ops: 5 });
+        let s = Structure::Dataflow(super::Dataflow { compute_iterations: 1_050_000, compute_ii: 1, depth_ops: 5 });
         let c = crate::kernel_cycles(&s, &t, 50.0, &P).unwrap();
         assert_eq!((c.total, c.compute), (10 + 4 + 1_050_000, 1_050_004));
         t.ports[0].read_after_write = 4094;
@@ -137,7 +157,7 @@ mod tests {
         assert_eq!(c, crate::Cycles { total: 10 + 4 + 1_048_576 + 53_222, latency: 10 + 53_222, transfer: 1_048_576, compute: 4 });
         // A stall hidden behind a slower process costs nothing: with 2 000 000 compute
         // iterations the compute process still sets the pace.
-        let slow = Structure::Dataflow(super::Dataflow { compute_iterations: 2_000_000, depth_ops: 5 });
+        let slow = Structure::Dataflow(super::Dataflow { compute_iterations: 2_000_000, compute_ii: 1, depth_ops: 5 });
         assert_eq!(crate::kernel_cycles(&slow, &t, 50.0, &P).unwrap().total, 10 + 4 + 2_000_000);
         // At 400 MHz an ordered read is 100 cycles (2.5 round trips of 40).
         let c = crate::kernel_cycles(&s, &t, 400.0, &P).unwrap();
