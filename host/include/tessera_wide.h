@@ -203,6 +203,16 @@ inline T window_lane(const emu::word<B> (&win)[N], int pos) {
     return v;
 }
 
+/// The same from a window that is a run of words in a larger array (emulation only:
+/// the generated code's view of a line buffer's row).
+template <typename T, int B>
+inline T window_lane(const emu::word<B> *win, int pos) {
+    T v;
+    std::memcpy(static_cast<void *>(&v), reinterpret_cast<const unsigned char *>(win) + static_cast<std::size_t>(pos) * sizeof(T),
+                sizeof(T));
+    return v;
+}
+
 /// Stores the bits of `v` into lane `i` of `w`.
 template <typename T, int B>
 inline void set_lane(emu::word<B> &w, int i, T v) {

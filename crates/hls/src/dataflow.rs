@@ -1119,11 +1119,18 @@ impl Gen<'_> {
     }
 
     /// The lanes of one output word: every statement's value for its iteration.
-    fn lanes(&self, c: &mut String, ind: &str, rel_last: &str, outer: &[String]) {
+    /// `windows`: the code filling the window words the lanes read (the copies the
+    /// kernel synthesises); `fast_windows`: in emulation, for a word whose lanes are all
+    /// iterations, the same windows as pointers into the line buffers instead of copies
+    /// (`None`: the copies serve both paths).
+    fn lanes(&self, c: &mut String, ind: &str, rel_last: &str, outer: &[String], windows: &str, fast_windows: Option<&str>) {
         let w = self.w();
         let d = self.depth();
         for o in &self.an.outputs {
             let _ = writeln!(c, "{ind}{} {}_o = 0;", self.word(o.elem), ident(&o.name));
+        }
+        if fast_windows.is_none() {
+            c.push_str(windows);
         }
         let last = &self.an.loops[d - 1];
         let strips = self.an.strips.is_some();
@@ -1157,18 +1164,26 @@ impl Gen<'_> {
         // only the loop below (the test is free in an unrolled datapath).
         let _ = writeln!(c, "#ifndef TESSERA_HLS_VITIS");
         let _ = writeln!(c, "{ind}if (({rel_last} + 1) * {w} <= {n_last}) {{");
+        if let Some(f) = fast_windows {
+            c.push_str(f);
+        }
         let _ = writeln!(c, "{ind}  for (int tdf_l = 0; tdf_l < {w}; tdf_l++) {{");
         let _ = writeln!(c, "{ind}    const long tdf_j = {rel_last} * {w} + tdf_l;");
         c.push_str(&lane_body(&format!("{ind}    ")));
         let _ = writeln!(c, "{ind}  }}");
         let _ = writeln!(c, "{ind}}} else");
         let _ = writeln!(c, "#endif");
+        let _ = writeln!(c, "{ind}{{");
+        if fast_windows.is_some() {
+            c.push_str(windows);
+        }
         let _ = writeln!(c, "{ind}for (int tdf_l = 0; tdf_l < {w}; tdf_l++) {{");
         let _ = writeln!(c, "#pragma HLS UNROLL");
         let _ = writeln!(c, "{ind}  const long tdf_j = {rel_last} * {w} + tdf_l;");
         let _ = writeln!(c, "{ind}  if (tdf_j < {n_last}) {{");
         c.push_str(&lane_body(&format!("{ind}    ")));
         let _ = writeln!(c, "{ind}  }}");
+        let _ = writeln!(c, "{ind}}}");
         let _ = writeln!(c, "{ind}}}");
         for o in &self.an.outputs {
             let _ = writeln!(c, "{ind}{p}_out.write({p}_o);", p = ident(&o.name));
@@ -1294,17 +1309,19 @@ impl Gen<'_> {
         }
         let _ = writeln!(c, "    if (tdf_s >= {lag} && tdf_s - {lag} < tdf_out_words) {{");
         let _ = writeln!(c, "      const long tdf_ow = tdf_s - {lag};");
+        let mut windows = String::new();
         for (win, array, _) in self.windows() {
             let a = self.input(&array);
             let nw = an.window_words(a);
-            let _ = writeln!(c, "      {} {win}[{nw}];", self.word(a.elem));
-            let _ = writeln!(c, "      for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
-            let _ = writeln!(c, "#pragma HLS UNROLL");
-            let _ = writeln!(c, "        const int tdf_q = tdf_pos + 1 + tdf_d;  // word tdf_ow + tdf_d");
-            let _ = writeln!(c, "        {win}[tdf_d] = {}_ring[tdf_q >= {ring} ? tdf_q - {ring} : tdf_q];", ident(&array));
-            let _ = writeln!(c, "      }}");
+            let _ = writeln!(windows, "      {} {win}[{nw}];", self.word(a.elem));
+            let _ = writeln!(windows, "      for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
+            let _ = writeln!(windows, "#pragma HLS UNROLL");
+            let _ = writeln!(windows, "        const int tdf_q = tdf_pos + 1 + tdf_d;  // word tdf_ow + tdf_d");
+            let _ = writeln!(windows, "        {win}[tdf_d] = {}_ring[tdf_q >= {ring} ? tdf_q - {ring} : tdf_q];", ident(&array));
+            let _ = writeln!(windows, "      }}");
         }
-        self.lanes(c, "      ", "tdf_ow", &[]);
+        // The ring wraps: its words are not contiguous, so both paths use the copies.
+        self.lanes(c, "      ", "tdf_ow", &[], &windows, None);
         let _ = writeln!(c, "    }}");
         let _ = writeln!(c, "    tdf_pos = tdf_pos + 1 == {ring} ? 0 : tdf_pos + 1;");
         let _ = writeln!(c, "  }}");
@@ -1426,6 +1443,7 @@ impl Gen<'_> {
             let _ = writeln!(c, "      }}");
         }
         let _ = writeln!(c, "      if (tdf_t < {outs}) {{");
+        let (mut windows, mut fast) = (String::new(), String::new());
         for (win, array, offs) in self.windows() {
             let a = self.input(&array);
             let p = ident(&array);
@@ -1433,19 +1451,21 @@ impl Gen<'_> {
             let kw = kw_of(a);
             let slot = format!("{p}_k{}", offs[0] - a.offsets[0].0);
             let row = if three { format!("[tdf_oj + {}]", offs[1] - a.offsets[1].0) } else { String::new() };
-            let _ = writeln!(c, "        {} {win}[{nw}];", self.word(a.elem));
-            let _ = writeln!(c, "        for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
-            let _ = writeln!(c, "#pragma HLS UNROLL");
-            let _ = writeln!(c, "          const int tdf_q = tdf_ow + tdf_d;");
-            let _ = writeln!(c, "          {win}[tdf_d] = tdf_q < {kw} ? {p}_lb[{slot}]{row}[tdf_q] : {}(0);", self.word(a.elem));
-            let _ = writeln!(c, "        }}");
+            let _ = writeln!(windows, "        {} {win}[{nw}];", self.word(a.elem));
+            let _ = writeln!(windows, "        for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
+            let _ = writeln!(windows, "#pragma HLS UNROLL");
+            let _ = writeln!(windows, "          const int tdf_q = tdf_ow + tdf_d;");
+            let _ = writeln!(windows, "          {win}[tdf_d] = tdf_q < {kw} ? {p}_lb[{slot}]{row}[tdf_q] : {}(0);", self.word(a.elem));
+            let _ = writeln!(windows, "        }}");
+            // Every lane an iteration: every word it reads lies in the row (before {kw}).
+            let _ = writeln!(fast, "          const {} *{win} = &{p}_lb[{slot}]{row}[tdf_ow];", self.word(a.elem));
         }
         let outer: Vec<String> = match (three, strips) {
             (true, true) => vec!["tdf_i".into(), "tdf_r0 + tdf_oj".into()],
             (true, false) => vec!["tdf_i".into(), "tdf_oj".into()],
             _ => vec!["tdf_i".into()],
         };
-        self.lanes(c, "        ", "tdf_ow", &outer);
+        self.lanes(c, "        ", "tdf_ow", &outer, &windows, Some(&fast));
         if three {
             let _ = writeln!(c, "        if (++tdf_ow == {ko}) {{ tdf_ow = 0; tdf_oj++; }}");
         } else {

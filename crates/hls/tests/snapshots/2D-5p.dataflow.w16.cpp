@@ -71,6 +71,23 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
         (void)A_r;
       }
       if (tdf_t < 4) {
+        tessera::wide_t<16, float> X_o = 0;
+#ifndef TESSERA_HLS_VITIS
+        if ((tdf_ow + 1) * 16 <= 51) {
+          const tessera::wide_t<16, float> *A_w0 = &A_lb[A_k0][tdf_ow];
+          const tessera::wide_t<16, float> *A_w1 = &A_lb[A_k1][tdf_ow];
+          const tessera::wide_t<16, float> *A_w2 = &A_lb[A_k2][tdf_ow];
+          for (int tdf_l = 0; tdf_l < 16; tdf_l++) {
+            const long tdf_j = tdf_ow * 16 + tdf_l;
+            const int i = (int)(tdf_L0 + tdf_i);
+            (void)i;
+            const int j = (int)(tdf_L1 + tdf_j);
+            (void)j;
+            tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::window_lane<float>(A_w0, 1 + tdf_l) + tessera::window_lane<float>(A_w2, 1 + tdf_l) + tessera::window_lane<float>(A_w1, tdf_l) + tessera::window_lane<float>(A_w1, 2 + tdf_l))));
+          }
+        } else
+#endif
+        {
         tessera::wide_t<16, float> A_w0[2];
         for (int tdf_d = 0; tdf_d < 2; tdf_d++) {
 #pragma HLS UNROLL
@@ -89,19 +106,6 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
           const int tdf_q = tdf_ow + tdf_d;
           A_w2[tdf_d] = tdf_q < 4 ? A_lb[A_k2][tdf_q] : tessera::wide_t<16, float>(0);
         }
-        tessera::wide_t<16, float> X_o = 0;
-#ifndef TESSERA_HLS_VITIS
-        if ((tdf_ow + 1) * 16 <= 51) {
-          for (int tdf_l = 0; tdf_l < 16; tdf_l++) {
-            const long tdf_j = tdf_ow * 16 + tdf_l;
-            const int i = (int)(tdf_L0 + tdf_i);
-            (void)i;
-            const int j = (int)(tdf_L1 + tdf_j);
-            (void)j;
-            tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::window_lane<float>(A_w0, 1 + tdf_l) + tessera::window_lane<float>(A_w2, 1 + tdf_l) + tessera::window_lane<float>(A_w1, tdf_l) + tessera::window_lane<float>(A_w1, 2 + tdf_l))));
-          }
-        } else
-#endif
         for (int tdf_l = 0; tdf_l < 16; tdf_l++) {
 #pragma HLS UNROLL
           const long tdf_j = tdf_ow * 16 + tdf_l;
@@ -112,6 +116,7 @@ static void tessera_snap_compute(hls::stream<tessera::wide_t<16, float>> &A_in, 
             (void)j;
             tessera::set_lane<float>(X_o, tdf_l, static_cast<float>(fac * (tessera::window_lane<float>(A_w0, 1 + tdf_l) + tessera::window_lane<float>(A_w2, 1 + tdf_l) + tessera::window_lane<float>(A_w1, tdf_l) + tessera::window_lane<float>(A_w1, 2 + tdf_l))));
           }
+        }
         }
         X_out.write(X_o);
         tdf_ow++;
