@@ -252,10 +252,10 @@ class burst_port {
             for (req &w : p->writes_) {
                 // Its later beats may store bytes this read has not delivered yet.
                 if (w.off < end && off < w.off + w.len * p->b_.beat) w.race = true;
-                for (const std::pair<std::uint64_t, std::uint64_t> &e : w.stored) {
-                    const std::uint64_t lo = std::max(e.first, off), hi = std::min(e.second, end);
+                w.stored.each([&](std::uint64_t a, std::uint64_t b) {
+                    const std::uint64_t lo = std::max(a, off), hi = std::min(b, end);
                     if (lo < hi) poison_.emplace_back(lo, hi);
-                }
+                });
             }
         }
         tessera_port_stats *s = b_.stats;
@@ -311,13 +311,7 @@ class burst_port {
         // served) until the response is taken.
         req *w = last_write_;
         if (w != nullptr && w->off <= off && off < w->off + w->len * b_.beat) {
-            enabled_runs(off, off, off + n, all, enabled, [&](std::uint64_t i, std::uint64_t j) {
-                if (!w->stored.empty() && w->stored.back().second == i) {
-                    w->stored.back().second = j;
-                } else {
-                    w->stored.emplace_back(i, j);
-                }
-            });
+            enabled_runs(off, off, off + n, all, enabled, [&](std::uint64_t i, std::uint64_t j) { w->stored.add(i, j); });
             // No read of the buffer pending over the burst's bytes when it was requested,
             // and none requested since: nothing to poison (the common case, O(1)).
             if (!w->race) return;
@@ -382,11 +376,40 @@ class burst_port {
     std::uint64_t offset_of(const unsigned char *p) const { return static_cast<std::uint64_t>(p - b_.base); }
 
   private:
+    // Byte ranges [lo, hi), the first kept inline: a write burst's stored bytes are
+    // almost always one run, and a heap allocation per burst would dominate the
+    // emulation of kernels that write in short bursts.
+    struct byte_ranges {
+        std::uint64_t lo = 0, hi = 0;                                 // the first run (empty: lo == hi)
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> rest;  // the others, in order
+        void add(std::uint64_t i, std::uint64_t j) {
+            if (rest.empty()) {
+                if (lo == hi) {
+                    lo = i;
+                    hi = j;
+                    return;
+                }
+                if (hi == i) {
+                    hi = j;
+                    return;
+                }
+            } else if (rest.back().second == i) {
+                rest.back().second = j;
+                return;
+            }
+            rest.emplace_back(i, j);
+        }
+        template <typename F>
+        void each(F f) const {
+            if (lo < hi) f(lo, hi);
+            for (const std::pair<std::uint64_t, std::uint64_t> &e : rest) f(e.first, e.second);
+        }
+    };
     struct req {
         std::uint64_t off;   // byte offset of the first beat
         std::uint64_t len;   // beats
         std::uint64_t done;  // beats read / written so far
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> stored = {};  // a write's stored byte ranges
+        byte_ranges stored = {};  // a write's stored byte ranges
         bool race = false;   // a write: a read of the buffer pending over its bytes since its request
     };
 
