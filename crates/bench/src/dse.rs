@@ -844,6 +844,7 @@ mod tests {
                 target_cycles_over_floor: 1.1,
                 two_banks_target_kernel_s: 0.004,
                 two_banks_over_one_bank_roofline: 1.75,
+                two_banks_whole_array_bound: 2.0,
             }),
             resources: ok.then(|| crate::ResourceFigures::new("tessera", &k, &ResourceParams::XCVU9P)),
             measured: Measured::default(),

@@ -259,6 +259,11 @@ pub struct Modelled {
     /// The one-bank roofline (all bytes ÷ 19.2 GB/s) ÷ `two_banks_target_kernel_s`:
     /// how far past one bank's peak two banks take the kernel.
     pub two_banks_over_one_bank_roofline: f64,
+    /// The most any placement of whole arrays on two banks could give (the one-bank
+    /// roofline ÷ the best placement's busiest bank, both theoretical): an in-place
+    /// array's reads and writes share its bank, so three equal streams (fdtd's) split
+    /// two against one, at most 1.5 ×.
+    pub two_banks_whole_array_bound: f64,
 }
 
 /// Modelled FPGA resources of a kernel and the share of the XCVU9P they use

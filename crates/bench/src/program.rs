@@ -344,6 +344,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         target_cycles_over_floor: ports_banks.cycles_over_floor(),
         two_banks_target_kernel_s: ports_banks.two_banks_s,
         two_banks_over_one_bank_roofline: ports_banks.two_banks_gain(),
+        two_banks_whole_array_bound: ports_banks.two_banks_bound(),
     });
     if r.bit_exact != Some(true) {
         return Err(format!("the {} kernels' output differs from the program's host-only run", cfg.mode));
