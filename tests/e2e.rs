@@ -226,18 +226,23 @@ fn baseline_fallbacks_are_remarked() {
 #[test]
 fn reassociated_reductions() {
     let (work, bin) = tessera_tests::differential_with_flags("reduction_sum.c", &["-fplugin-arg-tessera-reassociate".to_string()]);
-    let dir = format!("{}.tessera", bin.display());
-    let mut partial = 0;
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().is_some_and(|x| x == "cpp") {
-            let src = std::fs::read_to_string(&path).unwrap();
-            partial += usize::from(src.contains("_part[8] = {"));
-        }
-    }
+    let partial = kernel_sources(&bin).iter().filter(|(_, src)| src.contains("_part[8] = {")).count();
     // sum, dot, lost and gsum are floating sums; balance (long) is exact anyway.
-    assert_eq!(partial, 4, "kernels with partial sums in {dir}");
+    assert_eq!(partial, 4, "kernels with partial sums in {}.tessera", bin.display());
     drop(work);
+}
+
+/// The generated kernels of binary `bin` (`<bin>.tessera/*.cpp`): path and source.
+fn kernel_sources(bin: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    std::fs::read_dir(format!("{}.tessera", bin.display()))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .map(|p| {
+            let src = std::fs::read_to_string(&p).unwrap();
+            (p, src)
+        })
+        .collect()
 }
 
 /// `-fplugin-arg-tessera-lanes=4`: the dataflow kernels evaluate 4 of a word's 16
@@ -248,21 +253,14 @@ fn reassociated_reductions() {
 fn dataflow_kernels_with_fewer_lanes_than_the_port_width() {
     for program in ["stencil1d.c", "stencil3d.c", "strips.c"] {
         let (work, bin) = tessera_tests::differential_with_flags(program, &["-fplugin-arg-tessera-lanes=4".to_string()]);
-        let dir = format!("{}.tessera", bin.display());
         let mut dataflow = 0;
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().is_some_and(|x| x == "cpp") {
-                let src = std::fs::read_to_string(&path).unwrap();
-                if src.contains("#pragma HLS DATAFLOW") {
-                    dataflow += 1;
-                    assert!(src.contains("#pragma HLS PIPELINE II=4") && !src.contains("lanes per cycle."), "{}", path.display());
-                    let plan = std::fs::read_to_string(path.with_extension("plan.txt")).unwrap();
-                    assert!(plan.contains("lanes: 4 per cycle, a word of 16 every 4 cycles (lanes=4;"), "{plan}");
-                }
-            }
+        for (path, src) in kernel_sources(&bin).iter().filter(|(_, src)| src.contains("#pragma HLS DATAFLOW")) {
+            dataflow += 1;
+            assert!(src.contains("#pragma HLS PIPELINE II=4") && !src.contains("lanes per cycle."), "{}", path.display());
+            let plan = std::fs::read_to_string(path.with_extension("plan.txt")).unwrap();
+            assert!(plan.contains("lanes: 4 per cycle, a word of 16 every 4 cycles (lanes=4;"), "{plan}");
         }
-        assert!(dataflow > 0, "{program}: no dataflow kernel in {dir}");
+        assert!(dataflow > 0, "{program}: no dataflow kernel in {}.tessera", bin.display());
         drop(work);
     }
 }

@@ -251,7 +251,7 @@ class burst_port {
         for (burst_port *p : buffer_->ports) {
             for (req &w : p->writes_) {
                 // Its later beats may store bytes this read has not delivered yet.
-                if (w.off < end && off < w.off + w.len * p->b_.beat) w.race = true;
+                if (w.off < end && off < w.end(p->b_.beat)) w.race = true;
                 w.stored.each([&](std::uint64_t a, std::uint64_t b) {
                     const std::uint64_t lo = std::max(a, off), hi = std::min(b, end);
                     if (lo < hi) poison_.emplace_back(lo, hi);
@@ -273,7 +273,7 @@ class burst_port {
     const unsigned char *next_read() {
         if (reads_.empty()) fail("read() on %s without an outstanding read_request (or beyond its length)", b_.name());
         req &r = reads_.front();
-        const std::uint64_t at = r.off + r.done * b_.beat;
+        const std::uint64_t at = r.next(b_.beat);
         const unsigned char *p = b_.base + at;
         if (++r.done == r.len) reads_.pop_front();
         if (poison_.empty()) return p;
@@ -310,7 +310,7 @@ class burst_port {
         // The bytes this beat stores, kept with its request (the one next_write() just
         // served) until the response is taken.
         req *w = last_write_;
-        if (w != nullptr && w->off <= off && off < w->off + w->len * b_.beat) {
+        if (w != nullptr && w->off <= off && off < w->end(b_.beat)) {
             enabled_runs(off, off, off + n, all, enabled, [&](std::uint64_t i, std::uint64_t j) { w->stored.add(i, j); });
             // No read of the buffer pending over the burst's bytes when it was requested,
             // and none requested since: nothing to poison (the common case, O(1)).
@@ -318,8 +318,7 @@ class burst_port {
         }
         for (burst_port *p : buffer_->ports) {
             for (const req &r : p->reads_) {
-                const std::uint64_t unread = r.off + r.done * p->b_.beat, end = r.off + r.len * p->b_.beat;
-                enabled_runs(off, std::max(unread, off), std::min(end, off + n), all, enabled,
+                enabled_runs(off, std::max(r.next(p->b_.beat), off), std::min(r.end(p->b_.beat), off + n), all, enabled,
                              [&](std::uint64_t i, std::uint64_t j) { p->poison_.emplace_back(i, j); });
             }
         }
@@ -339,7 +338,7 @@ class burst_port {
         const std::uint64_t end = off + len * b_.beat;
         for (const burst_port *p : buffer_->ports) {
             for (const req &r : p->reads_) {
-                if (r.off + r.done * p->b_.beat < end && off < r.off + r.len * p->b_.beat) w.race = true;
+                if (r.next(p->b_.beat) < end && off < r.end(p->b_.beat)) w.race = true;
             }
         }
         writes_.push_back(std::move(w));
@@ -349,7 +348,7 @@ class burst_port {
         // The oldest request that still takes data (completed ones wait for their response).
         for (req &r : writes_) {
             if (r.done < r.len) {
-                unsigned char *p = b_.base + r.off + r.done * b_.beat;
+                unsigned char *p = b_.base + r.next(b_.beat);
                 r.done += 1;
                 last_write_ = &r;
                 return p;
@@ -411,6 +410,9 @@ class burst_port {
         std::uint64_t done;  // beats read / written so far
         byte_ranges stored = {};  // a write's stored byte ranges
         bool race = false;   // a write: a read of the buffer pending over its bytes since its request
+        // The byte after its last beat, and its first beat not yet read / written.
+        std::uint64_t end(std::uint64_t beat) const { return off + len * beat; }
+        std::uint64_t next(std::uint64_t beat) const { return off + done * beat; }
     };
 
     // Calls run(i, j) for each maximal run [i, j) of bytes in [lo, hi) whose

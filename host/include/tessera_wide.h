@@ -191,22 +191,13 @@ inline T get_lane(const emu::word<B> &w, int i) {
     return v;
 }
 
-/// Lane `pos` of a window of N consecutive words (lane pos % L of word pos / L, L the
-/// lanes per word): the words' bytes are contiguous, so one copy from byte
-/// pos * sizeof(T) — which the compiler vectorises across consecutive lanes.
-template <typename T, int N, int B>
-inline T window_lane(const emu::word<B> (&win)[N], int pos) {
-    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::window_lane: the word is not a whole number of lanes");
-    T v;
-    std::memcpy(static_cast<void *>(&v), reinterpret_cast<const unsigned char *>(win) + static_cast<std::size_t>(pos) * sizeof(T),
-                sizeof(T));
-    return v;
-}
-
-/// The same from a window that is a run of words in a larger array (emulation only:
-/// the generated code's view of a line buffer's row).
+/// Lane `pos` of a window of consecutive words starting at `win` (lane pos % L of word
+/// pos / L, L the lanes per word): the words' bytes are contiguous, so one copy from
+/// byte pos * sizeof(T), which the compiler vectorises across consecutive lanes. The
+/// window is an array of words or, emulation only, a run of words in a line buffer.
 template <typename T, int B>
 inline T window_lane(const emu::word<B> *win, int pos) {
+    static_assert(B % static_cast<int>(sizeof(T)) == 0, "tessera::window_lane: the word is not a whole number of lanes");
     T v;
     std::memcpy(static_cast<void *>(&v), reinterpret_cast<const unsigned char *>(win) + static_cast<std::size_t>(pos) * sizeof(T),
                 sizeof(T));

@@ -246,7 +246,7 @@ pub(crate) fn baseline_structure(facts: &Facts, traffic: &Traffic) -> Result<Str
 pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic: &Traffic, region: &Region, w: u32) -> Result<Structure, String> {
     match mode {
         Mode::Baseline => baseline_structure(facts, traffic),
-        Mode::Dataflow => dataflow_structure(region, region, facts, w),
+        Mode::Dataflow => dataflow_structure(&dataflow_analysis(region, w)?, None, facts, w),
         Mode::Paper | Mode::Tessera => {
             let plan = plan.ok_or_else(|| format!("a {mode} kernel ran but the optimizer has no plan for the region"))?;
             let rows = analysis::rows(plan).ok_or("the row count needs constant loop bounds")?;
@@ -259,14 +259,18 @@ pub(crate) fn structure(mode: Mode, facts: &Facts, plan: Option<&Plan>, traffic:
     }
 }
 
-/// The dataflow kernel compiled from `compiled` (its strips: those of the region as
-/// compiled, possibly with run-time extents), timed for the launch of `launched` (the
-/// same region with the launch's sizes substituted, `tessera_poly::normalize::specialize`;
-/// `compiled` itself when its sizes are constants).
-pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &Facts, w: u32) -> Result<Structure, String> {
-    let not_in_class = |e: tessera_ir::reject::Reason| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark());
-    let mut an = dataflow_analysis(compiled, w)?;
-    if !std::ptr::eq(compiled, launched) {
+/// The dataflow kernel of analysis `compiled` ([`dataflow_analysis`] of the region as
+/// compiled: its strips, possibly for run-time extents, and its lanes), timed for the
+/// launch of `launched` (the same region with the launch's sizes substituted,
+/// `tessera_poly::normalize::specialize`; `None` when the compiled sizes are constants).
+pub(crate) fn dataflow_structure(
+    compiled: &tessera_hls::dataflow::Analysis,
+    launched: Option<&Region>,
+    facts: &Facts,
+    w: u32,
+) -> Result<Structure, String> {
+    let mut an = compiled.clone();
+    if let Some(launched) = launched {
         let sizes = tessera_hls::dataflow::analyze(launched, w).map_err(not_in_class)?;
         for (l, s) in an.loops.iter_mut().zip(&sizes.loops) {
             l.trip = s.trip;
@@ -283,9 +287,11 @@ pub(crate) fn dataflow_structure(compiled: &Region, launched: &Region, facts: &F
 /// The dataflow kernel's analysis of `region` as the compiler made it (lane count
 /// chosen by the resource model, the default `lanes` option), for a launch that ran it.
 pub(crate) fn dataflow_analysis(region: &Region, w: u32) -> Result<tessera_hls::dataflow::Analysis, String> {
-    tessera_compiler::tiles::dataflow_analysis(region, w, None)
-        .map(|(an, _)| an)
-        .map_err(|e| format!("a dataflow kernel ran but the region is not in its class: {}", e.remark()))
+    tessera_compiler::tiles::dataflow_analysis(region, w, None).map(|(an, _)| an).map_err(not_in_class)
+}
+
+fn not_in_class(e: tessera_ir::reject::Reason) -> String {
+    format!("a dataflow kernel ran but the region is not in its class: {}", e.remark())
 }
 
 /// `, 128 accumulation ops per row` (a reduction kept in the loop's order), or nothing.
@@ -411,9 +417,12 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
         port.bank = tessera_compiler::bank_of(&region, &port.name, cfg.banks);
     }
     let plan_ok = plan.as_ref().ok();
+    // The dataflow kernel's analysis, once for its buffers, resources and structure.
+    let dataflow = (ran_mode == Mode::Dataflow).then(|| dataflow_analysis(&region, cfg.port_width));
+    let dataflow_ok = dataflow.as_ref().and_then(|r| r.as_ref().ok());
     let buffer_elements = match ran_mode {
         Mode::Baseline => 0,
-        Mode::Dataflow => dataflow_analysis(&region, cfg.port_width).map_or(0, |a| a.buffer_elements() as u64),
+        Mode::Dataflow => dataflow_ok.map_or(0, |a| a.buffer_elements() as u64),
         _ => plan_ok.map_or(0, |p| p.buffers.total_elements),
     };
     let moved = traffic.bytes();
@@ -432,16 +441,18 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     });
     r.resources = match (ran_mode, plan_ok) {
         (Mode::Baseline, _) => r.baseline.as_ref().and_then(|b| b.resources.clone()),
-        (Mode::Dataflow, _) => dataflow_analysis(&region, cfg.port_width)
-            .ok()
-            .map(|an| ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(&region, &an), &ResourceParams::XCVU9P)),
+        (Mode::Dataflow, _) => dataflow_ok
+            .map(|an| ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(&region, an), &ResourceParams::XCVU9P)),
         (mode, Some(plan)) => Some(ResourceFigures::new(mode.name(), &shape::tiled(&region, plan), &ResourceParams::XCVU9P)),
         (_, None) => None,
     };
     if !ran.bit_exact {
         return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
     }
-    let s = structure(ran_mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?;
+    let s = match dataflow {
+        Some(an) => dataflow_structure(&an?, None, &facts, cfg.port_width)?,
+        None => structure(ran_mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?,
+    };
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
     let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);

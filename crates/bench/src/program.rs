@@ -131,6 +131,8 @@ struct RegionModel {
     launched: Region,
     facts: Facts,
     plan: Option<Plan>,
+    /// The dataflow kernel's structure at these sizes (a launch that ran one).
+    dataflow: Option<tessera_model::Structure>,
 }
 
 /// Evaluates `prog` in configuration `cfg`: one result for the whole program (its
@@ -192,6 +194,8 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
     }
 
     let mut models: BTreeMap<String, RegionModel> = BTreeMap::new();
+    // Per region, the analysis of its dataflow kernel as compiled (its strips and lanes).
+    let mut compiled: BTreeMap<String, tessera_hls::dataflow::Analysis> = BTreeMap::new();
     let mut resources: BTreeMap<String, ResourceFigures> = BTreeMap::new();
     let mut host = Vec::new();
     let (mut kernel_s, mut kernel_cycles, mut roofline_s, mut target_s, mut base_s, mut base_cycles) = (0.0, 0, 0.0, 0.0, 0.0, 0);
@@ -223,19 +227,29 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
             let facts = analysis::facts(&launched).map_err(|e| format!("{}: {e}", rec.region))?;
             let tile = tessera_poly::scop::extract(&launched).ok().and_then(|s| tessera_poly::preset_tile_sizes(cfg.tiles.name(), s.depth()));
             let plan = optimize(&launched, &PolyOptions { tile, port_width: cfg.port_width, ..Default::default() }).ok();
-            models.insert(key.clone(), RegionModel { launched, facts, plan });
+            models.insert(key.clone(), RegionModel { launched, facts, plan, dataflow: None });
         }
-        let m = &models[&key];
+        let m = models.get_mut(&key).expect("inserted above");
+        if mode == Mode::Dataflow && m.dataflow.is_none() {
+            let an = match compiled.entry(rec.region.clone()) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(crate::driver::dataflow_analysis(region, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?)
+                }
+            };
+            // The kernel as compiled (its strips), at this launch's sizes.
+            let s = crate::driver::dataflow_structure(an, Some(&m.launched), &m.facts, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?;
+            m.dataflow = Some(s);
+        }
+        let m = &*m;
         let mut traffic = rec.traffic().map_err(|e| format!("{}: {e}", rec.region))?;
         for port in &mut traffic.ports {
             port.bank = tessera_compiler::bank_of(region, &port.name, cfg.banks);
         }
-        let s = match mode {
-            // The kernel as compiled (its strips), at this launch's sizes.
-            Mode::Dataflow => crate::driver::dataflow_structure(region, &m.launched, &m.facts, cfg.port_width),
-            _ => structure(mode, &m.facts, m.plan.as_ref(), &traffic, &m.launched, cfg.port_width),
-        }
-        .map_err(|e| format!("{}: {e}", rec.region))?;
+        let s = match (mode, &m.dataflow) {
+            (Mode::Dataflow, Some(s)) => s.clone(),
+            _ => structure(mode, &m.facts, m.plan.as_ref(), &traffic, &m.launched, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?,
+        };
         let est = estimate(&s, &traffic, clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
         let at_target = estimate(&s, &traffic, p.target_clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
         let btraffic = brec.traffic().map_err(|e| format!("{} (baseline): {e}", rec.region))?;
@@ -272,9 +286,9 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
             let figures = match (mode, m.plan.as_ref()) {
                 (Mode::Baseline, _) => ResourceFigures::new("baseline", &shape::baseline(&m.launched), &ResourceParams::XCVU9P),
                 (Mode::Dataflow, _) => {
-                    let an = crate::driver::dataflow_analysis(region, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?;
+                    let an = &compiled[&rec.region];
                     exact.buffer_elements += an.buffer_elements() as u64;
-                    ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(region, &an), &ResourceParams::XCVU9P)
+                    ResourceFigures::new(Mode::Dataflow.name(), &shape::dataflow(region, an), &ResourceParams::XCVU9P)
                 }
                 (mode, Some(plan)) => {
                     exact.buffer_elements += plan.buffers.total_elements;

@@ -350,8 +350,7 @@ fn generate_kernel(
     // Mode dataflow: the streaming kernel, else the tessera mode's (`dataflow-unsupported`
     // in the plan; a bug is reported like any other).
     if opts.mode == Mode::Dataflow {
-        let generated = tessera_hls::dataflow::analyze(region, opts.port_width).and_then(|mut an| {
-            let lanes = tiles::dataflow_lanes(region, &mut an, opts.lanes)?;
+        let generated = tiles::dataflow_analysis(region, opts.port_width, opts.lanes).and_then(|(an, lanes)| {
             let (kernel, df) = tessera_hls::dataflow::generate_from(region, name, &an)?;
             Ok((kernel, format!("{df}{lanes}\n")))
         });

@@ -56,10 +56,8 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
     let mut tried = 0;
     loop {
         let u = usage(&estimate_resources(&shape::tiled(region, &plan), &p).total, &p);
-        let share = [("BRAM36", u.bram36), ("URAM", u.uram), ("DSP", u.dsp), ("LUT", u.lut), ("FF", u.ff)]
-            .into_iter()
-            .find(|(n, _)| *n == u.binding)
-            .map_or(0.0, |x| x.1);
+        // The binding resource's share: the largest.
+        let share = u.max();
         let sizes = tile.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         let note = format!(
             "tile sizes {sizes} from the resource model: {} {:.0}% of the XCVU9P (modelled){}",
@@ -92,13 +90,6 @@ pub fn choose(region: &Region, opts: &PolyOptions) -> Option<TileChoice> {
 /// datapath may take (the block RAM's is `tessera_hls::dataflow::BRAM36_BUDGET`).
 pub const DATAFLOW_SHARE: f64 = 0.5;
 
-fn binding_share(u: &Usage) -> f64 {
-    [("BRAM36", u.bram36), ("URAM", u.uram), ("DSP", u.dsp), ("LUT", u.lut), ("FF", u.ff)]
-        .into_iter()
-        .find(|(n, _)| *n == u.binding)
-        .map_or(0.0, |x| x.1)
-}
-
 /// Sets the lane count of the dataflow kernel `an` of `region` (module docs): the
 /// requested one (`lanes=V`), else the largest power of two up to W whose datapath
 /// takes at most [`DATAFLOW_SHARE`] of the DSPs, LUTs and flip-flops (1 when none
@@ -112,7 +103,7 @@ pub fn dataflow_lanes(region: &Region, an: &mut Analysis, requested: Option<u32>
             an.lanes,
             if an.lanes < an.w { format!(", a word of {} every {} cycles", an.w, an.ii()) } else { String::new() },
             u.binding,
-            100.0 * binding_share(u)
+            100.0 * u.max()
         )
     };
     if let Some(v) = requested {

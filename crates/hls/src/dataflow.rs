@@ -1193,40 +1193,25 @@ impl Gen<'_> {
     /// The floating-point operators of one lane (every statement once), by Vitis HLS
     /// operation name (UG1399, `config_op`): additions, subtractions, multiplications,
     /// divisions and square roots in single (`f…`) and double (`d…`) precision.
-    fn lane_fp_ops(&self) -> std::collections::BTreeMap<&'static str, i64> {
+    fn lane_fp_ops(&self) -> std::collections::BTreeMap<String, i64> {
         let mut ops = std::collections::BTreeMap::new();
         for o in &self.an.outputs {
             let Stmt::Assign { value, .. } = self.stmt(o.stmt) else { unreachable!("checked") };
             value.visit(&mut |e| {
-                let (name, ty) = match e {
-                    Expr::Binary { op, lhs, ty, .. } => {
-                        let t = lhs.ty().unwrap_or(*ty);
-                        let name = match op {
-                            tessera_ir::BinOp::Add => "add",
-                            tessera_ir::BinOp::Sub => "sub",
-                            tessera_ir::BinOp::Mul => "mul",
-                            tessera_ir::BinOp::Div => "div",
-                            _ => return,
-                        };
-                        (name, t)
-                    }
+                let (op, ty) = match e {
+                    Expr::Binary { op: tessera_ir::BinOp::Add, lhs, ty, .. } => ("add", lhs.ty().unwrap_or(*ty)),
+                    Expr::Binary { op: tessera_ir::BinOp::Sub, lhs, ty, .. } => ("sub", lhs.ty().unwrap_or(*ty)),
+                    Expr::Binary { op: tessera_ir::BinOp::Mul, lhs, ty, .. } => ("mul", lhs.ty().unwrap_or(*ty)),
+                    Expr::Binary { op: tessera_ir::BinOp::Div, lhs, ty, .. } => ("div", lhs.ty().unwrap_or(*ty)),
                     Expr::Call { func: tessera_ir::MathFn::Sqrt, ty, .. } => ("sqrt", *ty),
                     _ => return,
                 };
-                let op = match (ty, name) {
-                    (ScalarType::F32, "add") => "fadd",
-                    (ScalarType::F32, "sub") => "fsub",
-                    (ScalarType::F32, "mul") => "fmul",
-                    (ScalarType::F32, "div") => "fdiv",
-                    (ScalarType::F32, "sqrt") => "fsqrt",
-                    (ScalarType::F64, "add") => "dadd",
-                    (ScalarType::F64, "sub") => "dsub",
-                    (ScalarType::F64, "mul") => "dmul",
-                    (ScalarType::F64, "div") => "ddiv",
-                    (ScalarType::F64, "sqrt") => "dsqrt",
+                let precision = match ty {
+                    ScalarType::F32 => "f",
+                    ScalarType::F64 => "d",
                     _ => return,
                 };
-                *ops.entry(op).or_insert(0) += 1;
+                *ops.entry(format!("{precision}{op}")).or_insert(0) += 1;
             });
         }
         ops
