@@ -324,9 +324,11 @@ private:
   void mapClause(const OMPMapClause *MC);
   void defaultmapClause(const OMPDefaultmapClause *C);
   void applyDefaultmap();
-  std::optional<std::string> mapKind(const OMPMapClause *MC);
+  std::optional<std::string> mapKind(const OMPMapClause *MC,
+                                     bool *Present = nullptr);
   template <typename MotionClause>
-  bool motionSupported(const MotionClause *C);
+  std::optional<bool> motionPresent(const MotionClause *C);
+  std::string baseMapKind(const OMPMapClause *MC) const;
   /// One list item of a map or motion clause, resolved to a region variable.
   struct ListItem {
     std::optional<unsigned> Var; ///< Index into Vars; none if not a variable.
@@ -336,7 +338,9 @@ private:
     std::string Unsupported;     ///< What the item is, when not representable.
   };
   ListItem listItem(const Expr *Item);
-  json::Value dataItem(const Expr *Item, llvm::StringRef Kind);
+  json::Value dataItem(const Expr *Item, llvm::StringRef Kind,
+                       bool Present = false,
+                       llvm::StringRef Unsupported = {});
   json::Array varsJson(tessera::ExtractedRegion &R);
 
   // Expressions -------------------------------------------------------------
@@ -1073,7 +1077,8 @@ void RegionExtractor::reductionClause(const OMPReductionClause *RC,
 /// The IR map type of \p MC (`"tofrom"`, `"always to"`, …; see
 /// `tessera_ir::MapKind`), or none after recording the clause as unsupported
 /// (a modifier other than `always` and `close`, or a map type Tessera lacks).
-std::optional<std::string> RegionExtractor::mapKind(const OMPMapClause *MC) {
+std::optional<std::string> RegionExtractor::mapKind(const OMPMapClause *MC,
+                                                    bool *Present) {
   bool Always = false;
   for (OpenMPMapModifierKind M : MC->getMapTypeModifiers()) {
     switch (M) {
@@ -1083,6 +1088,14 @@ std::optional<std::string> RegionExtractor::mapKind(const OMPMapClause *MC) {
     case OMPC_MAP_MODIFIER_always:
       Always = true;
       break;
+    case OMPC_MAP_MODIFIER_present:
+      // Data directives check it at run time (MapItem::present); regions do not
+      // implement it.
+      if (Present) {
+        *Present = true;
+        break;
+      }
+      [[fallthrough]];
     default:
       unsupportedClause(MC, ("map(" +
                              llvm::StringRef(getOpenMPSimpleClauseTypeName(
@@ -1115,21 +1128,41 @@ std::optional<std::string> RegionExtractor::mapKind(const OMPMapClause *MC) {
   return Kind;
 }
 
-/// Whether a `to`/`from` motion clause of `target update` has only modifiers
-/// Tessera implements (none); records it as unsupported otherwise.
+/// Whether a `to`/`from` motion clause of `target update` carries the
+/// `present` modifier, the only one Tessera implements; none (and the clause
+/// recorded as unsupported) when it has another (`mapper`, `iterator`).
 template <typename MotionClause>
-bool RegionExtractor::motionSupported(const MotionClause *C) {
-  for (OpenMPMotionModifierKind M : C->getMotionModifiers())
-    if (M != OMPC_MOTION_MODIFIER_unknown) {
-      unsupportedClause(
-          C, (llvm::omp::getOpenMPClauseName(C->getClauseKind()) + "(" +
-              llvm::StringRef(getOpenMPSimpleClauseTypeName(
-                  C->getClauseKind(), M)) +
-              ": ...)")
-                 .str());
-      return false;
+std::optional<bool> RegionExtractor::motionPresent(const MotionClause *C) {
+  bool Present = false;
+  for (OpenMPMotionModifierKind M : C->getMotionModifiers()) {
+    if (M == OMPC_MOTION_MODIFIER_unknown)
+      continue;
+    if (M == OMPC_MOTION_MODIFIER_present) {
+      Present = true;
+      continue;
     }
-  return true;
+    unsupportedClause(
+        C, (llvm::omp::getOpenMPClauseName(C->getClauseKind()) + "(" +
+            llvm::StringRef(getOpenMPSimpleClauseTypeName(
+                C->getClauseKind(), M)) +
+            ": ...)")
+               .str());
+    return std::nullopt;
+  }
+  return Present;
+}
+
+/// The map type of a clause Tessera does not implement, as a `MapItem` map
+/// (its items still name their variables, see runData).
+std::string RegionExtractor::baseMapKind(const OMPMapClause *MC) const {
+  switch (MC->getMapType()) {
+  case OMPC_MAP_to: return "to";
+  case OMPC_MAP_from: return "from";
+  case OMPC_MAP_alloc: return "alloc";
+  case OMPC_MAP_release: return "release";
+  case OMPC_MAP_delete: return "delete";
+  default: return "tofrom";
+  }
 }
 
 /// Resolves one list item (`a`, `a[l:n]`, `A[l0:n0][l1:n1]`, `a[i]`) to its
@@ -1298,7 +1331,9 @@ void RegionExtractor::applyDefaultmap() {
 }
 
 /// One `MapItem` of a data directive (crates/ir/src/data.rs).
-json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind) {
+json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind,
+                                      bool Present,
+                                      llvm::StringRef UnsupportedClause) {
   ListItem L = listItem(Item);
   json::Value Var = nullptr;
   if (L.Var)
@@ -1306,6 +1341,8 @@ json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind) {
   json::Value Unsupported = nullptr;
   if (!L.Unsupported.empty())
     Unsupported = L.Unsupported;
+  else if (!UnsupportedClause.empty())
+    Unsupported = UnsupportedClause.str();
   if (!L.Strided)
     L.Strides.clear();
   return json::Object{{"var", std::move(Var)},
@@ -1314,6 +1351,7 @@ json::Value RegionExtractor::dataItem(const Expr *Item, llvm::StringRef Kind) {
                       {"strides", std::move(L.Strides)},
                       {"text", text(Item)},
                       {"unsupported", std::move(Unsupported)},
+                      {"present", Present},
                       {"loc", loc(Item->getBeginLoc())}};
 }
 
@@ -2449,25 +2487,32 @@ tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &
     if (!C || C->isImplicit())
       continue;
     switch (C->getClauseKind()) {
+    // The items of a map or motion clause Tessera does not implement are kept,
+    // marked unsupported: the runtime then knows their variables, and stops the
+    // program instead of leaving the directive to the host OpenMP runtime while
+    // their data is on the device (crates/compiler/src/data.rs, `unlocated`).
     case llvm::omp::OMPC_map: {
       const auto *MC = cast<OMPMapClause>(C);
-      if (std::optional<std::string> Kind = mapKind(MC))
-        for (const Expr *Item : MC->varlists())
-          Items.push_back(dataItem(Item, *Kind));
+      bool Present = false;
+      std::optional<std::string> Kind = mapKind(MC, &Present);
+      for (const Expr *Item : MC->varlists())
+        Items.push_back(Kind ? dataItem(Item, *Kind, Present)
+                             : dataItem(Item, baseMapKind(MC), false,
+                                        "list item of an unsupported clause"));
       break;
     }
-    case llvm::omp::OMPC_to: {
-      const auto *TC = cast<OMPToClause>(C);
-      if (motionSupported(TC))
-        for (const Expr *Item : TC->varlists())
-          Items.push_back(dataItem(Item, "to"));
-      break;
-    }
+    case llvm::omp::OMPC_to:
     case llvm::omp::OMPC_from: {
-      const auto *FC = cast<OMPFromClause>(C);
-      if (motionSupported(FC))
-        for (const Expr *Item : FC->varlists())
-          Items.push_back(dataItem(Item, "from"));
+      bool To = C->getClauseKind() == llvm::omp::OMPC_to;
+      std::optional<bool> Present =
+          To ? motionPresent(cast<OMPToClause>(C))
+             : motionPresent(cast<OMPFromClause>(C));
+      auto List = To ? cast<OMPToClause>(C)->varlists()
+                     : cast<OMPFromClause>(C)->varlists();
+      for (const Expr *Item : List)
+        Items.push_back(Present ? dataItem(Item, To ? "to" : "from", *Present)
+                                : dataItem(Item, To ? "to" : "from", false,
+                                           "list item of an unsupported clause"));
       break;
     }
     // A standalone directive may always run undeferred: the runtime executes it

@@ -47,10 +47,20 @@ fn region_reaching_mapped_data_through_a_struct_pointer() {
     fatal("struct_pointer.c");
 }
 
+#[test]
+fn present_modifier_on_data_not_on_the_device() {
+    fatal("present_absent.c");
+}
+
+#[test]
+fn unsupported_motion_modifier_on_mapped_data() {
+    fatal("unsupported_motion.c");
+}
+
 /// Every program in the directory has a test above.
 #[test]
 fn every_fatal_program_is_tested() {
-    let listed = ["unpassable.c", "struct_pointer.c"];
+    let listed = ["unpassable.c", "struct_pointer.c", "present_absent.c", "unsupported_motion.c"];
     for e in std::fs::read_dir(repo_root().join("tests/fatal")).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
         assert!(listed.contains(&name.as_str()), "{name} has no test in tests/fatal.rs");

@@ -595,6 +595,19 @@ pub unsafe fn element0(name: &str, kind: VarKind, elem: ScalarType, addr: *mut c
 /// # Safety
 /// `args[i]` must be the address the rewritten call passed for `desc.args[i]`.
 pub unsafe fn plan_items(desc: &tessera_ir::data::DataDesc, args: &[*mut c_void]) -> Result<Vec<ArrayPlan>, String> {
+    plan_list(desc, &desc.items, args)
+}
+
+/// [`plan_items`] for `items` (some of `desc`'s items, or its probes) instead of
+/// all of `desc.items`.
+///
+/// # Safety
+/// As for [`plan_items`].
+pub unsafe fn plan_list(
+    desc: &tessera_ir::data::DataDesc,
+    items: &[tessera_ir::data::DescItem],
+    args: &[*mut c_void],
+) -> Result<Vec<ArrayPlan>, String> {
     if args.len() != desc.args.len() {
         return Err(format!("the call passes {} arguments but the descriptor lists {}", args.len(), desc.args.len()));
     }
@@ -610,8 +623,8 @@ pub unsafe fn plan_items(desc: &tessera_ir::data::DataDesc, args: &[*mut c_void]
     let env = |name: &str| -> Option<i128> {
         desc.args.iter().zip(&scalars).find(|(a, _)| a.name == name).and_then(|(_, s)| s.as_ref()?.as_i128())
     };
-    let mut out = Vec::with_capacity(desc.items.len());
-    for it in &desc.items {
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
         let a = desc.args.get(it.arg).ok_or_else(|| format!("list item names argument {} of {}", it.arg, args.len()))?;
         if a.kind == VarKind::Scalar {
             return Err(format!("list item '{}' is a scalar", a.name));

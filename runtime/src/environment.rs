@@ -30,14 +30,14 @@
 //! regions; both only parse their arguments and call the owner.
 
 use crate::config::{Config, DeviceRequest, OffloadPolicy};
-use crate::data::{self, element0, plan_items, ArgPlan, ArrayPlan, HostBuffer, Plan};
+use crate::data::{self, element0, plan_items, plan_list, ArgPlan, ArrayPlan, HostBuffer, Plan};
 use crate::device::{self, Choice, Device, DeviceKind, KernelArg, XrtStatus, NO_DEVICE, XRT_NOT_BUILT};
 use crate::present::{self, DataEnv, Pin, RefKind};
 use crate::report::{self, Record, Transfers};
 use crate::{emu, tapasco, xrt};
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
-use tessera_ir::data::{DataDesc, DataOp};
+use tessera_ir::data::{DataDesc, DataOp, DescItem};
 use tessera_ir::manifest::Manifest;
 use tessera_ir::{MapKind, VarKind};
 
@@ -488,6 +488,9 @@ impl DataEnvironment {
                 return host(reason, None);
             }
         };
+        if let Some(fatal) = self.absent(kind, desc, args) {
+            return DataRun { handled: true, ..host(fatal.clone(), Some(fatal)) };
+        }
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
         let r = on_env!(self, kind, |env, alloc| match desc.op {
@@ -556,6 +559,11 @@ impl DataEnvironment {
             Choice::Offload(kind) => kind,
             Choice::Host(reason) => return declined(reason),
         };
+        if let Some(fatal) = self.absent(kind, desc, args) {
+            let record = Record::data(desc.region.clone(), op, DeviceKind::Host, Some(fatal.clone()), Transfers::default());
+            let scope = Box::new(Scope { region: desc.region.clone(), mapped: None, declined: None });
+            return (DataRun { record, handled: true, fatal: Some(fatal) }, scope);
+        }
         let refs: Vec<&ArrayPlan> = items.iter().collect();
         let mut moved = Transfers::default();
         let keys: Result<EntryKeys, String> = on_env!(self, kind, |env, alloc| env
@@ -616,12 +624,34 @@ impl DataEnvironment {
             return None;
         }
         let mut probe: Vec<ArrayPlan> = plan_items(desc, args).unwrap_or_default();
+        probe.extend(plan_list(desc, &desc.probes, args).unwrap_or_default());
         probe.extend(desc.args.iter().zip(args).filter(|(a, addr)| a.kind != VarKind::Scalar && !addr.is_null()).map(
             |(a, &addr)| element0(&a.name, a.kind, a.elem, addr),
         ));
         let probe: Vec<&ArrayPlan> = probe.iter().collect();
         on_env!(self, kind, |env, _alloc| env.touches(&probe))
             .map(|name| format!("'{name}' is mapped on the device by Tessera"))
+    }
+
+    /// The fatal message when a list item with the `present` modifier is not
+    /// present on device `kind` (OpenMP: the program stops with an error), else
+    /// `None`.
+    ///
+    /// # Safety
+    /// As for [`data`](Self::data).
+    unsafe fn absent(&self, kind: DeviceKind, desc: &DataDesc, args: &[*mut c_void]) -> Option<String> {
+        let present: Vec<DescItem> = desc.items.iter().filter(|it| it.present).cloned().collect();
+        if present.is_empty() {
+            return None;
+        }
+        let plans = plan_list(desc, &present, args).ok()?;
+        let refs: Vec<&ArrayPlan> = plans.iter().collect();
+        let name = on_env!(self, kind, |env, _alloc| env.absent(&refs))?;
+        Some(format!(
+            "tessera: fatal: {}: '{}': '{name}' is not present on the device, which its 'present' modifier requires",
+            desc.region,
+            desc.op.name()
+        ))
     }
 
     fn decline_enter(&self, desc: &DataDesc, reason: &str) {

@@ -610,6 +610,19 @@ impl<B: DeviceBuffer> DataEnv<B> {
         })
     }
 
+    /// The first item that does not lie inside one entry (an item whose section is
+    /// empty: whose element 0 lies in none), the test of OpenMP's `present` modifier.
+    pub fn absent(&self, items: &[&ArrayPlan]) -> Option<String> {
+        let table = lock(&self.table);
+        items.iter().find_map(|item| {
+            let inside = match item.host_span() {
+                Some(s) => matches!(find(&table, s.start, s.end), Found::Inside(_)),
+                None => containing(&table, item.host as usize).is_some(),
+            };
+            (!inside).then(|| item.name.clone())
+        })
+    }
+
     /// Maps the array arguments of one launch (`None` for scalars): present ones are
     /// pinned (structured count + 1) and copied only with `always`; the others get a
     /// private buffer from `alloc`, filled as without data regions (see

@@ -202,6 +202,52 @@ fn rejected_directives_that_touch_device_data_are_fatal() {
     }
 }
 
+/// OpenMP's `present` modifier: an item inside one mapping runs as without it; an
+/// item not (wholly) on the device stops the program; the probes of an unsupported
+/// clause find data that element 0 of their variable would not.
+#[test]
+fn present_modifier_and_probes() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = emu(cache.path());
+    let envs = Envs::new();
+    let mut x = Arrays::new(10);
+    let args = x.args();
+    let part = |lo: i64, len: i64| vec![sec(Expr::int(lo), Expr::int(len))];
+    let one = |map, lo, len, present| {
+        let mut d = data_desc(
+            "d.c:8",
+            DataOp::Update,
+            &[("a", VarKind::Pointer), ("b", VarKind::Pointer), ("n", VarKind::Scalar)],
+            vec![(0, map, vec![n()], part(lo, len))],
+        );
+        d.items[0].present = present;
+        d
+    };
+    unsafe {
+        let mut enter = one(MapKind::To, 2, 5, false);
+        enter.op = DataOp::Enter;
+        assert!(envs.data(&config, &enter, &args).handled);
+        // a[3:3] lies inside a[2:5]: updated.
+        let r = envs.data(&config, &one(MapKind::To, 3, 3, true), &args);
+        assert!(r.handled && r.fatal.is_none(), "{:?}", r.fatal);
+        // a[0:10] reaches past it: fatal, nothing moved.
+        let r = envs.data(&config, &one(MapKind::From, 0, 10, true), &args);
+        let fatal = r.fatal.expect("a[0:10] is not present");
+        assert!(fatal.contains("d.c:8: 'target update': 'a' is not present on the device"), "{fatal}");
+        // Without the modifier the same update copies what is present.
+        assert!(envs.data(&config, &one(MapKind::From, 0, 10, false), &args).fatal.is_none());
+        // A rejected update whose only item is a probe of a[4:2]: element 0 of a is
+        // not mapped, the probe is.
+        let mut blind = one(MapKind::To, 4, 2, false);
+        blind.probes = std::mem::take(&mut blind.items);
+        blind.rejected = Some("[unsupported-clause] clause 'to(mapper: ...)' is not supported".into());
+        let fatal = envs.data(&config, &blind, &args).fatal.expect("the probe finds a[4:2] on the device");
+        assert!(fatal.contains("'a' is mapped on the device by Tessera"), "{fatal}");
+        blind.probes[0].section = part(8, 2);
+        assert!(envs.data(&config, &blind, &args).fatal.is_none(), "a[8:2] is not on the device");
+    }
+}
+
 #[test]
 fn four_threads_share_present_read_only_data() {
     let cache = tempfile::tempdir().unwrap();

@@ -19,7 +19,7 @@
 use crate::check::resolved_dims_from;
 use crate::complete_section;
 use crate::reject::{RejectReason, Rejection};
-use tessera_ir::data::{DataArg, DataDesc, DataDirective, DataOp, DescItem, MapItem, DATA_VERSION};
+use tessera_ir::data::{DataArg, DataDesc, DataDirective, DataOp, DescItem, MapItem, DATA_VERSION, UNSUPPORTED_CLAUSE_ITEM};
 use tessera_ir::{print, Expr, VarKind};
 
 /// What the compiler decided for one data directive.
@@ -50,16 +50,26 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
     let args: Vec<DataArg> =
         dir.vars.iter().map(|v| DataArg { name: v.name.clone(), kind: v.kind, elem: v.elem }).collect();
     let mut items = Vec::new();
+    let mut probes = Vec::new();
     let mut unlocated = 0;
     for item in &dir.items {
         match desc_item(dir, op, item) {
             Ok(Some(i)) => items.push(i),
             Ok(None) => {}
             Err(r) => {
-                // An item of a known array variable is still found by the address
-                // of its element 0 (Envs::touched); anything else is not.
-                if item.var.as_ref().and_then(|v| dir.var(v)).is_none_or(|v| v.kind == VarKind::Scalar) {
-                    unlocated += 1;
+                // An item of a clause Tessera does not implement is resolved all the
+                // same when it can be, for the runtime to probe (DataDesc::probes).
+                let probe = (item.unsupported.as_deref() == Some(UNSUPPORTED_CLAUSE_ITEM))
+                    .then(|| desc_item(dir, op, &MapItem { unsupported: None, ..item.clone() }).ok().flatten())
+                    .flatten();
+                match probe {
+                    Some(p) => probes.push(p),
+                    // An item of a known array variable is still found by the
+                    // address of its element 0 (Envs::touched); anything else is not.
+                    None if item.var.as_ref().and_then(|v| dir.var(v)).is_none_or(|v| v.kind == VarKind::Scalar) => {
+                        unlocated += 1
+                    }
+                    None => {}
                 }
                 rejection.get_or_insert(r);
             }
@@ -73,6 +83,7 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
         args,
         items,
         unlocated,
+        probes,
         condition: dir.condition.as_ref().and_then(|c| dir.vars.iter().position(|v| &v.name == c)),
         device: dir.device.as_ref().and_then(|c| dir.vars.iter().position(|v| &v.name == c)),
     };
@@ -93,6 +104,7 @@ pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String
         args: Vec::new(),
         items: Vec::new(),
         unlocated: dir.items.len().max(1),
+        probes: Vec::new(),
         condition: None,
         device: None,
     })
@@ -147,7 +159,7 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
             }));
         }
     }
-    Ok(Some(DescItem { arg, map: item.map, dims, section, strides }))
+    Ok(Some(DescItem { arg, map: item.map, dims, section, strides, present: item.present }))
 }
 
 /// The first sub-expression the runtime cannot evaluate as an integer over the
@@ -197,7 +209,7 @@ mod tests {
     }
 
     fn item(v: &str, map: MapKind, section: Vec<Section>) -> MapItem {
-        MapItem { var: Some(v.into()), map, section, text: v.into(), unsupported: None, loc: loc(5), strides: vec![] }
+        MapItem { var: Some(v.into()), map, section, text: v.into(), unsupported: None, loc: loc(5), strides: vec![], present: false }
     }
 
     fn dir(directive: &str, items: Vec<MapItem>) -> DataDirective {
@@ -280,5 +292,32 @@ mod tests {
         assert_eq!(out.rejection.unwrap().message(), "member access 's.a[0:n]' is not supported");
 
         assert!(compile_data(&dir("target teams", vec![])).is_err());
+    }
+
+    #[test]
+    fn items_of_unsupported_clauses_become_probes() {
+        // `to(mapper(m): a[2:n])`: never executed, but resolved for the runtime to
+        // probe; a scalar of such a clause cannot be located.
+        let mut probe = item("a", MapKind::To, vec![Section { lower: Expr::int(2), length: n() }]);
+        probe.unsupported = Some(UNSUPPORTED_CLAUSE_ITEM.into());
+        let mut scalar = item("s", MapKind::To, vec![]);
+        scalar.unsupported = Some(UNSUPPORTED_CLAUSE_ITEM.into());
+        let mut d = dir("target update", vec![probe, scalar]);
+        d.unsupported_clauses.push(Named { name: "to(mapper: ...)".into(), loc: loc(5) });
+        let out = compile_data(&d).unwrap();
+        assert_eq!(out.remark().unwrap(), "'target update' not offloaded: [unsupported-clause] clause 'to(mapper: ...)' is not supported");
+        assert!(out.desc.items.is_empty());
+        assert_eq!(out.desc.probes.len(), 1);
+        assert_eq!(tessera_ir::print::expr(&out.desc.probes[0].dims[0]), "2 + n");
+        assert_eq!(out.desc.unlocated, 1);
+    }
+
+    #[test]
+    fn present_modifier_reaches_the_descriptor() {
+        let mut it = item("a", MapKind::To, vec![Section { lower: Expr::int(0), length: n() }]);
+        it.present = true;
+        let out = compile_data(&dir("target update", vec![it, item("B", MapKind::From, vec![])])).unwrap();
+        assert!(out.rejection.is_none());
+        assert_eq!(out.desc.items.iter().map(|i| i.present).collect::<Vec<_>>(), [true, false]);
     }
 }

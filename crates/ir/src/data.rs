@@ -23,6 +23,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the [`DataDesc`] schema.
 pub const DATA_VERSION: u32 = 1;
 
+/// [`MapItem::unsupported`] of an item whose clause Tessera does not implement
+/// (the plugin still records the item, see [`DataDesc::probes`]).
+pub const UNSUPPORTED_CLAUSE_ITEM: &str = "list item of an unsupported clause";
+
 /// Which data directive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DataOp {
@@ -123,6 +127,11 @@ pub struct MapItem {
     /// only in the motion clauses of `target update`.
     #[serde(default)]
     pub strides: Vec<Expr>,
+    /// The OpenMP 5.1 `present` modifier (`map(present, to: a[…])`, `to(present:
+    /// a[…])`): the item must already be present on the device, else the program
+    /// stops with an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub present: bool,
     /// Where the item is.
     pub loc: Loc,
 }
@@ -172,6 +181,12 @@ pub struct DataDesc {
     /// tell whether the directive names that data.
     #[serde(default)]
     pub unlocated: usize,
+    /// The list items of a clause Tessera does not implement (`to(mapper(m):
+    /// a[0:n])`, `map(always, alloc: …)`), resolved but never executed: the
+    /// runtime only asks whether the device holds their data, to stop the program
+    /// rather than leave the directive to the host OpenMP runtime then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<DescItem>,
     /// The argument (a scalar) holding the `if` clause's condition: when it is 0 the
     /// directive moves no data and maps nothing, as on OpenMP's host device.
     #[serde(default)]
@@ -210,6 +225,10 @@ pub struct DescItem {
     /// section's `length` counts elements, `stride` apart); empty: contiguous.
     #[serde(default)]
     pub strides: Vec<Expr>,
+    /// The `present` modifier ([`MapItem::present`]): the runtime stops the program
+    /// when the section is not inside one mapping of the device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub present: bool,
 }
 
 impl DataDesc {
@@ -260,11 +279,19 @@ mod tests {
                 dims: vec![Expr::int(4)],
                 section: vec![Section { lower: Expr::int(0), length: Expr::int(4) }],
                 strides: vec![],
+                present: false,
             }],
             unlocated: 0,
+            probes: vec![],
             condition: None,
             device: None,
         };
         assert_eq!(DataDesc::from_json(&d.to_json()).unwrap(), d);
+        // `present` is written only when set, and read back either way.
+        assert!(!d.to_json().contains("present"));
+        let mut p = d.clone();
+        p.items[0].present = true;
+        assert!(p.to_json().contains("\"present\":true"));
+        assert_eq!(DataDesc::from_json(&p.to_json()).unwrap(), p);
     }
 }

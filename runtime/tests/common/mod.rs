@@ -178,8 +178,9 @@ pub fn data_desc(
                 elem: if *k == VarKind::Scalar { ScalarType::I32 } else { ScalarType::F32 },
             })
             .collect(),
-        items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section, strides: vec![] }).collect(),
+        items: items.into_iter().map(|(arg, map, dims, section)| DescItem { arg, map, dims, section, strides: vec![], present: false }).collect(),
         unlocated: 0,
+        probes: vec![],
         condition: None,
         device: None,
     }
