@@ -424,7 +424,10 @@ impl Em<'_> {
             Op::Update { motions, nowait } => {
                 let cl = motions
                     .iter()
-                    .map(|(to, s)| format!("{}({})", if *to { "to" } else { "from" }, self.sec(s)))
+                    .map(|(to, s, present)| {
+                        let modifier = if *present { "present: " } else { "" };
+                        format!("{}({modifier}{})", if *to { "to" } else { "from" }, self.sec(s))
+                    })
                     .collect();
                 self.standalone("target update", cl, *nowait)
             }

@@ -562,9 +562,9 @@ impl Gen {
         let hs: Vec<H> = self.handles(m, ctx, false).into_iter().filter(|h| h.own).collect();
         let mapped: Vec<H> = hs.iter().copied().filter(|h| !m.entries(h.v).is_empty()).collect();
         let n = self.rng.range(1, 2);
-        let mut motions: Vec<(bool, Sec)> = Vec::new();
+        let mut motions: Vec<(bool, Sec, bool)> = Vec::new();
         for _ in 0..n {
-            let (h, r0, r1) = if !mapped.is_empty() && self.rng.pct(85) {
+            let (h, r0, r1, present) = if !mapped.is_empty() && self.rng.pct(85) {
                 let h = *self.rng.pick(&mapped);
                 let e = *self.rng.pick(&m.entries(h.v));
                 let (a, b) = (e.0.max(h.base), e.1.min(h.base + h.len));
@@ -572,11 +572,12 @@ impl Gen {
                     return None;
                 }
                 let (r0, r1) = self.sub(a, b);
-                (h, r0, r1)
+                // Inside one entry: the `present` modifier holds.
+                (h, r0, r1, self.has(Feat::PresentMod) && self.rng.pct(30))
             } else {
                 let h = *self.rng.pick(&hs);
                 let (r0, r1) = self.sub(h.base, h.base + h.len);
-                (h, r0, r1)
+                (h, r0, r1, false)
             };
             if motions.iter().any(|x| x.1.v == h.v) {
                 continue;
@@ -590,7 +591,7 @@ impl Gen {
             }
             let (hv, dv) = m.valid_counts(h.v, r0, r1);
             let to = if dv > hv { self.rng.pct(20) } else { self.rng.pct(80) };
-            motions.push((to, sec));
+            motions.push((to, sec, present));
         }
         let nowait = self.nowait();
         Some(Op::Update { motions, nowait })

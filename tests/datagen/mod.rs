@@ -120,11 +120,14 @@ pub enum Feat {
     /// `always` map modifiers on regions that run on the host for `nowait` or for
     /// writing an array mapped `to`.
     AlwaysFb,
+    /// OpenMP 5.1's `present` modifier on `target update` motions of mapped data
+    /// (`to(present: p[…])`).
+    PresentMod,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 39] = [
+    pub const ALL: [Feat; 40] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -164,6 +167,7 @@ impl Feat {
         Feat::Clauses,
         Feat::ZeroLen,
         Feat::AlwaysFb,
+        Feat::PresentMod,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -208,6 +212,7 @@ impl Feat {
             Feat::Clauses => "clauses",
             Feat::ZeroLen => "zero-len",
             Feat::AlwaysFb => "always-fb",
+            Feat::PresentMod => "present-mod",
         }
     }
 
@@ -639,10 +644,11 @@ pub enum Op {
         /// `nowait` + `taskwait`.
         nowait: bool,
     },
-    /// `target update to(…) from(…)`; `true` is `to`.
+    /// `target update to(…) from(…)`.
     Update {
-        /// Motions.
-        motions: Vec<(bool, Sec)>,
+        /// Motions: `(to, section, present)`, `to` for `to(…)` rather than
+        /// `from(…)`, `present` for the `present` modifier.
+        motions: Vec<(bool, Sec, bool)>,
         /// `nowait` + `taskwait`.
         nowait: bool,
     },
@@ -816,8 +822,11 @@ impl Case {
                         if *nowait {
                             *f = f.with(Feat::DataNowait);
                         }
-                        if motions.iter().any(|(_, s)| s.cols.is_some()) {
+                        if motions.iter().any(|(_, s, _)| s.cols.is_some()) {
                             *f = f.with(Feat::UpdateBox);
+                        }
+                        if motions.iter().any(|m| m.2) {
+                            *f = f.with(Feat::PresentMod);
                         }
                     }
                     Op::HostWrite { .. } => *f = f.with(Feat::HostWrite),

@@ -391,11 +391,12 @@ impl Model {
                     return Err("empty update".into());
                 }
                 self.distinct(motions.iter().map(|m| &m.1))?;
-                for (to, s) in motions {
+                for (to, s, present) in motions {
                     let (st, ranges) = self.sec_ranges(s)?;
                     let (lo, hi) = (ranges[0].0, ranges[ranges.len() - 1].1);
                     match self.look(st, lo, hi) {
                         Look::Partial => return Err("update of a section partly mapped".into()),
+                        Look::Out if *present => return Err("update(present: …) of data not on the device".into()),
                         Look::Out => {}
                         Look::In(_) => {
                             for (a, b) in ranges {
@@ -958,7 +959,7 @@ mod tests {
         };
         let data = |body| Op::Data { items: vec![to(0, MapT::ToFrom), to(1, MapT::To)], cond: None, body };
         assert!(Model::new(&a).apply(&data(vec![hw.clone(), copy(0, 1, vec![])])).is_err());
-        let up = Op::Update { motions: vec![(true, sec(1, 0, 10))], nowait: false };
+        let up = Op::Update { motions: vec![(true, sec(1, 0, 10), false)], nowait: false };
         assert!(Model::new(&a).apply(&data(vec![hw.clone(), up, copy(0, 1, vec![])])).is_ok());
         // After the region, 0's host copy is stale until the data region ends.
         let pr = Op::Print { v: VarRef::Arr(0), rows: (Ix::abs(0), Ix::abs(10)) };

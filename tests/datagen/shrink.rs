@@ -128,6 +128,10 @@ fn op_variants(op: &Op) -> Vec<Op> {
             if *nowait {
                 out.push(Op::Update { motions: motions.clone(), nowait: false });
             }
+            if motions.iter().any(|m| m.2) {
+                let plain = motions.iter().map(|(to, s, _)| (*to, s.clone(), false)).collect();
+                out.push(Op::Update { motions: plain, nowait: *nowait });
+            }
         }
         Op::HostWrite { v, rows, cols, self_read: true, salt } => {
             out.push(Op::HostWrite { v: *v, rows: *rows, cols: *cols, self_read: false, salt: *salt });
