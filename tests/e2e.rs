@@ -152,6 +152,7 @@ variants! {
         cxx_template_and_lambda => "templates.cpp",
         data_region_time_loop => "data_time_loop.c",
         data_enter_exit_update => "data_enter_exit.c",
+        data_present_modifiers => "data_present.c",
         data_region_host_fallbacks => "data_fallback.c",
         concurrent_offloads_from_four_threads => "parallel_offload.c",
         data_environment_invariant => "data_invariant.c",
