@@ -35,6 +35,12 @@
 // Clang already rejects `break`, `return` and `goto` out of a `target data`
 // body (it is a captured region), so the end call cannot be skipped.
 //
+// A directive whose variables cannot be passed to the runtime (opaque) becomes
+//        { __tessera_opaque("<manifest>"); <directive> [taskwait]
+//          __tessera_host_end("<manifest>"); }
+// for a region (its host run gets the device data of every mapping around it),
+// and a descriptor that does not map for a data directive.
+//
 // The AST is mutated in HandleTopLevelDecl, before CodeGen sees the function
 // (see docs/toolchain.md §2 for why, and for the pitfalls handled here).
 //
@@ -489,6 +495,9 @@ private:
                     const DeclContext *Context, unsigned Index);
   Stmt *opaque(OMPExecutableDirective *D, const DeclContext *Context,
                llvm::StringRef IRJson, llvm::StringRef Reason);
+  void hostEnd(OMPExecutableDirective *D, llvm::StringRef Manifest,
+               llvm::SmallVectorImpl<Stmt *> &Out);
+  static bool hostRunStandsForDevice(const OMPExecutableDirective *D);
   void poison(const DeclContext *Context, llvm::StringRef Why);
   Expr *vlaExtent(const VarDecl *VD, llvm::ArrayRef<const VarDecl *> Vars,
                   SourceLocation L);
@@ -820,6 +829,23 @@ Stmt *TesseraConsumer::temporary(Expr *Init, const DeclContext *Context,
   return new (Ctx) DeclStmt(DeclGroupRef(Tmp), L, L);
 }
 
+/// Whether the host run of region \p D, whose variables cannot be passed, stands
+/// for a device run once the runtime has put the device data of every mapping
+/// around it: not with an `if` or `device` clause (which may send it to the host
+/// device, on host data) or an `always` map (a copy the runtime cannot make
+/// without the variables). Mirrors the runtime's check of the manifest
+/// (`__tessera_opaque`: `if_clause`, `device_clause`, `always_maps`).
+bool TesseraConsumer::hostRunStandsForDevice(const OMPExecutableDirective *D) {
+  if (D->hasClausesOfKind<OMPIfClause>() ||
+      D->hasClausesOfKind<OMPDeviceClause>())
+    return false;
+  for (const auto *C : D->getClausesOfKind<OMPMapClause>())
+    for (OpenMPMapModifierKind M : C->getMapTypeModifiers())
+      if (M == OMPC_MAP_MODIFIER_always)
+        return false;
+  return true;
+}
+
 /// Marks every `target data` body around \p Context as poisoned by \p Why.
 void TesseraConsumer::poison(const DeclContext *Context, llvm::StringRef Why) {
   for (const DeclContext *DC = Context; DC; DC = DC->getParent()) {
@@ -832,10 +858,14 @@ void TesseraConsumer::poison(const DeclContext *Context, llvm::StringRef Why) {
 
 /// A target or data directive whose variables cannot be passed to the runtime:
 /// it calls the runtime with no arguments and a manifest (descriptor) that says
-/// its footprint is unknown, then runs as written on the host. Every enclosing
-/// `target data` is poisoned (does not map), so data it maps stays in host
-/// memory; data mapped elsewhere (`target enter data`, a caller's construct)
-/// makes the runtime stop with an error rather than run on stale host data.
+/// its footprint is unknown, then runs as written on the host. A region's host
+/// run gets the device copy of every mapping around it from the runtime, so it
+/// sees what a device run would. A data directive, or a region whose clauses the
+/// runtime cannot honour that way (hostRunStandsForDevice), poisons every
+/// enclosing `target data` (it does not map, so its data stays in host memory);
+/// for such a region, data mapped elsewhere (`target enter data`, a caller's
+/// construct) makes the runtime stop with an error rather than run on stale
+/// host data.
 Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
                               const DeclContext *Context,
                               llvm::StringRef IRJson, llvm::StringRef Reason) {
@@ -847,10 +877,15 @@ Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
   // or descriptor carries the same, for the runtime's report).
   remark(L, (Data ? "'" + What + "'" : std::string("target region")) +
                 " not offloaded: [unpassable] " + Reason.str());
-  poison(Context, ("'" + What + "' (line " +
-                   llvm::Twine(Ctx.getSourceManager().getPresumedLineNumber(L)) +
-                   ") that Tessera cannot handle: " + Reason)
-                      .str());
+  // A region's host run gets the device data of every mapping around it, so an
+  // enclosing `target data` may map, unless the region has a clause the runtime
+  // cannot honour without its variables (see hostRunStandsForDevice).
+  if (Data || !hostRunStandsForDevice(D))
+    poison(Context, ("'" + What + "' (line " +
+                     llvm::Twine(
+                         Ctx.getSourceManager().getPresumedLineNumber(L)) +
+                     ") that Tessera cannot handle: " + Reason)
+                        .str());
   rust::String Text = tessera::opaque_directive(
       rust::Str(IRJson.data(), IRJson.size()),
       rust::Str(Reason.data(), Reason.size()));
@@ -860,12 +895,45 @@ Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
   llvm::DenseMap<const VarDecl *, bool> NoFlags;
   if (Data)
     return rewriteData(D, Context, Desc, {}, NoFlags);
-  // { __tessera_opaque("<manifest>"); D }
+  // { __tessera_opaque("<manifest>"); D;
+  //   [if (__tessera_host_pending("<manifest>")) { #pragma omp taskwait }]
+  //   __tessera_host_end("<manifest>"); }
+  // The runtime copies the device data of every mapping to the host around D,
+  // whose footprint is unknown (see hostEnd for the taskwait).
   QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
   Expr *Call = call(OpaqueFnName, Ctx.VoidTy, {{"manifest", CharPtr}},
                     /*Variadic=*/false, {stringArg(Desc, L)}, L);
-  return CompoundStmt::Create(Ctx, {Call, D}, FPOptionsOverride(), L,
+  llvm::SmallVector<Stmt *, 4> All{Call, D};
+  hostEnd(D, Desc, All);
+  return CompoundStmt::Create(Ctx, All, FPOptionsOverride(), L,
                               D->getEndLoc());
+}
+
+/// Appends what follows the host run of region \p D (manifest \p Manifest):
+///   [if (__tessera_host_pending("<manifest>")) { #pragma omp taskwait }]
+///   __tessera_host_end("<manifest>");
+/// (the taskwait only when D has `nowait`).
+void TesseraConsumer::hostEnd(OMPExecutableDirective *D,
+                              llvm::StringRef Manifest,
+                              llvm::SmallVectorImpl<Stmt *> &Out) {
+  SourceLocation L = D->getBeginLoc();
+  QualType CharPtr = Ctx.getPointerType(Ctx.CharTy.withConst());
+  if (D->hasClausesOfKind<OMPNowaitClause>()) {
+    // The host version is a deferred task: the data it writes can only be
+    // copied to the device once it has finished.
+    Expr *Pending = call(HostPendingFnName, Ctx.IntTy, {{"manifest", CharPtr}},
+                         /*Variadic=*/false, {stringArg(Manifest, L)}, L);
+    Expr *Cond = Pending;
+    if (Ctx.getLangOpts().CPlusPlus)
+      Cond = ImplicitCastExpr::Create(Ctx, Ctx.BoolTy, CK_IntegralToBoolean,
+                                      Pending, nullptr, VK_PRValue,
+                                      FPOptionsOverride());
+    Stmt *Wait = OMPTaskwaitDirective::Create(Ctx, L, L, {});
+    Out.push_back(IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr,
+                                 nullptr, Cond, L, L, Wait));
+  }
+  Out.push_back(call(HostEndFnName, Ctx.VoidTy, {{"manifest", CharPtr}},
+                     /*Variadic=*/false, {stringArg(Manifest, L)}, L));
 }
 
 /// Where to put the remark the Rust side located (file, line, column of the
@@ -1101,22 +1169,7 @@ Stmt *TesseraConsumer::rewrite(
                        runtimeArgs(Manifest, Vars, RefFlags, L), L);
 
   llvm::SmallVector<Stmt *, 3> Fallback{D};
-  if (D->hasClausesOfKind<OMPNowaitClause>()) {
-    // The host version is a deferred task: the data it writes can only be
-    // copied to the device once it has finished.
-    Expr *Pending = call(HostPendingFnName, Ctx.IntTy, {{"manifest", CharPtr}},
-                         /*Variadic=*/false, {stringArg(Manifest, L)}, L);
-    Expr *Cond = Pending;
-    if (Ctx.getLangOpts().CPlusPlus)
-      Cond = ImplicitCastExpr::Create(Ctx, Ctx.BoolTy, CK_IntegralToBoolean,
-                                      Pending, nullptr, VK_PRValue,
-                                      FPOptionsOverride());
-    Stmt *Wait = OMPTaskwaitDirective::Create(Ctx, L, L, {});
-    Fallback.push_back(IfStmt::Create(Ctx, L, IfStatementKind::Ordinary,
-                                      nullptr, nullptr, Cond, L, L, Wait));
-  }
-  Fallback.push_back(call(HostEndFnName, Ctx.VoidTy, {{"manifest", CharPtr}},
-                          /*Variadic=*/false, {stringArg(Manifest, L)}, L));
+  hostEnd(D, Manifest, Fallback);
   Stmt *Then = CompoundStmt::Create(Ctx, Fallback, FPOptionsOverride(), L,
                                     D->getEndLoc());
   Stmt *If = IfStmt::Create(Ctx, L, IfStatementKind::Ordinary, nullptr,

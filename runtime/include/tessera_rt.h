@@ -75,10 +75,17 @@ int __tessera_host_pending(const char *manifest);
 
 /* A target region whose variables the plugin could not pass (its manifest's
  * `rejected` says why; it has no arguments) is rewritten into
- *     { __tessera_opaque(manifest_json); <original directive> }
- * The call reports the host run and returns, unless data is mapped on the device
- * (the region's footprint is unknown, so the host run could see stale data) or
- * OMP_TARGET_OFFLOAD=MANDATORY: then it prints the reason and exits with status 1. */
+ *     { __tessera_opaque(manifest_json);
+ *       <original directive>
+ *       [if (__tessera_host_pending(manifest_json)) { #pragma omp taskwait }]
+ *       __tessera_host_end(manifest_json); }
+ * (the taskwait only for a `nowait` region). The region runs on the host; its
+ * footprint is unknown, so while data is mapped on the device the call copies the
+ * device copy of every mapping to the host (saving the host bytes), and
+ * __tessera_host_end puts what the host code left there back on the device and
+ * restores the host bytes, as a device run of the region would. Under
+ * OMP_TARGET_OFFLOAD=MANDATORY, or when those copies fail, it prints the reason and
+ * exits with status 1. */
 void __tessera_opaque(const char *manifest);
 
 /* Executes (or declines) a `target enter data`, `target exit data` or `target

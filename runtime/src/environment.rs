@@ -10,7 +10,8 @@
 //! | [`DataEnvironment::data`] | `target enter data`, `target exit data`, `target update` |
 //! | [`DataEnvironment::offload`] (launch: map, run, unmap; or the host fallback) | target regions |
 //! | [`DataEnvironment::host_end`] | after a region's host fallback ran |
-//! | [`DataEnvironment::opaque_violation`] | a region the plugin could not pass its variables for |
+//! | [`DataEnvironment::opaque_host_run`] | a region the plugin could not pass its variables for |
+//! | [`DataEnvironment::opaque_violation`] | such a region with an `if`, `device` or `always` it cannot honour |
 //!
 //! The invariant it enforces: a directive either goes through these operations, or
 //! the whole data environment it belongs to is the host OpenMP runtime's —
@@ -20,8 +21,11 @@
 //!   enter data`, every region runs on the host ([`DataEnvironment::forced_host`]);
 //! - a standalone directive Tessera cannot execute that names data held on the
 //!   device (or whose list items it cannot locate while anything is mapped) is fatal;
-//! - a region whose footprint is unknown may run on the host only while nothing is
-//!   mapped ([`DataEnvironment::opaque_violation`]);
+//! - a region whose footprint is unknown runs on the host with the device copy of
+//!   everything mapped, which goes back to the device after it
+//!   ([`DataEnvironment::opaque_host_run`]); with an `if`, `device` or `always` the
+//!   runtime cannot honour without its variables, only while nothing is mapped
+//!   ([`DataEnvironment::opaque_violation`]);
 //! - a host fallback inside a data region copies the device data of every array the
 //!   region may use to the host first and back after
 //!   ([`DataEnvironment::host_fallback`], [`present::DataEnv::host_begin`]).
@@ -182,6 +186,41 @@ pub struct HostRun {
 enum Pins {
     Emu(Vec<Pin<HostBuffer>>),
     Xrt(Vec<Pin<crate::xrt::Buffer>>),
+    Tapasco(Vec<Pin<crate::tapasco::Buffer>>),
+}
+
+impl Pins {
+    fn is_empty(&self) -> bool {
+        match self {
+            Pins::Emu(p) => p.is_empty(),
+            Pins::Xrt(p) => p.is_empty(),
+            Pins::Tapasco(p) => p.is_empty(),
+        }
+    }
+}
+
+/// `$body` with `$env` bound to the present table of device `$kind` and the result
+/// wrapped in that device's [`Pins`] variant. Every device kind that holds data has
+/// its arm here (a host run that looked in another device's table would copy
+/// nothing and lose the region's writes); `Host` holds none.
+macro_rules! pins_on_env {
+    ($envs:expr, $kind:expr, |$env:ident| $body:expr) => {
+        match $kind {
+            DeviceKind::Xrt => {
+                let $env = &$envs.xrt;
+                $body.map(Pins::Xrt)
+            }
+            DeviceKind::Tapasco => {
+                let $env = &$envs.tapasco;
+                $body.map(Pins::Tapasco)
+            }
+            DeviceKind::Emu => {
+                let $env = &$envs.emu;
+                $body.map(Pins::Emu)
+            }
+            DeviceKind::Host => Ok(Pins::Emu(Vec::new())),
+        }
+    };
 }
 
 impl DataEnvironment {
@@ -219,15 +258,47 @@ impl DataEnvironment {
         scopes.first().map(|(_, r)| r.clone())
     }
 
-    /// For a region whose footprint is unknown (see `__tessera_opaque`), about to run
-    /// on the host: the fatal message when data is mapped on the device, where the
-    /// region may expect it.
-    pub fn opaque_violation(&self, config: &Config, record: &Record) -> Option<String> {
+    /// A region whose footprint is unknown (see `__tessera_opaque`: the plugin could
+    /// not pass its variables to the runtime) runs on the host with `record`. Its
+    /// host code may reach any mapped byte, so while anything is mapped every entry
+    /// of the device's table is pinned and its device bytes copied to the host
+    /// ([`present::DataEnv::host_begin_all`]); the returned run is ended by
+    /// [`host_end`](Self::host_end) after the host code, which puts what it wrote on
+    /// the device and the host bytes back. `None` when nothing is mapped (the record
+    /// is then complete). `Err` (with the record) when a copy failed: the host run
+    /// would see stale data, so the caller stops the program.
+    ///
+    /// # Safety
+    /// The host memory of every mapping must still be valid (OpenMP maps only
+    /// memory the program owns until it unmaps it).
+    pub unsafe fn opaque_host_run(&self, config: &Config, mut record: Record) -> Result<Option<HostRun>, Box<Record>> {
+        let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
+            return Ok(None);
+        };
+        let mut moved = Transfers::default();
+        match pins_on_env!(self, kind, |env| env.host_begin_all(&mut moved)) {
+            Ok(pins) if pins.is_empty() => Ok(None),
+            Ok(pins) => Ok(Some(HostRun { record, pins, moved })),
+            Err(e) => {
+                let (names, _) = self.mapped_names(kind);
+                let r = record.reason.take().unwrap_or_default();
+                record.reason = Some(format!(
+                    "{r}; copying the device data it may use ({names}) to the host failed: {e}"
+                ));
+                Err(Box::new(record))
+            }
+        }
+    }
+
+    /// For a region whose footprint is unknown and whose host run cannot stand for a
+    /// device run (`limit` says why), about to run on the host: the fatal message
+    /// when data is mapped on the device, where the region may expect it.
+    pub fn opaque_violation(&self, config: &Config, record: &Record, limit: &str) -> Option<String> {
         let kind = self.data_device(config).filter(|&k| !self.is_empty(k))?;
         let (names, _) = self.mapped_names(kind);
         Some(format!(
             "tessera: fatal: {}: the target region must run on the host ({}), but its data may be on the device, \
-             where Tessera holds {}: the host run would see stale data",
+             where Tessera holds {}, and {limit}: the host run could see stale data",
             record.region,
             record.reason.as_deref().unwrap_or("?"),
             names
@@ -263,22 +334,23 @@ impl DataEnvironment {
         mut record: Record,
     ) -> Launch {
         let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
-            return Launch { record, host: None };
+            return Launch { record, host: None, fatal: None };
         };
         let arrays = data::plan_lenient(manifest, args);
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
-        let begun = match kind {
-            DeviceKind::Xrt => self.xrt.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Xrt(p))),
-            _ => self.emu.host_begin(&refs, &mut moved).map(|p| (p.is_empty(), Pins::Emu(p))),
-        };
-        match begun {
-            Ok((true, _)) => Launch { record, host: None },
-            Ok((false, pins)) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }) },
+        match pins_on_env!(self, kind, |env| env.host_begin(&refs, &mut moved)) {
+            Ok(pins) if pins.is_empty() => Launch { record, host: None, fatal: None },
+            Ok(pins) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }), fatal: None },
             Err(e) => {
                 let r = record.reason.take().unwrap_or_default();
                 record.reason = Some(format!("{r}; copying its device data to the host failed: {e}"));
-                Launch { record, host: None }
+                let fatal = format!(
+                    "tessera: fatal: {}: the target region must run on the host, but copying the device data it uses to \
+                     the host failed ({e}): the host run would see stale data",
+                    record.region
+                );
+                Launch { record, host: None, fatal: Some(fatal) }
             }
         }
     }
@@ -294,6 +366,7 @@ impl DataEnvironment {
         let ended = match pins {
             Pins::Emu(p) => self.emu.host_end(p, &mut moved),
             Pins::Xrt(p) => self.xrt.host_end(p, &mut moved),
+            Pins::Tapasco(p) => self.tapasco.host_end(p, &mut moved),
         };
         if let Err(e) = ended {
             let r = record.reason.take().unwrap_or_default();
@@ -734,7 +807,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
             // With offloading disabled every number is the host's; that is the reason.
             if config.offload != OffloadPolicy::Disabled {
                 if let Some(why) = device_clause_reason(num.into(), envs.device_num(config, num)) {
-                    return Launch { record: host(why), host: None };
+                    return Launch { record: host(why), host: None, fatal: None };
                 }
             }
             rest
@@ -744,7 +817,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     let args = match (manifest.if_clause, args.split_last()) {
         (true, Some((&cond, rest))) if rest.len() == manifest.args.len() && !cond.is_null() => {
             if *(cond as *const std::ffi::c_int) == 0 {
-                return Launch { record: host(crate::IF_FALSE_REGION.into()), host: None };
+                return Launch { record: host(crate::IF_FALSE_REGION.into()), host: None, fatal: None };
             }
             rest
         }
@@ -822,6 +895,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
                 .with_traffic(t.stats.arrays)
                 .with_transfers(t.moved),
             host: None,
+            fatal: None,
         },
         Err(reason) => fallback(host(reason)),
     }
@@ -845,6 +919,10 @@ pub struct Launch {
     /// copied to the host; after the host run, [`DataEnvironment::host_end`] copies
     /// it back and returns the record (with those bytes) to emit.
     pub host: Option<HostRun>,
+    /// Set when the region can run neither on the device nor on the host: its
+    /// device data could not be copied to the host, where the host run would see
+    /// stale data. The caller stops the program with this message.
+    pub fatal: Option<String>,
 }
 
 /// What one launch moved and measured.

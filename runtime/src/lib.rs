@@ -21,8 +21,9 @@
 //!                               (DataEnvironment::host_fallback, __tessera_host_end)
 //!       → report::append / verbose line / host-run warning
 //!   → OMP_TARGET_OFFLOAD=MANDATORY and host: fatal, exit(1)
-//! __tessera_opaque (a region whose variables could not be passed) → host run, or
-//!   fatal while data is mapped on the device
+//! __tessera_opaque (a region whose variables could not be passed) → host run; while
+//!   data is mapped on the device, with the device copy of every mapping around it
+//!   (DataEnvironment::opaque_host_run, __tessera_host_end)
 //! __tessera_data_begin / __tessera_data_end / __tessera_data → directives (C entry
 //!   points) → DataEnvironment (data directives on the present tables)
 //! ```
@@ -222,6 +223,11 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
                 let args: &[*mut c_void] =
                     if nargs == 0 { &[] } else { std::slice::from_raw_parts(args, nargs as usize) };
                 let launch = directives::process_envs().offload(config, m, args);
+                if let Some(msg) = &launch.fatal {
+                    emit(config, &launch.record);
+                    eprintln!("{msg}");
+                    std::process::exit(1);
+                }
                 if let Some(run) = launch.host {
                     // The record is emitted by __tessera_host_end, with the bytes.
                     if let Some(msg) = mandatory_violation(config, &launch.record) {
@@ -246,37 +252,75 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
 
 /// A target region whose variables the plugin could not pass to the runtime (the
 /// manifest's `rejected` says why) runs on the host as written, reading and writing
-/// host memory: correct only while nothing is mapped on the device, since its
-/// footprint is unknown. Called right before the original directive; returns only
-/// when the host run may go ahead. Otherwise (anything mapped by Tessera on the
-/// device, or `OMP_TARGET_OFFLOAD=MANDATORY`) the process stops with a message.
+/// host memory; its footprint is unknown. Called right before the original
+/// directive, which the rewritten code follows with `__tessera_host_end` (and, for a
+/// `nowait` region, a `taskwait` first while `__tessera_host_pending` says so).
+/// While anything is mapped on the device, the device copy of every mapping goes to
+/// the host first and back after the host code, which may reach any of it
+/// ([`environment::DataEnvironment::opaque_host_run`]). Under
+/// `OMP_TARGET_OFFLOAD=MANDATORY`, or when those copies fail, the process stops with
+/// a message.
 ///
 /// # Safety
 /// `manifest` is null or a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
     let config = process_config();
-    let record = if manifest.is_null() {
-        Record::host("<unknown region>".into(), None, "null manifest".into())
+    // Why the host run cannot stand for a device run even with the device data
+    // around it: a clause whose value the runtime does not see, or an `always` copy
+    // it cannot make (None: it can).
+    let (record, limit) = if manifest.is_null() {
+        (Record::host("<unknown region>".into(), None, "null manifest".into()), Some("its manifest is missing"))
     } else {
         let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
         match &parsed.manifest {
-            Err((region, reason)) => Record::host(region.clone(), None, reason.clone()),
-            Ok(m) => Record::host(
-                m.region.clone(),
-                None,
-                m.rejected.clone().unwrap_or_else(|| "its variables cannot be passed to the Tessera runtime".into()),
+            Err((region, reason)) => (Record::host(region.clone(), None, reason.clone()), Some("its manifest is invalid")),
+            Ok(m) => (
+                Record::host(
+                    m.region.clone(),
+                    None,
+                    m.rejected.clone().unwrap_or_else(|| "its variables cannot be passed to the Tessera runtime".into()),
+                ),
+                if m.if_clause {
+                    Some("its 'if' clause may send it to the host device, on host data")
+                } else if m.device_clause {
+                    Some("its 'device' clause may send it to the host device, on host data")
+                } else if m.always_maps {
+                    Some("its 'always' maps need copies Tessera cannot make without its variables")
+                } else {
+                    None
+                },
             ),
         }
     };
-    emit(config, &record);
-    if let Some(msg) = directives::process_envs().opaque_violation(config, &record) {
+    if let Some(msg) = mandatory_violation(config, &record) {
+        emit(config, &record);
         eprintln!("{msg}");
         std::process::exit(1);
     }
-    if let Some(msg) = mandatory_violation(config, &record) {
-        eprintln!("{msg}");
-        std::process::exit(1);
+    let envs = directives::process_envs();
+    if let Some(limit) = limit {
+        emit(config, &record);
+        if let Some(msg) = envs.opaque_violation(config, &record, limit) {
+            eprintln!("{msg}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    match envs.opaque_host_run(config, record.clone()) {
+        Ok(None) => emit(config, &record),
+        // The record is emitted by __tessera_host_end, with the bytes moved.
+        Ok(Some(run)) => directives::push_host_run(manifest, run),
+        Err(record) => {
+            emit(config, &record);
+            eprintln!(
+                "tessera: fatal: {}: the target region must run on the host, and its device data could not be \
+                 copied there: {}",
+                record.region,
+                record.reason.as_deref().unwrap_or("?")
+            );
+            std::process::exit(1);
+        }
     }
 }
 

@@ -865,27 +865,44 @@ impl<B: DeviceBuffer> DataEnv<B> {
                 let e = table.get_mut(&k).expect("key from the table");
                 let runs =
                     if by_address { vec![(item.host as usize, e.hi - item.host as usize)] } else { runs_in(item, e.lo, e.hi) };
-                let mut saved = Vec::with_capacity(runs.iter().map(|r| r.1).sum());
-                for &(addr, len) in &runs {
-                    saved.extend_from_slice(std::slice::from_raw_parts(addr as *const u8, len));
-                }
-                e.structured += 1;
-                // Held until host_end: no other thread's launch, directive or host run
-                // on this entry interleaves with the copies around the host code.
-                e.host_run = Some((me, e.host_run.map_or(0, |(_, n)| n) + 1));
-                pins.push(Pin {
-                    key: k,
-                    gen: e.gen,
-                    name: item.name.clone(),
-                    map: item.map,
-                    buffer: e.buffer.clone(),
-                    origin: e.origin,
-                    runs,
-                    saved,
-                });
+                pins.push(pin(e, k, &item.name, item.map, runs, me));
             }
         }
         drop(table);
+        self.copy_in_pins(pins, moved)
+    }
+
+    /// Before a region whose footprint is unknown runs on the host (a region the
+    /// plugin could not pass its variables to the runtime for, `__tessera_opaque`):
+    /// [`host_begin`](Self::host_begin) for every entry of the table, whole, as a
+    /// `present` use — the host code may reach any mapped byte through its pointers,
+    /// so it sees the device copy of everything mapped, and
+    /// [`host_end`](Self::host_end) puts whatever it wrote on the device and the
+    /// host bytes back. Waits while another thread's host run holds any entry.
+    ///
+    /// # Safety
+    /// The host memory of every entry's mapped range must be valid and writable
+    /// (it is: OpenMP maps only memory the program owns until it unmaps it).
+    pub(crate) unsafe fn host_begin_all(&self, moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
+        let me = std::thread::current().id();
+        let mut table = lock(&self.table);
+        while table.values().any(|e| e.host_run.is_some_and(|(t, _)| t != me)) {
+            table = self.released.wait(table).unwrap_or_else(|e| e.into_inner());
+        }
+        let mut pins: Vec<Pin<B>> = Vec::new();
+        for (&k, e) in table.iter_mut() {
+            let runs = vec![(e.lo, e.hi - e.lo)];
+            let name = e.name.clone();
+            pins.push(pin(e, k, &name, MapKind::Present, runs, me));
+        }
+        drop(table);
+        self.copy_in_pins(pins, moved)
+    }
+
+    /// The copies of a host run's start: host → device for pins whose map copies
+    /// in with `always` (OpenMP would), device → host for the others; on a failure
+    /// the pins are released without copies.
+    unsafe fn copy_in_pins(&self, pins: Vec<Pin<B>>, moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
         let mut copies: Vec<CopyBack<B>> = Vec::new();
         let mut failed = None;
         for p in &pins {
@@ -960,6 +977,23 @@ impl<B: DeviceBuffer> DataEnv<B> {
         self.released.notify_all();
         first_err.map_or(Ok(()), Err)
     }
+}
+
+/// Pins entry `e` (key `k`) for a host run of thread `me` over the host byte `runs`
+/// (structured count + 1, held until the run ends), saving those host bytes.
+///
+/// # Safety
+/// The runs must be valid host memory.
+unsafe fn pin<B>(e: &mut Entry<B>, k: usize, name: &str, map: MapKind, runs: Vec<(usize, usize)>, me: std::thread::ThreadId) -> Pin<B> {
+    let mut saved = Vec::with_capacity(runs.iter().map(|r| r.1).sum());
+    for &(addr, len) in &runs {
+        saved.extend_from_slice(std::slice::from_raw_parts(addr as *const u8, len));
+    }
+    e.structured += 1;
+    // Held until host_end: no other thread's launch, directive or host run on this
+    // entry interleaves with the copies around the host code.
+    e.host_run = Some((me, e.host_run.map_or(0, |(_, n)| n) + 1));
+    Pin { key: k, gen: e.gen, name: name.to_string(), map, buffer: e.buffer.clone(), origin: e.origin, runs, saved }
 }
 
 /// The mapping of `item` in entry `e` (key `k`).
@@ -1219,5 +1253,41 @@ mod tests {
             assert_eq!((device(&env, key, 0), device(&env, key, 2), device(&env, key, 5)), (0.0, 22.0, -5.0));
         }
         assert_eq!(moved.totals(), (24 + 16 + 24 + 24, 16));
+    }
+
+    /// A host run of unknown footprint (`__tessera_opaque`): every mapping, whole, as
+    /// for a `present` use — the device bytes in, the results out, the host bytes
+    /// back; bytes outside every mapping are the host code's own.
+    #[test]
+    fn host_runs_of_unknown_footprint_swap_every_mapping() {
+        let env = DataEnv::<HostBuffer>::new();
+        let mut a: Vec<f32> = (0..6).map(|i| i as f32).collect();
+        let mut b: Vec<f32> = (0..4).map(|i| 100.0 + i as f32).collect();
+        let kb = b.as_ptr() as usize;
+        let mut moved = Transfers::default();
+        unsafe {
+            env.enter(&[&item("a", MapKind::To, &mut a, 1, 4)], RefKind::Dynamic, &alloc(), &mut moved).unwrap();
+            env.enter(&[&item("b", MapKind::Alloc, &mut b, 0, 4)], RefKind::Structured, &alloc(), &mut moved).unwrap();
+            let ka = *lock(&env.table).keys().find(|&&k| k != kb).unwrap();
+            // Device and host copies drift apart.
+            lock(&lock(&env.table)[&ka].buffer).host_view()[8..12].copy_from_slice(&20f32.to_ne_bytes());
+            a[3] = -3.0;
+            let pins = env.host_begin_all(&mut moved).unwrap();
+            assert_eq!(pins.len(), 2);
+            assert_eq!(moved.totals(), (16, 16 + 16), "a[1:4] and b[0:4] came from the device");
+            assert_eq!((a[0], a[2], a[3], a[5]), (0.0, 20.0, 3.0, 5.0));
+            assert_eq!(b, vec![0.0; 4], "b was allocated, not copied: the device's zeros");
+            assert!(env.entries().iter().all(|e| e.structured >= 1));
+            a[1] = 11.0;
+            a[5] = 55.0; // outside every mapping: the host code's own write
+            b[2] = 7.0;
+            env.host_end(pins, &mut moved).unwrap();
+            assert_eq!((device(&env, ka, 1), device(&env, ka, 2), device(&env, kb, 2)), (11.0, 20.0, 7.0));
+            assert_eq!((a[1], a[2], a[3], a[5]), (1.0, 2.0, -3.0, 55.0), "the host bytes of mappings are back");
+            assert_eq!(b[2], 102.0);
+        }
+        assert_eq!(moved.totals(), (16 + 16 + 16, 32));
+        let counts: Vec<(u64, u64)> = env.entries().iter().map(|e| (e.structured, e.dynamic)).collect();
+        assert!(counts.contains(&(0, 1)) && counts.contains(&(1, 0)), "{counts:?}");
     }
 }

@@ -342,8 +342,10 @@ fn present_pointers_into_the_middle_of_a_mapping_run_on_the_device() {
 
 /// The owner's rules for directives it cannot fully see: a rejected update whose
 /// items it cannot locate is fatal while anything is mapped (harmless otherwise); a
-/// region whose footprint is unknown may run on the host only while nothing is
-/// mapped; an `if` clause that is false moves nothing.
+/// region whose footprint is unknown runs on the host with the device copy of every
+/// mapping around it, or, with a clause the runtime cannot honour without its
+/// variables, only while nothing is mapped; an `if` clause that is false moves
+/// nothing.
 #[test]
 fn directives_with_unknown_footprints_never_run_half_on_the_host() {
     let cache = tempfile::tempdir().unwrap();
@@ -359,14 +361,20 @@ fn directives_with_unknown_footprints_never_run_half_on_the_host() {
         // Nothing mapped: the host OpenMP runtime may have it.
         let r = envs.data(&config, &blind, &[]);
         assert!(!r.handled && r.fatal.is_none(), "{:?}", r.fatal);
-        assert!(envs.opaque_violation(&config, &opaque).is_none());
+        assert!(envs.opaque_violation(&config, &opaque, "its 'if' clause").is_none());
+        assert!(envs.opaque_host_run(&config, opaque.clone()).unwrap_or_else(|r| panic!("{r:?}")).is_none());
         let r = envs.data(&config, &data_ab(DataOp::Enter, MapKind::To, MapKind::To), &args);
         assert!(r.handled);
         // Now a and b are on the device: both are refused, naming them.
         let fatal = envs.data(&config, &blind, &[]).fatal.expect("fatal while data is mapped");
         assert!(fatal.contains("'a', 'b'"), "{fatal}");
-        let v = envs.opaque_violation(&config, &opaque).expect("refused while data is mapped");
-        assert!(v.contains("d.c:7") && v.contains("'a'"), "{v}");
+        let v = envs.opaque_violation(&config, &opaque, "its 'if' clause").expect("refused while data is mapped");
+        assert!(v.contains("d.c:7") && v.contains("'a'") && v.contains("its 'if' clause"), "{v}");
+        // Without such a clause: a host run over every mapping, whole, both ways.
+        let run = envs.opaque_host_run(&config, opaque.clone()).unwrap_or_else(|r| panic!("{r:?}")).expect("a host run");
+        let rec = envs.host_end(run);
+        assert_eq!(rec.transfers.0.len(), 2, "{rec:?}");
+        assert!(rec.transfers.0.iter().all(|(_, m)| m.to_device > 0 && m.to_device == m.from_device), "{rec:?}");
         // `if(0)`: nothing moves, the directive counts as executed (OpenMP's host device).
         let mut upd = data_ab(DataOp::Update, MapKind::From, MapKind::From);
         upd.args.push(tessera_ir::data::DataArg { name: "c".into(), kind: VarKind::Scalar, elem: tessera_ir::ScalarType::I32 });

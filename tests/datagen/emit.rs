@@ -28,6 +28,7 @@ static void prt_i(const char *l, const int *p, long n) {
 __attribute__((noinline)) float hf_f(float x) { return x; }
 __attribute__((noinline)) double hf_d(double x) { return x; }
 __attribute__((noinline)) int hf_i(int x) { return x; }
+static int **tsr_opq = 0;
 "#;
 
 /// A program running `cases` in order.
@@ -350,6 +351,7 @@ impl Em<'_> {
                         self.line(&format!("{{ {tc} t_[2]; t_[0] = {rhs}; t_[1] = t_[0]; {lhs} = t_[1]; }}"));
                     }
                     Some(Fb::Stmt) => self.line(&format!("do {{ {lhs} = {rhs}; }} while (0);")),
+                    Some(Fb::Opaque) => self.line(&format!("{{ if (tsr_opq) **tsr_opq = 1; {lhs} = {rhs}; }}")),
                     _ => self.line(&format!("{lhs} = {rhs};")),
                 }
             }

@@ -399,7 +399,7 @@ impl Gen {
         let mut fb = None;
         if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();
-            for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbStmt, Fb::Stmt), (Feat::FbNowait, Fb::Nowait)] {
+            for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbStmt, Fb::Stmt), (Feat::FbOpaque, Fb::Opaque), (Feat::FbNowait, Fb::Nowait)] {
                 if self.has(f) {
                     fbs.push(x);
                 }
@@ -410,6 +410,14 @@ impl Gen {
             }
             if !fbs.is_empty() && self.rng.pct(5 * fbs.len() as u64) {
                 fb = Some(*self.rng.pick(&fbs));
+            }
+        }
+        if fb == Some(Fb::Opaque) {
+            // Tessera cannot make the copies of `always` for a region whose variables
+            // it cannot pass: while data is mapped such a region stops the program
+            // (tests/fatal/opaque_always.c), which the differential fuzzer would report.
+            for m in &mut maps {
+                m.always = false;
             }
         }
         let written_to = w.is_some_and(|w| maps.iter().any(|m| m.sec.v == w.v && m.t == MapT::To));

@@ -92,6 +92,10 @@ pub enum Feat {
     /// `do … while (0)` around the assignment): a host fallback whose variables the
     /// plugin finds only by walking the source, not the IR.
     FbStmt,
+    /// Regions whose footprint is unknown (they also write through a file-scope
+    /// `int **`, a pointer Tessera cannot follow): the plugin cannot pass their
+    /// variables, so they run on the host with the device copy of everything mapped.
+    FbOpaque,
     /// `nowait` regions (run undeferred on the device; a deferred host task when they
     /// fall back), followed by `taskwait`.
     FbNowait,
@@ -127,7 +131,7 @@ pub enum Feat {
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 40] = [
+    pub const ALL: [Feat; 41] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -156,6 +160,7 @@ impl Feat {
         Feat::FbCall,
         Feat::FbLocal,
         Feat::FbStmt,
+        Feat::FbOpaque,
         Feat::FbNowait,
         Feat::FbIf,
         Feat::DataIf,
@@ -201,6 +206,7 @@ impl Feat {
             Feat::FbCall => "fb-call",
             Feat::FbLocal => "fb-local",
             Feat::FbStmt => "fb-stmt",
+            Feat::FbOpaque => "fb-opaque",
             Feat::FbNowait => "fb-nowait",
             Feat::FbIf => "fb-if",
             Feat::DataIf => "data-if",
@@ -538,6 +544,9 @@ pub enum Fb {
     Local,
     /// The assignment sits in a `do … while (0)` statement.
     Stmt,
+    /// The body also writes through `tsr_opq`, a null file-scope `int **` (never
+    /// executed): the region's footprint is unknown to Tessera.
+    Opaque,
     /// `nowait` (then `taskwait`).
     Nowait,
     /// `if(c_on)` (true) or `if(c_off)` (false: the region runs on the host device,
@@ -793,6 +802,7 @@ impl Case {
                             Some(Fb::Call) => *f = f.with(Feat::FbCall),
                             Some(Fb::Local) => *f = f.with(Feat::FbLocal),
                             Some(Fb::Stmt) => *f = f.with(Feat::FbStmt),
+                            Some(Fb::Opaque) => *f = f.with(Feat::FbOpaque),
                             Some(Fb::Nowait) => *f = f.with(Feat::FbNowait),
                             Some(Fb::If(_)) => *f = f.with(Feat::FbIf),
                             None => {}

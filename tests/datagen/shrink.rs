@@ -129,7 +129,7 @@ fn op_variants(op: &Op) -> Vec<Op> {
                 out.push(Op::Update { motions: motions.clone(), nowait: false });
             }
             if motions.iter().any(|m| m.2) {
-                let plain = motions.iter().map(|(to, s, _)| (*to, s.clone(), false)).collect();
+                let plain = motions.iter().map(|(to, s, _)| (*to, *s, false)).collect();
                 out.push(Op::Update { motions: plain, nowait: *nowait });
             }
         }
@@ -286,11 +286,12 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 11] = [
+pub const STRIPPABLE: [Feat; 12] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
     Feat::FbStmt,
+    Feat::FbOpaque,
     Feat::FbNowait,
     Feat::DataIf,
     Feat::DataNowait,
@@ -324,6 +325,7 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                             | (Some(Fb::Call), Feat::FbCall)
                             | (Some(Fb::Local), Feat::FbLocal)
                             | (Some(Fb::Stmt), Feat::FbStmt)
+                            | (Some(Fb::Opaque), Feat::FbOpaque)
                             | (Some(Fb::Nowait), Feat::FbNowait)
                     );
                     if drop {

@@ -185,6 +185,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         hash: String::new(),
         if_clause: region.if_clause,
         device_clause: region.device_clause,
+        always_maps: false,
         guard: None,
         write_ports: Vec::new(),
     };
@@ -306,6 +307,7 @@ pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
     let mut manifest = compile_region(region, &Options { mode: Mode::Baseline, ..Options::default() }).manifest;
     manifest.kernel = None;
     manifest.rejected = Some(RejectReason::Unpassable { detail: reason.to_string() }.remark());
+    manifest.always_maps = region.vars.iter().any(|v| v.map.is_some_and(MapKind::is_always));
     manifest.args.clear();
     manifest.kernel_source.clear();
     manifest.emu_entry_source.clear();

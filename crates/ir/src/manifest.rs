@@ -53,6 +53,13 @@ pub struct Manifest {
     /// host device, like with a false `if`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub device_clause: bool,
+    /// A region whose variables cannot be passed (`rejected` as unpassable, no
+    /// `args`) has a map clause with the `always` modifier: a copy the runtime cannot
+    /// make without the variables, so its host run cannot stand for a device run while
+    /// data is mapped (as with an `if` or `device` clause, whose value it does not see
+    /// either); `__tessera_opaque` then stops the program.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always_maps: bool,
     /// What the kernel is: [`Manifest::content_hash`] (SHA-256, 64 hex digits) of the
     /// kernel name, mode, arguments, kernel and emulation sources and bitstream name.
     /// `tessera bitstream` records it beside the bitstream it builds
@@ -430,7 +437,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, guard: None, write_ports: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![],
         }
         .with_hash()
     }

@@ -250,7 +250,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         kernel_source: k.source.clone(),
         emu_entry_source: k.emu_entry.clone(),
         xclbin: format!("{}.xclbin", k.name),
-        hash: String::new(), if_clause: false, device_clause: false, guard: None,
+        hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None,
         write_ports: k.write_ports.clone(),
     }
 }
