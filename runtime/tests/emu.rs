@@ -64,6 +64,25 @@ fn section_1d_results_and_bytes() {
     assert!(r2.offloaded());
     assert_eq!(b2, vec![7.0, 2.0 * a2[1], 2.0 * a2[2], 2.0 * a2[3], 7.0]);
     assert_eq!(kernel_dirs(cache.path()).len(), 1);
+
+    // The shim headers were precompiled once, beside the kernels.
+    let pch: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("pch-"))
+        .collect();
+    assert_eq!(pch.len(), 1, "{pch:?}");
+    let header = std::fs::read_to_string(pch[0].join("tessera_emu.h")).unwrap();
+    assert!(header.contains("#include \"tessera_hls.h\""), "{header}");
+    let compiled: Vec<_> = ["tessera_emu.h.gch", "tessera_emu.h.pch"].iter().map(|f| pch[0].join(f)).filter(|p| p.is_file()).collect();
+    assert_eq!(compiled.len(), 1, "one precompiled form in {}", pch[0].display());
+    // A precompiled header the compiler refuses (here: garbage) costs only time: the
+    // kernel compiles without it, with the same results.
+    std::fs::write(&compiled[0], b"not a precompiled header").unwrap();
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let (r3, a3, b3) = run_scale1d(&emu(cache.path()), 5);
+    assert!(r3.offloaded(), "{:?}", r3.reason);
+    assert_eq!(b3, vec![7.0, 2.0 * a3[1], 2.0 * a3[2], 2.0 * a3[3], 7.0]);
 }
 
 #[test]

@@ -414,8 +414,9 @@ impl Gen {
         }
         if fb == Some(Fb::Opaque) {
             // Tessera cannot make the copies of `always` for a region whose variables
-            // it cannot pass: while data is mapped such a region stops the program
-            // (tests/fatal/opaque_always.c), which the differential fuzzer would report.
+            // it cannot pass: while data is mapped such a region stops the program (as
+            // with an `if` clause, tests/fatal/opaque_if.c), which the differential
+            // fuzzer would report.
             for m in &mut maps {
                 m.always = false;
             }

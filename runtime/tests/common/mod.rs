@@ -227,7 +227,7 @@ pub fn kernel_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default();
     v.retain(|p| {
         let n = p.file_name().unwrap().to_string_lossy();
-        !n.starts_with("include-") && !n.starts_with("hls-")
+        !n.starts_with("include-") && !n.starts_with("hls-") && !n.starts_with("pch-")
     });
     v.sort();
     v
