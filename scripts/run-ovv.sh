@@ -154,7 +154,8 @@ def one(rel):
     # offload targets: the reference gets OpenMP's host-device versions of them (its
     # only device is the host), as the differential tests' reference does.
     host_device = []
-    if "omp_target_" in Path(src).read_text(errors="replace"):
+    text = Path(src).read_text(errors="replace")
+    if "omp_target_" in text or "omp_get_mapped_ptr" in text:
         host_device = ["-x", "c", str(root / "tests/support/omp_host_device.c"), "-x", "none"]
     st, o, e = run([clang, "-fopenmp", *FLAGS, src, "-o", str(d / "ref"), "-lm", *host_device])
     (d / "ref.compile.log").write_text(o + e)

@@ -249,7 +249,7 @@ pub fn reference_build_command(src: &Path, bin: &Path) -> Command {
     let cxx = src.extension().is_some_and(|e| e == "cpp");
     let mut c = Command::new(if cxx { "clang++-19" } else { "clang-19" });
     c.args(["-fopenmp", "-O2", "-o"]).arg(bin).arg(src).arg("-lm");
-    if std::fs::read_to_string(src).is_ok_and(|t| t.contains("omp_target_")) {
+    if std::fs::read_to_string(src).is_ok_and(|t| t.contains("omp_target_") || t.contains("omp_get_mapped_ptr")) {
         c.args(["-x", "c"]).arg(repo_root().join("tests/support/omp_host_device.c")).args(["-x", "none"]);
     }
     c

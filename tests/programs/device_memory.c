@@ -1,6 +1,7 @@
 /* Device memory routines and `is_device_ptr`: blocks from omp_target_alloc live on
    Tessera's device (in its data environment, as present data), omp_target_memcpy
-   moves bytes between host memory and device blocks, and a region with
+   moves bytes between host memory and device blocks (omp_target_memcpy_rect: a
+   sub-box of a 2D array, row by row), and a region with
    `is_device_ptr(d)` finds the block d points to — also at an offset into it. A
    region that must run on the host with a device pointer sees the block's device
    bytes and gives its results back to the device. The reference build links
@@ -46,6 +47,34 @@ int main(void) {
   printf(" %d\n", omp_target_memcpy(back, d, (n - 100) * sizeof *d, 100 * sizeof *d, 100 * sizeof *d, host, dev));
   print_floats("back", back, n);
   printf("host data present on the host device: %d\n", omp_target_is_present(h, host));
+
+  /* A 7x9 box at (2, 3) of a 12x20 host array into the corner of a 10x10 block,
+     doubled on the device, back to (4, 5) of another host array. */
+  enum { R = 12, C = 20, DR = 10, DC = 10 };
+  static double g[R][C], out[R][C];
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < C; j++) g[i][j] = rng_float();
+  double *blk = omp_target_alloc(DR * DC * sizeof *blk, dev);
+  if (!blk) { printf("omp_target_alloc failed\n"); return 1; }
+  size_t vol[2] = {7, 9}, at[2] = {2, 3}, zero[2] = {0, 0}, to[2] = {4, 5};
+  size_t hdims[2] = {R, C}, ddims[2] = {DR, DC};
+  printf("rect in: %d\n", omp_target_memcpy_rect(blk, g, sizeof(double), 2, vol, zero, at, ddims, hdims, dev, host));
+#pragma omp target teams distribute parallel for is_device_ptr(blk) // expect: emu
+  for (int i = 0; i < DR * DC; i++)
+    blk[i] = 2.0 * blk[i];
+  printf("rect out: %d\n", omp_target_memcpy_rect(out, blk, sizeof(double), 2, vol, to, zero, hdims, ddims, host, dev));
+  print_doubles("rect", &out[0][0], R * C);
+  omp_target_free(blk, dev);
+
+  /* The device address of mapped data, used as a device pointer. */
+#pragma omp target enter data map(to: h[0:n]) // expect: emu
+  float *hm = omp_get_mapped_ptr(h, dev);
+  printf("mapped: %d\n", hm != NULL);
+#pragma omp target teams distribute parallel for is_device_ptr(hm) // expect: emu
+  for (int i = 0; i < n; i++)
+    hm[i] = hm[i] + 1.0f;
+#pragma omp target exit data map(from: h[0:n]) // expect: emu
+  print_floats("h", h, n);
 
   omp_target_free(d, dev);
   omp_target_free(e, dev);

@@ -28,6 +28,46 @@ int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dst_offs
   return 0;
 }
 
+int omp_target_memcpy_rect(void *dst, const void *src, size_t element_size, int num_dims,
+                           const size_t *volume, const size_t *dst_offsets, const size_t *src_offsets,
+                           const size_t *dst_dimensions, const size_t *src_dimensions, int dst_device_num,
+                           int src_device_num) {
+  if (!dst && !src)
+    return 3;
+  if (dst_device_num != omp_get_initial_device() || src_device_num != omp_get_initial_device() || num_dims < 1)
+    return 1;
+  if (num_dims == 1) {
+    memmove((char *)dst + dst_offsets[0] * element_size, (const char *)src + src_offsets[0] * element_size,
+            volume[0] * element_size);
+    return 0;
+  }
+  /* Row-major: one dimension less per recursion level. */
+  size_t dst_row = element_size, src_row = element_size;
+  for (int k = 1; k < num_dims; k++) {
+    dst_row *= dst_dimensions[k];
+    src_row *= src_dimensions[k];
+  }
+  for (size_t i = 0; i < volume[0]; i++) {
+    int rc = omp_target_memcpy_rect((char *)dst + (dst_offsets[0] + i) * dst_row,
+                                    (const char *)src + (src_offsets[0] + i) * src_row, element_size,
+                                    num_dims - 1, volume + 1, dst_offsets + 1, src_offsets + 1, dst_dimensions + 1,
+                                    src_dimensions + 1, dst_device_num, src_device_num);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+void *omp_get_mapped_ptr(const void *ptr, int device_num) {
+  return device_num == omp_get_initial_device() ? (void *)ptr : NULL;
+}
+
+int omp_target_is_accessible(const void *ptr, size_t size, int device_num) {
+  (void)ptr;
+  (void)size;
+  return device_num == omp_get_initial_device();
+}
+
 int omp_target_is_present(const void *ptr, int device_num) {
   (void)ptr;
   return device_num == omp_get_initial_device();
