@@ -698,17 +698,23 @@ fn precompiled_headers(root: &Path, compiler: &Path, inc: &Path, vendor: Option<
     }
     let built = (|| {
         std::fs::create_dir_all(&dir).ok()?;
-        write_atomic(&dir.join("tessera_emu.h"), header.as_bytes()).ok()?;
+        write_atomic(&header_path, header.as_bytes()).ok()?;
         let tmp = dir.join(format!(".tessera_emu.h.pch.tmp.{}", std::process::id()));
-        let mut cmd = Command::new(compiler);
         // The kernel's language and code generation flags (a precompiled header is
-        // only accepted under the same ones), without the link flags.
-        cmd.args(CXX_FLAGS.iter().filter(|f| **f != "-shared" && !f.starts_with("-Wl,")));
-        cmd.arg("-x").arg("c++-header").arg("-I").arg(inc);
-        if let Some(v) = vendor {
-            cmd.arg("-isystem").arg(v);
-        }
-        cmd.arg(&header_path).arg("-o").arg(&tmp).stdin(Stdio::null());
+        // only accepted under the same ones) and header directories, without the
+        // link flags: for building the header and for checking it.
+        let headers_cmd = || {
+            let mut cmd = Command::new(compiler);
+            cmd.args(CXX_FLAGS.iter().filter(|f| **f != "-shared" && !f.starts_with("-Wl,")));
+            cmd.arg("-I").arg(inc);
+            if let Some(v) = vendor {
+                cmd.arg("-isystem").arg(v);
+            }
+            cmd.stdin(Stdio::null());
+            cmd
+        };
+        let mut cmd = headers_cmd();
+        cmd.arg("-x").arg("c++-header").arg(&header_path).arg("-o").arg(&tmp);
         let ok = cmd.output().is_ok_and(|o| o.status.success());
         if !ok || std::fs::rename(&tmp, &pch).is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -718,13 +724,8 @@ fn precompiled_headers(root: &Path, compiler: &Path, inc: &Path, vendor: Option<
         // cannot load back (seen here: a file written by one process made every
         // compile that loaded it allocate without end) is caught on an empty unit,
         // with bounded memory, before any kernel uses it.
-        let mut check = Command::new(compiler);
-        check.args(CXX_FLAGS.iter().filter(|f| **f != "-shared" && !f.starts_with("-Wl,")));
-        check.arg("-fsyntax-only").arg("-include").arg(&header_path).arg("-I").arg(inc);
-        if let Some(v) = vendor {
-            check.arg("-isystem").arg(v);
-        }
-        check.arg("-x").arg("c++").arg("/dev/null").stdin(Stdio::null());
+        let mut check = headers_cmd();
+        check.arg("-fsyntax-only").arg("-include").arg(&header_path).arg("-x").arg("c++").arg("/dev/null");
         if !limit_memory(check, PCH_COMPILE_MEMORY).output().is_ok_and(|o| o.status.success()) {
             let _ = std::fs::remove_file(&pch);
             return None;
