@@ -309,17 +309,21 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// The table, once no entry that `items` reach is held by another thread's host
     /// run (see [`Entry::host_run`]); waits for those runs to end.
     fn lock_free<'a>(&'a self, items: &[&ArrayPlan]) -> MutexGuard<'a, BTreeMap<usize, Entry<B>>> {
+        self.lock_when_free(|table| items.iter().flat_map(|it| reached(table, it)).collect())
+    }
+
+    /// The table, once none of the entries `keys` picks is held by another thread's
+    /// host run; waits for those runs to end.
+    fn lock_when_free<'a>(
+        &'a self,
+        keys: impl Fn(&BTreeMap<usize, Entry<B>>) -> Vec<usize>,
+    ) -> MutexGuard<'a, BTreeMap<usize, Entry<B>>> {
         let me = std::thread::current().id();
         let mut table = lock(&self.table);
-        loop {
-            let busy = items.iter().any(|it| {
-                reached(&table, it).iter().any(|k| table[k].host_run.is_some_and(|(t, _)| t != me))
-            });
-            if !busy {
-                return table;
-            }
+        while keys(&table).iter().any(|k| table[k].host_run.is_some_and(|(t, _)| t != me)) {
             table = self.released.wait(table).unwrap_or_else(|e| e.into_inner());
         }
+        table
     }
 
     /// Whether nothing is mapped.
@@ -885,10 +889,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
     /// (it is: OpenMP maps only memory the program owns until it unmaps it).
     pub(crate) unsafe fn host_begin_all(&self, moved: &mut Transfers) -> Result<Vec<Pin<B>>, String> {
         let me = std::thread::current().id();
-        let mut table = lock(&self.table);
-        while table.values().any(|e| e.host_run.is_some_and(|(t, _)| t != me)) {
-            table = self.released.wait(table).unwrap_or_else(|e| e.into_inner());
-        }
+        let mut table = self.lock_when_free(|table| table.keys().copied().collect());
         let mut pins: Vec<Pin<B>> = Vec::new();
         for (&k, e) in table.iter_mut() {
             let runs = vec![(e.lo, e.hi - e.lo)];
