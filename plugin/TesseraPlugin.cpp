@@ -68,6 +68,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -497,7 +498,7 @@ private:
                llvm::StringRef IRJson, llvm::StringRef Reason);
   void hostEnd(OMPExecutableDirective *D, llvm::StringRef Manifest,
                llvm::SmallVectorImpl<Stmt *> &Out);
-  static bool hostRunStandsForDevice(const OMPExecutableDirective *D);
+  static bool hostRunStandsForDevice(llvm::StringRef Manifest);
   void poison(const DeclContext *Context, llvm::StringRef Why);
   Expr *vlaExtent(const VarDecl *VD, llvm::ArrayRef<const VarDecl *> Vars,
                   SourceLocation L);
@@ -829,20 +830,25 @@ Stmt *TesseraConsumer::temporary(Expr *Init, const DeclContext *Context,
   return new (Ctx) DeclStmt(DeclGroupRef(Tmp), L, L);
 }
 
-/// Whether the host run of region \p D, whose variables cannot be passed, stands
-/// for a device run once the runtime has put the device data of every mapping
-/// around it: not with an `if` or `device` clause (which may send it to the host
-/// device, on host data) or an `always` map (a copy the runtime cannot make
-/// without the variables). Mirrors the runtime's check of the manifest
-/// (`__tessera_opaque`: `if_clause`, `device_clause`, `always_maps`).
-bool TesseraConsumer::hostRunStandsForDevice(const OMPExecutableDirective *D) {
-  if (D->hasClausesOfKind<OMPIfClause>() ||
-      D->hasClausesOfKind<OMPDeviceClause>())
+/// Whether the host run of a region whose variables cannot be passed (its
+/// manifest \p Manifest) stands for a device run once the runtime has put the
+/// device data of every mapping around it: not with an `if` or `device` clause
+/// (which may send it to the host device, on host data) or an `always` map (a
+/// copy the runtime cannot make without the variables). The manifest's flags are
+/// what the runtime decides by (tessera_ir::manifest::Manifest::opaque_limit), so
+/// the two cannot disagree.
+bool TesseraConsumer::hostRunStandsForDevice(llvm::StringRef Manifest) {
+  llvm::Expected<llvm::json::Value> V = llvm::json::parse(Manifest);
+  if (!V) {
+    llvm::consumeError(V.takeError());
     return false;
-  for (const auto *C : D->getClausesOfKind<OMPMapClause>())
-    for (OpenMPMapModifierKind M : C->getMapTypeModifiers())
-      if (M == OMPC_MAP_MODIFIER_always)
-        return false;
+  }
+  const llvm::json::Object *O = V->getAsObject();
+  if (!O)
+    return false;
+  for (llvm::StringRef Key : {"if_clause", "device_clause", "always_maps"})
+    if (O->getBoolean(Key).value_or(false))
+      return false;
   return true;
 }
 
@@ -877,21 +883,21 @@ Stmt *TesseraConsumer::opaque(OMPExecutableDirective *D,
   // or descriptor carries the same, for the runtime's report).
   remark(L, (Data ? "'" + What + "'" : std::string("target region")) +
                 " not offloaded: [unpassable] " + Reason.str());
+  rust::String Text = tessera::opaque_directive(
+      rust::Str(IRJson.data(), IRJson.size()),
+      rust::Str(Reason.data(), Reason.size()));
+  std::string Desc = toStd(Text);
   // A region's host run gets the device data of every mapping around it, so an
   // enclosing `target data` may map, unless the region has a clause the runtime
   // cannot honour without its variables (see hostRunStandsForDevice).
-  if (Data || !hostRunStandsForDevice(D))
+  if (Data || Desc.empty() || !hostRunStandsForDevice(Desc))
     poison(Context, ("'" + What + "' (line " +
                      llvm::Twine(
                          Ctx.getSourceManager().getPresumedLineNumber(L)) +
                      ") that Tessera cannot handle: " + Reason)
                         .str());
-  rust::String Text = tessera::opaque_directive(
-      rust::Str(IRJson.data(), IRJson.size()),
-      rust::Str(Reason.data(), Reason.size()));
-  if (Text.empty())
+  if (Desc.empty())
     return nullptr;
-  std::string Desc = toStd(Text);
   llvm::DenseMap<const VarDecl *, bool> NoFlags;
   if (Data)
     return rewriteData(D, Context, Desc, {}, NoFlags);

@@ -281,15 +281,7 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
                     None,
                     m.rejected.clone().unwrap_or_else(|| "its variables cannot be passed to the Tessera runtime".into()),
                 ),
-                if m.if_clause {
-                    Some("its 'if' clause may send it to the host device, on host data")
-                } else if m.device_clause {
-                    Some("its 'device' clause may send it to the host device, on host data")
-                } else if m.always_maps {
-                    Some("its 'always' maps need copies Tessera cannot make without its variables")
-                } else {
-                    None
-                },
+                m.opaque_limit(),
             ),
         }
     };

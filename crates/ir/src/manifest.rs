@@ -57,7 +57,7 @@ pub struct Manifest {
     /// `args`) has a map clause with the `always` modifier: a copy the runtime cannot
     /// make without the variables, so its host run cannot stand for a device run while
     /// data is mapped (as with an `if` or `device` clause, whose value it does not see
-    /// either); `__tessera_opaque` then stops the program.
+    /// either); see [`Manifest::opaque_limit`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub always_maps: bool,
     /// What the kernel is: [`Manifest::content_hash`] (SHA-256, 64 hex digits) of the
@@ -213,6 +213,23 @@ pub struct Footprint {
 }
 
 impl Manifest {
+    /// For a region whose variables cannot be passed (`__tessera_opaque`): why its host
+    /// run cannot stand for a device run even with the device copy of every mapping
+    /// around it — a clause whose value the runtime does not see, or an `always` copy it
+    /// cannot make — or `None` when it can. The runtime then stops the program while data
+    /// is mapped, and the plugin keeps every enclosing `target data` from mapping.
+    pub fn opaque_limit(&self) -> Option<&'static str> {
+        if self.if_clause {
+            Some("its 'if' clause may send it to the host device, on host data")
+        } else if self.device_clause {
+            Some("its 'device' clause may send it to the host device, on host data")
+        } else if self.always_maps {
+            Some("its 'always' maps need copies Tessera cannot make without its variables")
+        } else {
+            None
+        }
+    }
+
     /// Parses a manifest.
     pub fn from_json(text: &str) -> Result<Manifest, String> {
         let m: Manifest = serde_json::from_str(text).map_err(|e| format!("manifest does not parse: {e}"))?;
