@@ -257,6 +257,11 @@ private:
   json::Array Reductions;
   llvm::DenseMap<const VarDecl *, std::string> ReductionOps;
   llvm::SmallVector<unsigned, 2> TopReductionVars;
+  /// `Region::array_reductions`, and the variables and sections of those on the
+  /// target construct itself (mapped `tofrom` over that section when no map
+  /// clause names them).
+  json::Array ArrayReductions;
+  llvm::SmallVector<std::pair<unsigned, json::Array>, 2> TopArrayReductions;
   /// A clause expression as clang evaluates it at the directive: through the
   /// `.capture_expr.` variables of the directive's pre-inits.
   static const Expr *uncaptured(const Expr *E);
@@ -318,6 +323,9 @@ private:
   // Clauses -----------------------------------------------------------------
   void clauses(const OMPExecutableDirective &D, bool OwnsLoop);
   void unsupportedClause(const OMPClause *C, llvm::StringRef Name = {});
+  void arrayReduction(const OMPReductionClause *RC,
+                      const OMPExecutableDirective &D, const Expr *Item,
+                      llvm::StringRef Op, bool Whole);
   void reductionClause(const OMPReductionClause *RC,
                        const OMPExecutableDirective &D);
   bool wholeRegion(const OMPExecutableDirective &D) const;
@@ -1035,17 +1043,18 @@ void RegionExtractor::reductionClause(const OMPReductionClause *RC,
         O["unsupported"] = Unsupported.str();
       Reductions.push_back(std::move(O));
     };
+    bool IsArray = VD && VD->getType()->isArrayType();
+    if ((!VD && (isa<ArraySectionExpr>(E) || isa<ArraySubscriptExpr>(E))) ||
+        IsArray) {
+      arrayReduction(RC, D, Item, Op, Whole);
+      continue;
+    }
     if (!VD) {
-      Entry(text(Item), isa<ArraySectionExpr>(E) || isa<ArraySubscriptExpr>(E)
-                            ? "array section"
-                            : "list item that is not a variable");
+      Entry(text(Item), "list item that is not a variable");
       continue;
     }
     if (!scalar(VD->getType())) {
-      Entry(VD->getNameAsString(),
-            VD->getType()->isArrayType()
-                ? std::string("array")
-                : "variable of " + typeText(VD->getType()));
+      Entry(VD->getNameAsString(), "variable of " + typeText(VD->getType()));
       continue;
     }
     std::optional<unsigned> I = regionVar(VD);
@@ -1072,6 +1081,55 @@ void RegionExtractor::reductionClause(const OMPReductionClause *RC,
       TopReductionVars.push_back(*I);
     Entry(Vars[*I].Name, "");
   }
+}
+
+/// One array or array-section list item of a reduction clause (`a`,
+/// `a[l:n]`, `A[l0:n0][l1:n1]`, `a[i]`) with operator \p Op: a
+/// `Region::array_reductions` entry over a region variable, the variable then
+/// written; what Tessera does not reduce is an unsupported `Region::reductions`
+/// entry (a strided section, a member, a construct that is only part of the
+/// region, a second operator).
+void RegionExtractor::arrayReduction(const OMPReductionClause *RC,
+                                     const OMPExecutableDirective &D,
+                                     const Expr *Item, llvm::StringRef Op,
+                                     bool Whole) {
+  auto Unsupported = [&](std::string Var, llvm::StringRef What) {
+    Reductions.push_back(json::Object{{"op", Op.str()},
+                                      {"var", std::move(Var)},
+                                      {"loc", loc(RC->getBeginLoc())},
+                                      {"unsupported", What.str()}});
+  };
+  ListItem L = listItem(Item);
+  if (!L.Var) {
+    Unsupported(text(Item), "array section that is not of a variable");
+    return;
+  }
+  const std::string &Name = Vars[*L.Var].Name;
+  if (L.Strided) {
+    Unsupported(text(Item), "strided array section");
+    return;
+  }
+  if (!Whole) {
+    Unsupported(text(Item), "part of the region");
+    return;
+  }
+  const VarDecl *VD = Vars[*L.Var].Decl;
+  auto It = ReductionOps.find(VD);
+  if (It != ReductionOps.end()) {
+    if (It->second != Op)
+      Unsupported(text(Item), "second operator");
+    return;
+  }
+  ReductionOps[VD] = Op.str();
+  Vars[*L.Var].Written = true;
+  json::Object O{{"op", Op.str()},
+                 {"var", Name},
+                 {"loc", loc(RC->getBeginLoc())}};
+  if (!L.Section.empty())
+    O["section"] = json::Array(L.Section);
+  ArrayReductions.push_back(std::move(O));
+  if (&D == Top)
+    TopArrayReductions.push_back({*L.Var, std::move(L.Section)});
 }
 
 /// The IR map type of \p MC (`"tofrom"`, `"always to"`, …; see
@@ -2423,6 +2481,11 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
   for (unsigned I : TopReductionVars)
     if (Vars[I].Map.kind() == json::Value::Null)
       Vars[I].Map = "tofrom";
+  for (auto &[I, Section] : TopArrayReductions)
+    if (Vars[I].Map.kind() == json::Value::Null) {
+      Vars[I].Map = "tofrom";
+      Vars[I].Section = std::move(Section);
+    }
   json::Array Body;
   if (D.hasAssociatedStmt()) {
     // Combined loop directives: the associated loop nest. Plain `target`,
@@ -2445,6 +2508,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"if_clause", IfCondition != nullptr},
       {"device_clause", DeviceNum != nullptr},
       {"reductions", std::move(Reductions)},
+      {"array_reductions", std::move(ArrayReductions)},
       {"vars", std::move(VarsJ)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;

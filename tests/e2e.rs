@@ -44,6 +44,7 @@ programs! {
     reduction_floating_min_max_and_products => "reduction_minmax.c",
     reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
     reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
+    reduction_arrays_and_array_sections => "reduction_array.c",
     math_image_filters_and_norms => "math_image.c",
     math_inlined_helpers => "math_helpers.c",
     math_cxx_template_stencil => "math_stencil.cpp",
@@ -166,6 +167,7 @@ variants! {
         reduction_floating_min_max_and_products => "reduction_minmax.c",
         reduction_mapped_scalars_written_by_the_region => "reduction_scalar_out.c",
         reduction_in_data_regions_and_collapsed_nests => "reduction_data.c",
+        reduction_arrays_and_array_sections => "reduction_array.c",
         math_image_filters_and_norms => "math_image.c",
         math_inlined_helpers => "math_helpers.c",
         math_cxx_template_stencil => "math_stencil.cpp",
@@ -320,6 +322,39 @@ fn floating_reductions_in_the_loops_order() {
     let field = |out: &str, k: &str| out.split_whitespace().skip_while(|w| *w != k).nth(1).unwrap().to_string();
     for k in ["sum", "dot", "gsum"] {
         assert_ne!(field(&fast, k), field(&want, k), "{k}: partial sums round like the loop's order\n{fast}{want}");
+    }
+}
+
+/// Floating reductions on array sections whose result depends on the private copy
+/// starting at the identity (`y[j] + (x0 + x1 + …)`, not `((y[j] + x0) + x1) + …`): the
+/// program reports that the in-place order would differ for every element, and its
+/// output on the emulated device is the CPU's with one thread, bit for bit, every
+/// region on the device.
+#[test]
+fn floating_array_reductions_start_at_the_identity() {
+    let src = tessera_tests::repo_root().join("tests/sequential/reduction_array_order.c");
+    let work = tempfile::tempdir().expect("temp dir");
+    let run = |bin: &std::path::Path, report: &str| {
+        let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let build = |mut c: std::process::Command| {
+        let out = c.output().expect("builds");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let reference = work.path().join("reference");
+    build(tessera_tests::reference_build_command(&src, &reference));
+    let want = run(&reference, "reference.jsonl");
+    assert!(want.contains("in-place sums differ: 13 of 13") && want.contains("in-place products differ: 5 of 5"), "{want}");
+    let bin = work.path().join("tessera");
+    build(tessera_tests::tessera_build_command(&src, &bin, &[]));
+    assert_eq!(run(&bin, "tessera.jsonl"), want);
+    let report = std::fs::read_to_string(work.path().join("tessera.jsonl")).unwrap();
+    assert_eq!(report.lines().count(), 2, "{report}");
+    for l in report.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!((v["device"].as_str(), v["mode"].as_str()), (Some("emu"), Some("tessera")), "{l}");
     }
 }
 

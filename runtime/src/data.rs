@@ -237,6 +237,8 @@ pub struct Plan {
     /// [`check_footprints`]); checked against the section in [`plan`], against the
     /// present mapping for `present` arguments at launch.
     pub footprints: Vec<Vec<Reach>>,
+    /// Per argument, its array reduction (`reduction(+: a[l:n])`), evaluated.
+    pub reductions: Vec<Option<crate::reduce::ReducePlan>>,
 }
 
 /// One access's evaluated footprint: the box of indices it covers.
@@ -411,13 +413,19 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
 
     let mut out = Vec::with_capacity(args.len());
     let mut footprints = Vec::with_capacity(args.len());
+    let mut reductions = Vec::with_capacity(args.len());
     for ((a, &addr), slot) in manifest.args.iter().zip(args).zip(&scalars) {
         let Some(arr) = &a.array else {
             out.push(ArgPlan::Scalar(slot.expect("scalar slots were read above")));
             footprints.push(Vec::new());
+            reductions.push(None);
             continue;
         };
         let p = eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env)?;
+        reductions.push(match &arr.reduction {
+            Some(r) => Some(reduce_plan(&a.name, a, arr, r, &p, addr, &env)?),
+            None => None,
+        });
         let r = reaches(&arr.footprint, &env);
         if arr.map != MapKind::Present {
             let sec: Vec<(i128, i128)> =
@@ -427,9 +435,39 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
         footprints.push(r);
         out.push(ArgPlan::Array(p));
     }
-    let plan = Plan { args: out, footprints };
+    let plan = Plan { args: out, footprints, reductions };
     check_overlap(&plan)?;
     Ok(plan)
+}
+
+/// Evaluates an array reduction's elements, which must lie inside the mapped section
+/// `mapped` (OpenMP: the reduced list item is part of what the construct maps).
+///
+/// # Safety
+/// As for [`eval_array`].
+unsafe fn reduce_plan(
+    name: &str,
+    a: &tessera_ir::manifest::Arg,
+    arr: &tessera_ir::manifest::ArrayArg,
+    r: &tessera_ir::manifest::ArrayReductionArg,
+    mapped: &ArrayPlan,
+    addr: *mut c_void,
+    env: &dyn Fn(&str) -> Option<i128>,
+) -> Result<crate::reduce::ReducePlan, String> {
+    let red = eval_array(name, a.kind, a.elem, arr.map, &arr.dims, &r.section, addr, env)?;
+    let m = &mapped.shape;
+    let inside = (0..m.dims.len()).all(|d| {
+        red.shape.len[d] == 0 || (red.shape.lower[d] >= m.lower[d] && red.shape.lower[d] + red.shape.len[d] <= m.lower[d] + m.len[d])
+    });
+    if !inside {
+        let text = |s: &BoxShape| s.lower.iter().zip(&s.len).map(|(l, n)| format!("[{l}:{n}]")).collect::<String>();
+        return Err(format!(
+            "array '{name}': the reduced section {} is not inside the mapped section {}",
+            text(&red.shape),
+            text(m)
+        ));
+    }
+    Ok(crate::reduce::ReducePlan { op: r.op, elem: a.elem, shape: red.shape })
 }
 
 /// Evaluates one array (a manifest argument or a data directive's list item):
@@ -840,7 +878,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims,
-                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![], bank: 0
+                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![], bank: 0, reduction: None
             }),
         }
     }

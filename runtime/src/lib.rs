@@ -60,6 +60,7 @@ pub mod emu;
 pub mod environment;
 pub mod memory;
 pub mod present;
+pub mod reduce;
 pub mod report;
 pub mod tapasco;
 pub mod xrt;

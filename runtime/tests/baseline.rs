@@ -67,7 +67,7 @@ fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
         unsupported_clauses: vec![],
         tile: None,
         vars,
-        body, if_clause: false, device_clause: false, reductions: vec![],
+        body, if_clause: false, device_clause: false, reductions: vec![], array_reductions: vec![],
     }
 }
 
@@ -211,7 +211,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             array: var.map.map(|map| ArrayArg {
                 map,
                 dims: var.dims.iter().map(|d| d.clone().unwrap()).collect(),
-                section: Vec::<Section>::new(), footprint: vec![], bank: 0
+                section: Vec::<Section>::new(), footprint: vec![], bank: 0, reduction: None
             }),
         })
         .collect();

@@ -1,5 +1,5 @@
 /* Regions Tessera keeps on the host, each with its remark: an indirect subscript,
-   a call, and a `reduction` on an array section. Results must still be exactly the CPU's. */
+   a call, and a `reduction` on a construct that is only part of the region. Results must still be exactly the CPU's. */
 #include <math.h>
 #include <stdlib.h>
 #include "common.h"
@@ -21,14 +21,18 @@ int main(void) {
   for (int i = 0; i < n; i++)
     c[i] = scale(a[i]) + sqrtf(fabsf(a[i])); // expect-remark: [call] call 'scale(a[i])' is not supported: the body of 'scale' is not visible here (Tessera inlines functions defined before the region, e.g. 'static inline' or 'declare target' ones)
 
-  double sum[1] = {0.0};
-#pragma omp target teams distribute parallel for map(to: c[0:n]) reduction(+: sum[0:1]) // expect: host
-  for (int i = 0; i < n; i++) // expect-remark@-1: [unsupported-reduction] Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: sum[0:1])'; reduce into a scalar per element
-    sum[0] += c[i];
+  double sum[2] = {0.0, 0.0};
+#pragma omp target map(to: c[0:n]) map(tofrom: sum[0:2]) // expect: host
+  {
+    sum[1] = 1.0;
+#pragma omp parallel for reduction(+: sum[0:1]) // expect-remark: [unsupported-reduction] a reduction on a construct that is only part of the target region is not supported: 'reduction(+: sum[0:1])'; put the clause on the target construct, or make the construct the region's only statement
+    for (int i = 0; i < n; i++)
+      sum[0] += c[i];
+  }
 
   print_floats("b", b, n);
   print_floats("c", c, n);
-  printf("sum: %a\n", sum[0]);
+  printf("sum: %a %a\n", sum[0], sum[1]);
   free(a); free(b); free(c); free(idx);
   return 0;
 }

@@ -40,6 +40,7 @@ pub fn check_region_view(region: &Region, view: &Region, math: MathMode) -> Resu
         return Err(reject(RejectReason::UnsupportedClause { clause: c.name.clone() }, &c.loc));
     }
     check_reductions(region)?;
+    check_array_reductions(region)?;
     check_body(view, math)?;
     check_vars(region)
 }
@@ -108,9 +109,13 @@ fn check_reductions(region: &Region) -> Result<(), Rejection> {
     for r in &region.reductions {
         let Some(what) = &r.unsupported else { continue };
         let (why, hint) = match what.as_str() {
-            "array section" | "array" => (
-                "Tessera reduces scalar variables, not arrays or array sections".to_string(),
-                "reduce into a scalar per element",
+            "strided array section" => (
+                "Tessera reduces contiguous array sections, not strided ones".to_string(),
+                "reduce the whole section, or one section per stride class",
+            ),
+            "array section that is not of a variable" => (
+                "Tessera reduces arrays and sections of variables, not of members or expressions".to_string(),
+                "reduce a local array, or a section of a pointer variable that points to the data",
             ),
             "declared in the region" => (
                 "a reduction variable declared inside the target region is not supported".to_string(),
@@ -138,6 +143,38 @@ fn check_reductions(region: &Region) -> Result<(), Rejection> {
         if let Some(what) = what {
             let text = format!("reduction({}: {})", r.op.name(), r.var);
             return Err(reject(RejectReason::UnsupportedExpression { what: what.into(), text }, &r.loc));
+        }
+    }
+    Ok(())
+}
+
+/// The array reductions name array variables that the target construct maps (the
+/// runtime turns the reduced elements of that mapping into the private copy).
+fn check_array_reductions(region: &Region) -> Result<(), Rejection> {
+    for (i, r) in region.array_reductions.iter().enumerate() {
+        let text = || format!("reduction({}: {})", r.op.name(), r.var);
+        let what = match region.var(&r.var) {
+            None => Some("array reduction on an unknown variable"),
+            Some(v) if v.kind == VarKind::Scalar => Some("array reduction on a scalar"),
+            Some(v) if r.section.len() > v.dims.len() => Some("array reduction with more subscripts than dimensions"),
+            Some(_) if region.array_reductions[..i].iter().any(|o| o.var == r.var) => {
+                Some("second array reduction of one variable")
+            }
+            Some(_) => None,
+        };
+        if let Some(what) = what {
+            return Err(reject(RejectReason::UnsupportedExpression { what: what.into(), text: text() }, &r.loc));
+        }
+        let v = region.var(&r.var).expect("checked above");
+        if is_attached(v) {
+            return Err(reject(
+                RejectReason::UnsupportedReduction {
+                    text: text(),
+                    why: "the reduced array is not mapped by the target construct".into(),
+                    hint: format!("map it on the target construct, e.g. 'map(tofrom: {}[0:n])'", r.var),
+                },
+                &r.loc,
+            ));
         }
     }
     Ok(())
@@ -488,20 +525,52 @@ mod tests {
         let loc = Loc { file: "l.c".into(), line: 3, col: 60 };
         r.reductions.push(tessera_ir::Reduction {
             op: tessera_ir::ReductionOp::Add,
-            var: "hist[0:4]".into(),
+            var: "hist[0:4:2]".into(),
             loc: loc.clone(),
-            unsupported: Some("array section".into()),
+            unsupported: Some("strided array section".into()),
         });
-        assert_eq!(r.reduction("hist[0:4]"), None);
+        assert_eq!(r.reduction("hist[0:4:2]"), None);
         let e = check_region(&r).unwrap_err();
         assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
         assert_eq!(
             e.remark(),
-            "[unsupported-reduction] Tessera reduces scalar variables, not arrays or array sections: 'reduction(+: hist[0:4])'; reduce into a scalar per element"
+            "[unsupported-reduction] Tessera reduces contiguous array sections, not strided ones: 'reduction(+: hist[0:4:2])'; reduce the whole section, or one section per stride class"
         );
         let mut r = accumulation(Some(MapKind::Tofrom), Some(tessera_ir::ReductionOp::Add));
         r.reductions[0].var = "b".into();
         assert_eq!(check_region(&r).unwrap_err().message(), "reduction on an array 'reduction(+: b)' is not supported");
+    }
+
+    /// `reduction(+: b[0:n])`: an array the target construct maps (explicitly, or
+    /// implicitly through the clause) is reduced, its manifest argument carrying the
+    /// operator and the reduced section; a pointer the target construct does not map
+    /// (a nested construct's clause) is not, with a remark saying what to add.
+    #[test]
+    fn array_reductions_need_the_target_constructs_mapping() {
+        let n = Expr::var("n", I32);
+        let loc = Loc { file: "l.c".into(), line: 3, col: 40 };
+        let mut r = region(Expr::int(0), n.clone(), 1, 0);
+        let section = vec![tessera_ir::Section { lower: Expr::int(2), length: Expr::int(3) }];
+        r.array_reductions.push(tessera_ir::ArrayReduction {
+            op: tessera_ir::ReductionOp::Max,
+            var: "b".into(),
+            section: section.clone(),
+            loc: loc.clone(),
+        });
+        assert_eq!(check_region(&r), Ok(()));
+        let out = compile_region(&r, &Options::default());
+        let b = out.manifest.args.iter().find(|a| a.name == "b").unwrap().array.as_ref().unwrap();
+        let red = b.reduction.as_ref().expect("the argument carries the reduction");
+        assert_eq!((red.op, &red.section), (tessera_ir::ReductionOp::Max, &section));
+        // Without a map clause the pointer would be looked up as present data.
+        let b = r.vars.iter_mut().find(|v| v.name == "b").unwrap();
+        (b.kind, b.map, b.section) = (VarKind::Pointer, None, vec![]);
+        let e = check_region(&r).unwrap_err();
+        assert_eq!((e.reason.code(), &e.loc), ("unsupported-reduction", &loc));
+        assert_eq!(
+            e.remark(),
+            "[unsupported-reduction] the reduced array is not mapped by the target construct: 'reduction(max: b)'; map it on the target construct, e.g. 'map(tofrom: b[0:n])'"
+        );
     }
 
     /// The plugin's `non-canonical loop: <why>` is the reason `non-canonical-loop`, at the loop.

@@ -426,7 +426,19 @@ pub fn bank_of(region: &Region, name: &str, banks: u32) -> u32 {
 /// clauses. Fails when an array's extent is unknown. A pointer without a map clause
 /// becomes a [`MapKind::Present`] argument (see there).
 fn manifest_args(region: &Region) -> Result<Vec<Arg>, Rejection> {
-    region.vars.iter().map(manifest_arg).collect()
+    region
+        .vars
+        .iter()
+        .map(|v| {
+            let mut arg = manifest_arg(v)?;
+            if let (Some(r), Some(array)) = (region.array_reduction(&v.name), arg.array.as_mut()) {
+                let dims = check::resolved_dims(v)?;
+                let section = complete_section(&r.section, &dims);
+                array.reduction = Some(tessera_ir::manifest::ArrayReductionArg { op: r.op, section });
+            }
+            Ok(arg)
+        })
+        .collect()
 }
 
 /// One variable as a manifest argument.
@@ -441,7 +453,7 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         let one = Expr::Int { value: 1, ty: ScalarType::I64 };
         let section = vec![Section { lower: zero(), length: one.clone() }];
         let map = v.map.expect("writes_back needs a map");
-        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0 });
+        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0, reduction: None });
         return Ok(Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array });
     }
     let array = match v.kind {
@@ -449,13 +461,13 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         VarKind::Pointer | VarKind::Array if check::is_attached(v) => {
             let mut dims = vec![zero()];
             dims.extend(check::resolved_dims_from(v, &[], 1)?);
-            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![], bank: 0 })
+            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![], bank: 0, reduction: None })
         }
         VarKind::Pointer | VarKind::Array => {
             let dims = check::resolved_dims(v)?;
             let section = complete_section(&v.section, &dims);
             // OpenMP: an array referenced without a map clause is mapped tofrom.
-            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0 })
+            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0, reduction: None })
         }
     };
     Ok(Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array })
@@ -471,7 +483,7 @@ fn host_args(region: &Region) -> Vec<Arg> {
         .map(|v| {
             manifest_arg(v).unwrap_or_else(|_| {
                 let zeros = v.dims.iter().map(|_| Expr::Int { value: 0, ty: ScalarType::I64 }).collect();
-                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![], bank: 0 });
+                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![], bank: 0, reduction: None });
                 Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array }
             })
         })
@@ -538,7 +550,7 @@ mod tests {
                 var("n", VarKind::Scalar, vec![], None, false),
                 var("m", VarKind::Scalar, vec![], None, false),
             ],
-            body, if_clause: false, device_clause: false, reductions: vec![],
+            body, if_clause: false, device_clause: false, reductions: vec![], array_reductions: vec![],
         }
     }
 

@@ -119,6 +119,16 @@ pub struct Region {
     /// [`Var::writes_back`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reductions: Vec<Reduction>,
+    /// The reductions on arrays and array sections (`reduction(+: hist[0:n])`, on the
+    /// target construct or on a construct whose body is the whole region). Inside the
+    /// region the reduced elements are a private copy that starts at the operator's
+    /// identity; at the end every element becomes `a op private` (OpenMP 5.2, 5.5.8).
+    /// The kernel sees the array as an ordinary written one: the runtime fills the
+    /// reduced elements of its device copy with the identity before the launch and
+    /// combines them with the values they had afterwards (see
+    /// [`manifest::ArrayReductionArg`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub array_reductions: Vec<ArrayReduction>,
     /// The body: the loop nest and whatever else the region contains.
     pub body: Vec<Stmt>,
 }
@@ -149,6 +159,21 @@ pub struct Reduction {
     /// operator` (the variable is reduced with another operator too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsupported: Option<String>,
+}
+
+/// One `reduction(op: a[l:n]…)` list item on an array or array section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrayReduction {
+    /// The reduction identifier.
+    pub op: ReductionOp,
+    /// The array variable (one of [`Region::vars`], of kind array or pointer).
+    pub var: String,
+    /// The reduced elements, one entry per subscript given (outermost first; missing
+    /// inner dimensions are whole). Empty for a whole array (`reduction(+: a)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub section: Vec<Section>,
+    /// Where the clause is.
+    pub loc: Loc,
 }
 
 /// The reduction identifiers of OpenMP for scalars of arithmetic type (`-` is `+`,
@@ -1070,6 +1095,7 @@ impl Region {
             if_clause: false,
             device_clause: false,
             reductions: Vec::new(),
+            array_reductions: Vec::new(),
             vars,
             body,
         }
@@ -1092,6 +1118,11 @@ impl Region {
     /// The reduction of variable `name`, if it is a reduction variable.
     pub fn reduction(&self, name: &str) -> Option<&Reduction> {
         self.reductions.iter().find(|r| r.var == name && r.unsupported.is_none())
+    }
+
+    /// The array reduction of variable `name`, if the region reduces (part of) it.
+    pub fn array_reduction(&self, name: &str) -> Option<&ArrayReduction> {
+        self.array_reductions.iter().find(|r| r.var == name)
     }
 
     /// Looks a region variable up by name.

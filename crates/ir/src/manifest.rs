@@ -5,7 +5,7 @@
 //! Its `args` are the region's variables in the order the call passes their
 //! addresses, which is also the order of the kernel's parameters.
 
-use crate::{Expr, MapKind, ScalarType, Section, VarKind};
+use crate::{Expr, MapKind, ReductionOp, ScalarType, Section, VarKind};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -190,6 +190,23 @@ pub struct ArrayArg {
     /// (its argument's memory group); the model charges each bank its own traffic.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bank: u32,
+    /// Set when the region reduces (part of) the array (`reduction(+: a[l:n])`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<ArrayReductionArg>,
+}
+
+/// A reduction on an array argument. The kernel updates the reduced elements in place
+/// in the loop's order; around the launch the runtime turns that into OpenMP's private
+/// copy: before it, it saves the elements' device values and sets them to the
+/// operator's identity; after it, each element becomes `saved op kernel's value`
+/// (`tessera_rt`'s `reduce` module). The result is the host's with one thread, bit for
+/// bit, and exact in any thread count for operators other than floating `+` and `*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrayReductionArg {
+    /// The reduction identifier.
+    pub op: ReductionOp,
+    /// The reduced elements, one entry per dimension, inside the mapped section.
+    pub section: Vec<Section>,
 }
 
 fn is_zero(b: &u32) -> bool {
