@@ -205,6 +205,38 @@ fn run_on_emu(env: &Env, name: &str, mode: Mode, built: &Built, dir: &Path) -> R
     Ok(Ran { record, bit_exact, run_s: secs, host_loop_s: host_loop_seconds(&out, name) })
 }
 
+/// How many times `tessera bench` runs the configured kernel's program: the exact
+/// counts must be the same every time, and the measured times are the fastest run's
+/// (`emulation_s`, and `host_loop_s`, the program's CPU loop, separately): single
+/// runs on a shared or virtual machine vary by up to 2× when it reclaims memory or
+/// another process runs, and the minimum is the least disturbed measurement.
+pub const TIMING_RUNS: usize = 3;
+
+/// [`run_on_emu`] [`TIMING_RUNS`] times: the first run's record, with the fastest
+/// kernel and CPU-loop times of all runs; bit-exact only when every run was.
+fn run_timed(env: &Env, name: &str, mode: Mode, built: &Built, dir: &Path) -> Result<Ran, String> {
+    let mut best = run_on_emu(env, name, mode, built, dir)?;
+    let counts = best.record.traffic().ok();
+    for run in 1..TIMING_RUNS {
+        if !best.bit_exact {
+            break;
+        }
+        let again = run_on_emu(env, name, mode, built, dir)?;
+        if again.record.traffic().ok() != counts {
+            return Err(format!("the {mode} kernel's exact counts differ between run 1 and run {}", run + 1));
+        }
+        best.bit_exact &= again.bit_exact;
+        let min = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        best.record.0.kernel_wall_s = min(best.record.kernel_wall_s, again.record.kernel_wall_s);
+        best.host_loop_s = min(best.host_loop_s, again.host_loop_s);
+        best.run_s = best.run_s.min(again.run_s);
+    }
+    Ok(best)
+}
+
 /// The one region IR the plugin dumped.
 fn load_ir(dir: &Path) -> Result<Region, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -389,7 +421,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     } else {
         match build(cfg, env, name, cfg.mode, &dir) {
             Ok(b) => {
-                let ran = run_on_emu(env, name, cfg.mode, &b, &dir)?;
+                let ran = run_timed(env, name, cfg.mode, &b, &dir)?;
                 (b, ran)
             }
             Err(BuildError::UnknownMode(m)) => {
