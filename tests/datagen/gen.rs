@@ -448,7 +448,13 @@ impl Gen {
                 }
             }
         };
+        // An array reduction over the written array's `tofrom` section.
+        let reduce_w = self.has(Feat::ArrReduce)
+            && kind != RKind::Target
+            && matches!(&body, Body::Assign { w, .. } if maps.iter().any(|m| m.sec.v == *w && m.t == MapT::ToFrom && m.sec.rlen > 0))
+            && self.rng.pct(30);
         Some(Op::Region(Region {
+            reduce_w,
             kind,
             maps,
             rows: (self.ix(ctx, loop_rel, r0), self.ix(ctx, loop_rel, r1)),

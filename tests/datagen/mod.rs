@@ -127,11 +127,15 @@ pub enum Feat {
     /// OpenMP 5.1's `present` modifier on `target update` motions of mapped data
     /// (`to(present: p[…])`).
     PresentMod,
+    /// `reduction(+: <section>)` on the written array of a loop region, over the
+    /// section its `tofrom` map clause names: the region writes a private copy that
+    /// starts at 0, and each element becomes `original + private`.
+    ArrReduce,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 41] = [
+    pub const ALL: [Feat; 42] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -173,6 +177,7 @@ impl Feat {
         Feat::ZeroLen,
         Feat::AlwaysFb,
         Feat::PresentMod,
+        Feat::ArrReduce,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -219,6 +224,7 @@ impl Feat {
             Feat::ZeroLen => "zero-len",
             Feat::AlwaysFb => "always-fb",
             Feat::PresentMod => "present-mod",
+            Feat::ArrReduce => "arr-reduce",
         }
     }
 
@@ -623,6 +629,9 @@ pub struct Region {
     pub extra: u8,
     /// A 2D nest of a loop construct without `collapse(2)`.
     pub no_collapse: bool,
+    /// `reduction(+: …)` on the written array, over the section of its `tofrom` map
+    /// item (`Feat::ArrReduce`).
+    pub reduce_w: bool,
 }
 
 /// One operation of a case.
@@ -769,6 +778,9 @@ impl Case {
                         }
                         if r.maps.iter().any(|m| m.sec.rlen == 0) {
                             *f = f.with(Feat::ZeroLen);
+                        }
+                        if r.reduce_w {
+                            *f = f.with(Feat::ArrReduce);
                         }
                         let (reads, w) = match &r.body {
                             Body::Assign { w, reads, cond, scalar, .. } => {

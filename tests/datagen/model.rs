@@ -598,6 +598,11 @@ impl Model {
         if reduce && r.fb.is_some() {
             return Err("reduction with a fallback trigger".into());
         }
+        // An array reduction names the section of the written array's `tofrom` map
+        // item, on a loop construct (the target construct alone takes no reduction).
+        if r.reduce_w && (r.kind == RKind::Target || !w.is_some_and(|w| r.maps.iter().any(|m| m.sec.v == w && m.t == MapT::ToFrom && m.sec.rlen > 0))) {
+            return Err("array reduction without a loop construct or a tofrom map of the written array".into());
+        }
         // Races: in a parallel loop, the written array is read only at the written element.
         for rd in reads {
             if Some(rd.v) == w && (rd.di != 0 || rd.dj != 0) && (r.kind != RKind::Target || rd.dj != 0 || rd.di > 0) {
@@ -935,6 +940,7 @@ mod tests {
             fb: None,
             extra: 0,
             no_collapse: false,
+            reduce_w: false,
         })
     }
 
@@ -1007,6 +1013,7 @@ mod tests {
                 fb: None,
                 extra: 0,
                 no_collapse: false,
+                reduce_w: false,
             })
         };
         let th = |body| Op::Threads { base: 0, len: 5, slices: vec![0], picks: vec![], body };

@@ -154,6 +154,7 @@ fn op_variants(op: &Op) -> Vec<Op> {
                 x.extra = 0;
                 x.no_collapse = false;
             });
+            push(&|x| x.reduce_w = false);
             push(&|x| {
                 if let Body::Assign { cond, scalar, .. } = &mut x.body {
                     *cond = false;
@@ -286,7 +287,7 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 12] = [
+pub const STRIPPABLE: [Feat; 13] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
@@ -299,6 +300,7 @@ pub const STRIPPABLE: [Feat; 12] = [
     Feat::Cond,
     Feat::Scalars,
     Feat::Clauses,
+    Feat::ArrReduce,
 ];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
@@ -334,6 +336,9 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                     if f == Feat::Clauses {
                         r.extra = 0;
                         r.no_collapse = false;
+                    }
+                    if f == Feat::ArrReduce {
+                        r.reduce_w = false;
                     }
                     if let Body::Assign { cond, scalar, .. } = &mut r.body {
                         if f == Feat::Cond {

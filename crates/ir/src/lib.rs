@@ -152,11 +152,13 @@ pub struct Reduction {
     pub var: String,
     /// Where the clause is.
     pub loc: Loc,
-    /// Set when the list item is not one Tessera reduces, to what it is: `array
-    /// section`, `array`, `variable of type '…'`, `declared in the region` (a local
-    /// of the region), `part of the region` (the construct with the clause is not
-    /// the whole region, so its private copies would not cover it), `second
-    /// operator` (the variable is reduced with another operator too).
+    /// Set when the list item is not one Tessera reduces, to what it is: `strided
+    /// array section`, `array section that is not of a variable` (a member's),
+    /// `variable of type '…'`, `declared in the region` (a local of the region),
+    /// `part of the region` (the construct with the clause is not the whole region,
+    /// so its private copies would not cover it), `second operator` (the variable is
+    /// reduced with another operator too). Arrays and array sections Tessera reduces
+    /// are [`Region::array_reductions`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsupported: Option<String>,
 }

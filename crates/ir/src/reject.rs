@@ -135,8 +135,8 @@ pub enum Reason {
         /// The scalar.
         name: String,
     },
-    /// A `reduction` list item Tessera does not reduce (an array section, a local of
-    /// the region, …).
+    /// A `reduction` list item Tessera does not reduce (a strided array section, a
+    /// local of the region, an array the target construct does not map, …).
     UnsupportedReduction {
         /// `reduction(op: item)`.
         text: String,
