@@ -661,7 +661,27 @@ impl Model {
                 return Err("region map clause partially overlaps a mapping".into());
             }
         }
+        // An array reduction reads every element of its section (each becomes
+        // `original + private`) and writes it: the section's copy the region runs on
+        // must be current, and afterwards only that copy is.
+        let reduced = match (r.reduce_w, w) {
+            (true, Some(w)) => {
+                let it = r.maps.iter().find(|m| m.sec.v == w && m.t == MapT::ToFrom && m.sec.rlen > 0).expect("checked above");
+                Some(self.item_span(&it.sec)?)
+            }
+            _ => None,
+        };
         if r.fb == Some(Fb::If(false)) {
+            if let Some((st, lo, hi)) = reduced {
+                self.touch(st, lo, hi)?;
+                for e in lo..hi {
+                    self.can_read(st, e)?;
+                    if !self.st[st].host[e] {
+                        return Err(format!("host-device array reduction reads stale host element {e} of storage {st}"));
+                    }
+                    (self.st[st].host[e], self.st[st].dev[e]) = (true, false);
+                }
+            }
             return self.region_on_host(r, w, reads, &used);
         }
         let mut opened: Vec<Opened> = Vec::new();
@@ -717,6 +737,16 @@ impl Model {
             }
             Ok((u.1, e))
         };
+        if let Some((st, lo, hi)) = reduced {
+            self.touch(st, lo, hi)?;
+            for e in lo..hi {
+                self.can_read(st, e)?;
+                if !self.st[st].dev[e] {
+                    return Err(format!("array reduction reads stale device element {e} of storage {st}"));
+                }
+                (self.st[st].dev[e], self.st[st].host[e]) = (true, false);
+            }
+        }
         for i in r0..r1 {
             for j in c0..c1 {
                 for rd in reads {
