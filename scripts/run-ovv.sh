@@ -29,6 +29,10 @@
 #   --list            print the selected tests and exit
 #   --no-preflight    skip the check that a trivial region runs on the emulated
 #                     device (it catches a broken or half-rebuilt Tessera)
+#   --loops           also the directories of the combined loop constructs on
+#                     target (target teams distribute [parallel for], target
+#                     parallel, target simd): reductions, schedules, collapse,
+#                     private clauses — the regions real code offloads
 #
 # Exit status: 0 when every compared test is `same`, 1 when a test differs or fails to
 # build with Tessera (or the script cannot run).
@@ -55,6 +59,7 @@ ap.add_argument("--timeout", type=float, default=60.0)
 ap.add_argument("--work-dir", default=str(root / "target" / "ovv"))
 ap.add_argument("--list", action="store_true")
 ap.add_argument("--no-preflight", action="store_true")
+ap.add_argument("--loops", action="store_true")
 args = ap.parse_args(sys.argv[2:])
 
 checkout = Path(args.checkout).resolve()
@@ -74,6 +79,10 @@ jobs = max(1, min(args.j, 2))
 VERSIONS = ("4.5", "5.0", "5.1", "5.2")
 DIRS = ("target", "target_data", "target_enter_data", "target_enter_exit_data",
         "target_exit_data", "target_update")
+LOOP_DIRS = ("target_teams_distribute", "target_teams_distribute_parallel_for",
+             "target_parallel", "target_simd")
+if args.loops:
+    DIRS = DIRS + LOOP_DIRS
 def selected():
     out = []
     for v in VERSIONS:

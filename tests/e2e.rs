@@ -271,6 +271,20 @@ fn dataflow_kernels_with_fewer_lanes_than_the_port_width() {
     }
 }
 
+/// Runs `bin` on the emulated device with one OpenMP thread, its report in `report`;
+/// its stdout (it must succeed).
+fn run_one_thread(bin: &std::path::Path, report: &std::path::Path) -> String {
+    let out = tessera_tests::emu_run_command(bin, report).env("OMP_NUM_THREADS", "1").output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a build command, which must succeed.
+fn build(mut c: std::process::Command) {
+    let out = c.output().expect("builds");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Floating reductions on data that round differently in every order: the kernels add
 /// in the loop's order — the tiled ones of the 1-D loops (tiles in order, a partial last
 /// one; with the default tiles and with tiles of 7), the baseline one of the 2-D sum —
@@ -282,15 +296,7 @@ fn floating_reductions_in_the_loops_order() {
     let source = std::fs::read_to_string(&src).unwrap();
     let line_2d = source.lines().position(|l| l.contains("reduction(+: gsum)")).unwrap() + 1;
     let work = tempfile::tempdir().expect("temp dir");
-    let run = |bin: &std::path::Path, report: &str| {
-        let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let build = |mut c: std::process::Command| {
-        let out = c.output().expect("builds");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
+    let run = |bin: &std::path::Path, report: &str| run_one_thread(bin, &work.path().join(report));
     // The kernel mode of every execution: (2-D region?, mode).
     let modes = |report: &str| -> Vec<(bool, String)> {
         let text = std::fs::read_to_string(work.path().join(report)).unwrap();
@@ -334,15 +340,7 @@ fn floating_reductions_in_the_loops_order() {
 fn floating_array_reductions_start_at_the_identity() {
     let src = tessera_tests::repo_root().join("tests/sequential/reduction_array_order.c");
     let work = tempfile::tempdir().expect("temp dir");
-    let run = |bin: &std::path::Path, report: &str| {
-        let out = tessera_tests::emu_run_command(bin, &work.path().join(report)).env("OMP_NUM_THREADS", "1").output().expect("runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let build = |mut c: std::process::Command| {
-        let out = c.output().expect("builds");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
+    let run = |bin: &std::path::Path, report: &str| run_one_thread(bin, &work.path().join(report));
     let reference = work.path().join("reference");
     build(tessera_tests::reference_build_command(&src, &reference));
     let want = run(&reference, "reference.jsonl");

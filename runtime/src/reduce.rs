@@ -47,6 +47,26 @@ impl ReducePlan {
     }
 }
 
+/// `$bool` for `_Bool`, else `$int!(T)` or `$float!(T)` with the Rust type `T` of the
+/// scalar type `$ty`.
+macro_rules! by_type {
+    ($ty:expr, $bool:expr, $int:ident, $float:ident) => {
+        match $ty {
+            ScalarType::Bool => $bool,
+            ScalarType::I8 => $int!(i8),
+            ScalarType::U8 => $int!(u8),
+            ScalarType::I16 => $int!(i16),
+            ScalarType::U16 => $int!(u16),
+            ScalarType::I32 => $int!(i32),
+            ScalarType::U32 => $int!(u32),
+            ScalarType::I64 => $int!(i64),
+            ScalarType::U64 => $int!(u64),
+            ScalarType::F32 => $float!(f32),
+            ScalarType::F64 => $float!(f64),
+        }
+    };
+}
+
 /// The identity of `op` for `ty`, as the bytes of one element.
 pub fn identity(op: ReductionOp, ty: ScalarType) -> Vec<u8> {
     use ReductionOp::*;
@@ -71,19 +91,18 @@ pub fn identity(op: ReductionOp, ty: ScalarType) -> Vec<u8> {
             }
         };
     }
-    match ty {
-        // `_Bool`: the identities converted to it (`~0`, the largest value → 1).
-        ScalarType::Bool => vec![u8::from(matches!(op, Mul | LAnd | BitAnd | Min))],
-        ScalarType::I8 => int!(i8),
-        ScalarType::U8 => int!(u8),
-        ScalarType::I16 => int!(i16),
-        ScalarType::U16 => int!(u16),
-        ScalarType::I32 => int!(i32),
-        ScalarType::U32 => int!(u32),
-        ScalarType::I64 => int!(i64),
-        ScalarType::U64 => int!(u64),
-        ScalarType::F32 => float!(f32),
-        ScalarType::F64 => float!(f64),
+    // `_Bool`: the identities converted to it (`~0`, the largest value → 1).
+    by_type!(ty, vec![u8::from(matches!(op, Mul | LAnd | BitAnd | Min))], int, float)
+}
+
+/// clang's `min` / `max` combiner: `o < p ? o : p` / `o > p ? o : p` (with a NaN the
+/// comparison is false and `p` wins).
+fn pick<T: PartialOrd>(op: ReductionOp, o: T, p: T) -> T {
+    let first = if op == ReductionOp::Min { o < p } else { o > p };
+    if first {
+        o
+    } else {
+        p
     }
 }
 
@@ -114,20 +133,7 @@ pub fn combine(op: ReductionOp, ty: ScalarType, orig: &[u8], private: &mut [u8])
                     BitXor => a ^ b,
                     LAnd => (a != 0 && b != 0) as $t,
                     LOr => (a != 0 || b != 0) as $t,
-                    Min => {
-                        if a < b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
-                    Max => {
-                        if a > b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
+                    Min | Max => pick(op, a, b),
                 }
             })
         };
@@ -142,41 +148,21 @@ pub fn combine(op: ReductionOp, ty: ScalarType, orig: &[u8], private: &mut [u8])
                     BitAnd | BitOr | BitXor => unreachable!("bitwise reduction on a floating type"),
                     LAnd => ((a != 0.0 && b != 0.0) as u8).into(),
                     LOr => ((a != 0.0 || b != 0.0) as u8).into(),
-                    Min => {
-                        if a < b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
-                    Max => {
-                        if a > b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
+                    Min | Max => pick(op, a, b),
                 }
             })
         };
     }
-    match ty {
-        ScalarType::Bool => {
-            // `(_Bool)(o op p)`: any nonzero result is 1.
+    // `_Bool`: `(_Bool)(o op p)`, any nonzero result is 1.
+    by_type!(
+        ty,
+        {
             int!(u8);
             private.iter_mut().for_each(|b| *b = u8::from(*b != 0));
-        }
-        ScalarType::I8 => int!(i8),
-        ScalarType::U8 => int!(u8),
-        ScalarType::I16 => int!(i16),
-        ScalarType::U16 => int!(u16),
-        ScalarType::I32 => int!(i32),
-        ScalarType::U32 => int!(u32),
-        ScalarType::I64 => int!(i64),
-        ScalarType::U64 => int!(u64),
-        ScalarType::F32 => float!(f32),
-        ScalarType::F64 => float!(f64),
-    }
+        },
+        int,
+        float
+    )
 }
 
 /// The reduced elements' values before the kernel ran, from [`begin`].

@@ -672,15 +672,8 @@ impl Model {
             _ => None,
         };
         if r.fb == Some(Fb::If(false)) {
-            if let Some((st, lo, hi)) = reduced {
-                self.touch(st, lo, hi)?;
-                for e in lo..hi {
-                    self.can_read(st, e)?;
-                    if !self.st[st].host[e] {
-                        return Err(format!("host-device array reduction reads stale host element {e} of storage {st}"));
-                    }
-                    (self.st[st].host[e], self.st[st].dev[e]) = (true, false);
-                }
+            if let Some(span) = reduced {
+                self.reduce_span(span, true)?;
             }
             return self.region_on_host(r, w, reads, &used);
         }
@@ -737,15 +730,8 @@ impl Model {
             }
             Ok((u.1, e))
         };
-        if let Some((st, lo, hi)) = reduced {
-            self.touch(st, lo, hi)?;
-            for e in lo..hi {
-                self.can_read(st, e)?;
-                if !self.st[st].dev[e] {
-                    return Err(format!("array reduction reads stale device element {e} of storage {st}"));
-                }
-                (self.st[st].dev[e], self.st[st].host[e]) = (true, false);
-            }
+        if let Some(span) = reduced {
+            self.reduce_span(span, false)?;
         }
         for i in r0..r1 {
             for j in c0..c1 {
@@ -766,6 +752,24 @@ impl Model {
         }
         for o in opened.iter().rev() {
             self.close(o.st, o.lo, o.hi, o.t, o.always, true)?;
+        }
+        Ok(())
+    }
+
+    /// An array reduction over elements `lo..hi` of storage `st`, run on the host
+    /// copies (`on_host`) or the device copies: it reads each element (which must be
+    /// current there) and writes it, so afterwards only that copy is current.
+    fn reduce_span(&mut self, (st, lo, hi): (usize, usize, usize), on_host: bool) -> R {
+        self.touch(st, lo, hi)?;
+        for e in lo..hi {
+            self.can_read(st, e)?;
+            let s = &mut self.st[st];
+            let (here, there) = if on_host { (&mut s.host, &mut s.dev) } else { (&mut s.dev, &mut s.host) };
+            if !here[e] {
+                let copy = if on_host { "host" } else { "device" };
+                return Err(format!("array reduction reads stale {copy} element {e} of storage {st}"));
+            }
+            (here[e], there[e]) = (true, false);
         }
         Ok(())
     }
