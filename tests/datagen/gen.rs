@@ -451,6 +451,7 @@ impl Gen {
         // An array reduction over the written array's `tofrom` section.
         let reduce_w = self.has(Feat::ArrReduce)
             && kind != RKind::Target
+            && fb != Some(Fb::Nowait)
             && matches!(&body, Body::Assign { w, .. } if maps.iter().any(|m| m.sec.v == *w && m.t == MapT::ToFrom && m.sec.rlen > 0))
             && self.rng.pct(30);
         Some(Op::Region(Region {
