@@ -235,6 +235,14 @@ fn check_once(text: &str, dir: &Path) -> Outcome {
     }
     let r = run_limited(emu_run_command(&ref_bin, &dir.join("ref-report.jsonl")));
     let _ = std::fs::write(dir.join("ref.out"), &r.stdout);
+    if r.status != Some(0) && String::from_utf8_lossy(&r.stderr).contains("Assertion failure at kmp_") {
+        // The reference's libomp (LLVM 19) itself failed an internal assertion (seen
+        // once in 900 generated cases: `KMP_MASTER_GTID`, after "Cannot form a team
+        // with 4 threads"): there is no reference output. Skipped, and said so, as
+        // for a crash of plain clang above.
+        eprintln!("fuzz: the reference's libomp failed an assertion on {}; the program is skipped", src.display());
+        return Outcome::Pass { report: Vec::new() };
+    }
     assert!(
         r.status == Some(0),
         "the reference run failed ({}): {}\n{}",
