@@ -423,7 +423,7 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
         };
         let p = eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env)?;
         reductions.push(match &arr.reduction {
-            Some(r) => Some(reduce_plan(&a.name, a, arr, r, &p, addr, &env)?),
+            Some(r) => Some(reduce_plan(a, arr, r, &p, addr, &env)?),
             None => None,
         });
         let r = reaches(&arr.footprint, &env);
@@ -446,7 +446,6 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
 /// # Safety
 /// As for [`eval_array`].
 unsafe fn reduce_plan(
-    name: &str,
     a: &tessera_ir::manifest::Arg,
     arr: &tessera_ir::manifest::ArrayArg,
     r: &tessera_ir::manifest::ArrayReductionArg,
@@ -454,6 +453,7 @@ unsafe fn reduce_plan(
     addr: *mut c_void,
     env: &dyn Fn(&str) -> Option<i128>,
 ) -> Result<crate::reduce::ReducePlan, String> {
+    let name = &a.name;
     let red = eval_array(name, a.kind, a.elem, arr.map, &arr.dims, &r.section, addr, env)?;
     let m = &mapped.shape;
     let inside = (0..m.dims.len()).all(|d| {

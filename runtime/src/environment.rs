@@ -1016,42 +1016,10 @@ unsafe fn run_on<D: Device>(
                 _ => unreachable!("every array has a mapping"),
             });
         }
-        // Array reductions: the device copy of the reduced elements becomes the
-        // private copy for the kernel's run (`reduce`).
-        let mut saves = Vec::new();
-        let mut begun = Ok(());
-        for (i, r) in plan.reductions.iter().enumerate() {
-            let (Some(r), Some(KernelArg::Array { buffer, offset, .. })) = (r, kargs.get_mut(i)) else { continue };
-            match crate::reduce::begin(&mut **buffer, *offset, r) {
-                Ok(saved) => saves.push((i, r, saved)),
-                Err(e) => {
-                    begun = Err(format!("array '{}': {e}", manifest.args[i].name));
-                    break;
-                }
-            }
-        }
-        let mut result = begun.and_then(|()| dev.launch(&kernel, &mut kargs));
-        if result.is_ok() {
-            for (i, r, saved) in &saves {
-                if let KernelArg::Array { buffer, .. } = &mut kargs[*i] {
-                    if let Err(e) = crate::reduce::end(&mut **buffer, r, saved) {
-                        result = Err(format!("array '{}': combining the reduction failed: {e}", manifest.args[*i].name));
-                        break;
-                    }
-                }
-            }
-        }
-        if let Err(e) = &mut result {
-            // The host run that follows must see the reduced elements as they were.
-            for (i, _, saved) in &saves {
-                if let KernelArg::Array { buffer, .. } = &mut kargs[*i] {
-                    if let Err(r) = crate::reduce::restore(&mut **buffer, saved) {
-                        e.push_str(&format!("; restoring the reduced elements of '{}' failed: {r}", manifest.args[*i].name));
-                    }
-                }
-            }
-        }
-        result
+        // Array reductions: the device copy of the reduced elements is the private
+        // copy for the kernel's run.
+        let name = |i: usize| manifest.args[i].name.clone();
+        crate::reduce::around(&mut kargs, &plan.reductions, name, |kargs| dev.launch(&kernel, kargs))
     };
     let stats = match launched {
         Ok(s) => s,

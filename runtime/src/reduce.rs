@@ -16,7 +16,7 @@
 //! floating `min`; `o < p ? o : p` for `min`; `(T)(o + p)` for narrow integer types.
 
 use crate::data::BoxShape;
-use crate::device::DeviceBuffer;
+use crate::device::{DeviceBuffer, KernelArg};
 use std::ops::Range;
 use tessera_ir::{ReductionOp, ScalarType};
 
@@ -215,6 +215,56 @@ pub fn restore<B: DeviceBuffer + ?Sized>(buf: &mut B, saved: &Saved) -> Result<(
         at += n;
     }
     Ok(())
+}
+
+/// Runs `launch` with the reduced elements of every array argument with a reduction
+/// (`reductions[i]` for `kargs[i]`, named `name(i)` in errors) as OpenMP's private
+/// copy: [`begin`] before it, [`end`] after it; when either fails or the launch does,
+/// [`restore`] puts back the elements' values, so the host run that follows sees the
+/// data as it was.
+pub fn around<'a, B: DeviceBuffer, T>(
+    kargs: &mut [KernelArg<'a, B>],
+    reductions: &[Option<ReducePlan>],
+    name: impl Fn(usize) -> String,
+    launch: impl FnOnce(&mut [KernelArg<'a, B>]) -> Result<T, String>,
+) -> Result<T, String> {
+    fn buffer<'k, B>(k: &'k mut KernelArg<'_, B>) -> Option<(&'k mut B, usize)> {
+        match k {
+            KernelArg::Array { buffer, offset, .. } => Some((&mut **buffer, *offset)),
+            KernelArg::Scalar(_) => None,
+        }
+    }
+    let mut saves = Vec::new();
+    let mut result = Ok(());
+    for (i, r) in reductions.iter().enumerate() {
+        let (Some(r), Some((b, offset))) = (r, kargs.get_mut(i).and_then(buffer)) else { continue };
+        match begin(b, offset, r) {
+            Ok(saved) => saves.push((i, r, saved)),
+            Err(e) => {
+                result = Err(format!("array '{}': {e}", name(i)));
+                break;
+            }
+        }
+    }
+    let mut result = result.and_then(|()| launch(kargs));
+    if result.is_ok() {
+        for (i, r, saved) in &saves {
+            let (b, _) = buffer(&mut kargs[*i]).expect("saved from an array");
+            if let Err(e) = end(b, r, saved) {
+                result = Err(format!("array '{}': combining the reduction failed: {e}", name(*i)));
+                break;
+            }
+        }
+    }
+    if let Err(e) = &mut result {
+        for (i, _, saved) in &saves {
+            let (b, _) = buffer(&mut kargs[*i]).expect("saved from an array");
+            if let Err(r) = restore(b, saved) {
+                e.push_str(&format!("; restoring the reduced elements of '{}' failed: {r}", name(*i)));
+            }
+        }
+    }
+    result
 }
 
 #[cfg(test)]
