@@ -346,9 +346,11 @@ namespace hls {
 /// schedule a read of an empty stream or a write to a full one lets the other
 /// processes run first; under the sequential one (and outside a dataflow region) the
 /// stream is unbounded and reading it empty is an error. The values live in blocks
-/// that double from 64 values up to 2 MiB (transparent huge pages where the kernel
-/// allows), so a stream that holds a whole array under the sequential schedule costs
-/// one allocation and one page fault per 2 MiB.
+/// that double from 32 values, while the stream holds at least half a block, up to 2
+/// MiB (transparent huge pages where the kernel allows): a stream that holds a whole
+/// array under the sequential schedule costs one allocation and one page fault per 2
+/// MiB, and a stream bounded by its depth cycles through a few small blocks that stay
+/// in the CPU's caches.
 template <typename T, int DEPTH = 0>
 class stream;
 
@@ -369,39 +371,18 @@ class stream<T, 0> {
         for (block &b : blocks_) std::free(b.p);
         if (spare_.p != nullptr) std::free(spare_.p);
     }
+    // read() and write() are a few instructions when the value is there (the space
+    // is free) and no block boundary is crossed; the rest is out of line.
     T read() {
-        while (size_ == 0) {
-            tessera::emu::dataflow *d = tessera::emu::running_dataflow();
-            if (d == nullptr) tessera::emu::fail("read from the empty hls::stream %s", name_);
-            d->wait(this, name_, "read", size_, depth_, values_ + reads_);
-        }
-        block &b = blocks_[first_];
-        T v = b.p[head_];
+        if (__builtin_expect(size_ == 0 || head_ + 1 >= head_cap_, 0)) return read_slow();
         size_--;
-        if (++head_ == b.cap) {  // the oldest block is drained: keep the larger as a spare
-            if (spare_.p == nullptr || spare_.cap < b.cap) std::swap(spare_, b);
-            std::free(b.p);
-            b.p = nullptr;
-            first_++;
-            head_ = 0;
-        }
         reads_++;
-        return v;
+        return head_p_[head_++];
     }
     void read(T &v) { v = read(); }
     void write(const T &v) {
-        if (depth_ > 0) {
-            while (size_ >= depth_) {
-                tessera::emu::dataflow *d = tessera::emu::running_dataflow();
-                if (d == nullptr) break;  // sequential: unbounded
-                d->wait(this, name_, "write", size_, depth_, values_ + reads_);
-            }
-        }
-        if (blocks_.size() == first_ || tail_ == blocks_.back().cap) {
-            blocks_.push_back(new_block());
-            tail_ = 0;
-        }
-        blocks_.back().p[tail_++] = v;
+        if (__builtin_expect((depth_ > 0 && size_ >= depth_) || tail_ >= tail_cap_, 0)) return write_slow(v);
+        tail_p_[tail_++] = v;
         size_++;
         values_++;
         if (size_ > peak_) peak_ = size_;
@@ -424,6 +405,61 @@ class stream<T, 0> {
     };
     static constexpr std::size_t MAX_BLOCK_BYTES = std::size_t(2) << 20;
 
+    __attribute__((noinline)) T read_slow() {
+        while (size_ == 0) {
+            tessera::emu::dataflow *d = tessera::emu::running_dataflow();
+            if (d == nullptr) tessera::emu::fail("read from the empty hls::stream %s", name_);
+            d->wait(this, name_, "read", size_, depth_, values_ + reads_);
+        }
+        block &b = blocks_[first_];
+        T v = b.p[head_];
+        size_--;
+        if (++head_ == b.cap) {  // the oldest block is drained: keep the larger as a spare
+            if (spare_.p == nullptr || spare_.cap < b.cap) std::swap(spare_, b);
+            std::free(b.p);
+            b.p = nullptr;
+            first_++;
+            head_ = 0;
+        }
+        reads_++;
+        cache();
+        return v;
+    }
+
+    __attribute__((noinline)) void write_slow(const T &v) {
+        if (depth_ > 0) {
+            while (size_ >= depth_) {
+                tessera::emu::dataflow *d = tessera::emu::running_dataflow();
+                if (d == nullptr) break;  // sequential: unbounded
+                d->wait(this, name_, "write", size_, depth_, values_ + reads_);
+            }
+        }
+        if (blocks_.size() == first_ || tail_ == blocks_.back().cap) {
+            blocks_.push_back(new_block());
+            tail_ = 0;
+        }
+        blocks_.back().p[tail_++] = v;
+        size_++;
+        values_++;
+        if (size_ > peak_) peak_ = size_;
+        cache();
+    }
+
+    // The fast paths' view of the oldest and the newest block: read() takes from
+    // head_p_ while head_ + 1 < head_cap_ (the read that drains a block is a slow
+    // one), write() stores at tail_p_ while tail_ < tail_cap_.
+    void cache() {
+        if (first_ < blocks_.size()) {
+            head_p_ = blocks_[first_].p;
+            head_cap_ = blocks_[first_].cap;
+            tail_p_ = blocks_.back().p;
+            tail_cap_ = blocks_.back().cap;
+        } else {
+            head_p_ = tail_p_ = nullptr;
+            head_cap_ = tail_cap_ = 0;
+        }
+    }
+
     block new_block() {
         if (spare_.p != nullptr) {
             block b = spare_;
@@ -432,7 +468,10 @@ class stream<T, 0> {
         }
         const std::size_t last = blocks_.empty() ? 32 : blocks_.back().cap;
         block b;
-        b.cap = last * sizeof(T) >= MAX_BLOCK_BYTES ? last : 2 * last;
+        // Double while the stream holds at least half a block: a bounded stream's blocks
+        // stay a few times its depth (cache-resident, reused through spare_), an
+        // unbounded one's grow to MAX_BLOCK_BYTES.
+        b.cap = last * sizeof(T) >= MAX_BLOCK_BYTES || 2 * size_ < last ? last : 2 * last;
         const std::size_t bytes = b.cap * sizeof(T);
         const std::size_t align = bytes >= MAX_BLOCK_BYTES ? MAX_BLOCK_BYTES : 64;
         b.p = static_cast<T *>(std::aligned_alloc(align, (bytes + align - 1) / align * align));
@@ -450,6 +489,8 @@ class stream<T, 0> {
     std::size_t tail_ = 0;       // next free slot in blocks_.back()
     std::size_t size_ = 0, peak_ = 0, values_ = 0, reads_ = 0;
     block spare_;                // one drained block kept for the next write
+    T *head_p_ = nullptr, *tail_p_ = nullptr;     // cache(): blocks_[first_], blocks_.back()
+    std::size_t head_cap_ = 0, tail_cap_ = 0;
 };
 
 /// A FIFO of DEPTH values (Vitis: hls::stream<T, DEPTH>, a stream<T> of that depth).
@@ -489,7 +530,7 @@ void tessera_df_request_first(P port, long e, long n) {
 // pushes it realigned: ceil(n / W) words, word k lane l = element e + k*W + l. Each
 // burst requests the next one first (this row's, or the first of row e2, n2 > 0).
 template <int W, int SEG, typename T>
-void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+void tessera_df_read_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
                          hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
 #pragma HLS INLINE off
     const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
@@ -515,10 +556,12 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
         if (b > 0) {
             tessera::wide_t<W, T> out = 0;
 #ifndef TESSERA_HLS_VITIS
-            if (b * W <= n) {  // emulation: a whole word, the same lanes as below by two copies
-                constexpr int S = static_cast<int>(sizeof(T));
-                std::memcpy(out.b, prev.b + a * S, static_cast<std::size_t>((W - a) * S));
-                std::memcpy(out.b + (W - a) * S, cur.b, static_cast<std::size_t>(a * S));
+            if (b * W <= n) {  // emulation: a whole word, the same lanes as below, by copies
+                constexpr std::size_t S = sizeof(T), B = W * sizeof(T);  // of constant size
+                unsigned char two[2 * B];
+                std::memcpy(two, prev.b, B);
+                std::memcpy(two + B, cur.b, B);
+                std::memcpy(out.b, two + a * S, B);
                 s.write(out);
                 prev = cur;
                 continue;
@@ -540,7 +583,7 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
 // e .. e + n - 1 (n > 0) as whole DDR words with strobes for exactly them; `pending`
 // counts the bursts awaiting their responses, at most PEND after each burst.
 template <int W, int SEG, int PEND, typename T>
-void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+void tessera_df_write_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
                           hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
 #pragma HLS INLINE off
       const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
@@ -556,10 +599,12 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
             if (b == 0 || word % SEG == 0) port.write_request(word, tessera_df_burst<SEG>(word, last));
             tessera::wide_t<W, T> beat = 0;
 #ifndef TESSERA_HLS_VITIS
-            if (b * W - a >= 0 && b * W - a + W <= n) {  // emulation: a whole beat by two copies
-                constexpr int S = static_cast<int>(sizeof(T));
-                std::memcpy(beat.b, prev.b + (W - a) * S, static_cast<std::size_t>(a * S));
-                std::memcpy(beat.b + a * S, cur.b, static_cast<std::size_t>((W - a) * S));
+            if (b * W - a >= 0 && b * W - a + W <= n) {  // emulation: a whole beat, by copies
+                constexpr std::size_t S = sizeof(T), B = W * sizeof(T);  // of constant size
+                unsigned char two[2 * B];
+                std::memcpy(two, prev.b, B);
+                std::memcpy(two + B, cur.b, B);
+                std::memcpy(beat.b, two + (W - a) * S, B);
                 port.write(beat);
             } else
 #endif
@@ -586,6 +631,124 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
         prev = cur;
     }
 }
+
+#ifdef TESSERA_HLS_VITIS
+template <int W, int SEG, typename T>
+void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                         hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+#pragma HLS INLINE
+    tessera_df_read_row_beats<W, SEG, T>(port, e, n, s, e2, n2);
+}
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                          hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
+#pragma HLS INLINE
+    tessera_df_write_row_beats<W, SEG, PEND, T>(port, e, n, s, pending);
+}
+#else
+// Emulation: the same port requests in the same order, the same beats read and
+// written, the same stream words, but a burst at a time — its beats in one copy
+// (hls::burst_maxi::read_beats / write_beats) instead of a call per beat. The process
+// runs at most one burst ahead of (read) or behind (write) the beat-wise version, as
+// a stream of one burst's depth lets the hardware's. runtime/tests/cpp/rows_test.cpp
+// checks both against each other: stream words, memory, counters.
+template <int W, int SEG, typename T>
+void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                         hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+    constexpr std::size_t S = sizeof(T), B = W * sizeof(T);
+    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+    const long full = n / W, words = (n + W - 1) / W;  // stream words: all lanes elements / all
+    // buf[lo, hi): the row's bytes read and not pushed yet (the row starts at byte a*S
+    // of its first DDR word); at most a word's carry plus one burst.
+    unsigned char buf[(SEG + 1) * B];
+    std::size_t lo = static_cast<std::size_t>(e - first * W) * S, hi = 0;
+    long pushed = 0;
+    tessera::wide_t<W, T> out = 0;
+    for (long word = first; word <= last;) {
+        const long next = (word / SEG + 1) * SEG;
+        if (next <= last) {
+            port.read_request(next, tessera_df_burst<SEG>(next, last));
+        } else if (n2 > 0) {
+            const long f2 = tessera_df_floor_div(e2, W), l2 = tessera_df_floor_div(e2 + n2 - 1, W);
+            port.read_request(f2, tessera_df_burst<SEG>(f2, l2));
+        }
+        const long len = (last + 1 < next ? last + 1 : next) - word;
+        port.read_beats(buf + hi, static_cast<std::size_t>(len));
+        hi += static_cast<std::size_t>(len) * B;
+        word += len;
+        for (; pushed < full && hi - lo >= B; pushed++, lo += B) {
+            std::memcpy(out.b, buf + lo, B);
+            s.write(out);
+        }
+        std::memmove(buf, buf + lo, hi - lo);  // the carry (less than a word) to the front
+        hi -= lo;
+        lo = 0;
+    }
+    if (pushed < words) {  // the last, partial word: lanes beyond the row are 0
+        out = 0;
+        std::memcpy(out.b, buf + lo, static_cast<std::size_t>(n - full * W) * S);
+        s.write(out);
+    }
+}
+
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                          hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
+    constexpr std::size_t S = sizeof(T), B = W * sizeof(T);
+    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+    const long a = e - first * W;        // lane of element e in its DDR word
+    const long words = (n + W - 1) / W;  // stream words
+    // buf: the DDR words [word - 1, word + len] of a burst; stream word k holds the
+    // row's bytes from a*S + k*B (relative to DDR word `first`).
+    unsigned char buf[(SEG + 2) * B];
+    tessera::wide_t<W, T> cur = 0;
+    long popped = 0;
+    for (long word = first; word <= last;) {
+        const long len = tessera_df_burst<SEG>(word, last);
+        port.write_request(word, len);
+        const long base = (word - first - 1) * static_cast<long>(B);  // buf[0]'s row byte
+        const long end = (word - first + len) * static_cast<long>(B);
+        if (popped > 0) {  // the last word popped may reach into this burst
+            const long at = a * static_cast<long>(S) + (popped - 1) * static_cast<long>(B) - base;
+            if (at >= 0) std::memcpy(buf + at, cur.b, B);
+        }
+        for (; popped < words && a * static_cast<long>(S) + popped * static_cast<long>(B) < end; popped++) {
+            cur = s.read();
+            std::memcpy(buf + (a * static_cast<long>(S) + popped * static_cast<long>(B) - base), cur.b, B);
+        }
+        // Beats [word, word + len): element x = (byte - a*S) / S of the row.
+        long i = 0;
+        const auto whole = [&](long k) {  // beat k of the burst holds elements only
+            const long x0 = (word - first + k) * W - a;
+            return x0 >= 0 && x0 + W <= n;
+        };
+        while (i < len) {
+            if (whole(i)) {
+                long j = i + 1;
+                while (j < len && whole(j)) j++;
+                port.write_beats(buf + (i + 1) * B, static_cast<std::size_t>(j - i));
+                i = j;
+                continue;
+            }
+            tessera::wide_t<W, T> beat = 0;
+            tessera::strobe_t<W, T> strobe = 0;
+            std::memcpy(beat.b, buf + (i + 1) * B, B);
+            for (int m = 0; m < W; m++) {
+                const long x = (word - first + i) * W + m - a;
+                if (x >= 0 && x < n) tessera::enable_lane<T>(strobe, m);
+            }
+            port.write(beat, strobe);
+            i++;
+        }
+        word += len;
+        pending++;
+        if (pending > PEND) {
+            port.write_response();
+            pending--;
+        }
+    }
+}
+#endif
 
 // The responses of the bursts a store process still awaits.
 template <typename P>

@@ -345,19 +345,57 @@ class burst_port {
     }
 
     unsigned char *next_write() {
-        // The oldest request that still takes data (completed ones wait for their response).
-        for (req &r : writes_) {
-            if (r.done < r.len) {
-                unsigned char *p = b_.base + r.next(b_.beat);
-                r.done += 1;
-                last_write_ = &r;
-                return p;
-            }
+        // The oldest request that still takes data: requests fill in order, so the
+        // filled ones (awaiting their response) are the first `filled_` of writes_.
+        if (filled_ < writes_.size()) {
+            req &r = writes_[filled_];
+            unsigned char *p = b_.base + r.next(b_.beat);
+            if (++r.done == r.len) filled_++;
+            last_write_ = &r;
+            return p;
         }
         fail("write() on %s beyond the requested length (or without a write_request)", b_.name());
     }
 
     void count_enabled(std::uint64_t bytes) { b_.stats->write_enabled_bytes += bytes; }
+
+    /// The next `len` beats of the read requests into `dst`: exactly `len` calls of
+    /// next_read(), in one copy when they lie in the oldest request and nothing is
+    /// poisoned (the common case).
+    void read_run(unsigned char *dst, std::size_t len) {
+        if (poison_.empty() && !reads_.empty() && reads_.front().len - reads_.front().done >= len) {
+            req &r = reads_.front();
+            std::memcpy(dst, b_.base + r.next(b_.beat), len * b_.beat);
+            r.done += len;
+            if (r.done == r.len) reads_.pop_front();
+            return;
+        }
+        for (std::size_t i = 0; i < len; i++) std::memcpy(dst + i * b_.beat, next_read(), b_.beat);
+    }
+
+    /// `len` whole beats from `src`, every byte enabled: exactly `len` writes of one
+    /// beat each, in one copy when they lie in one request (the common case).
+    void write_run(const unsigned char *src, std::size_t len) {
+        const auto all = [](std::size_t) { return true; };
+        if (filled_ < writes_.size() && writes_[filled_].len - writes_[filled_].done >= len) {
+            req &r = writes_[filled_];
+            unsigned char *dst = b_.base + r.next(b_.beat);
+            const std::size_t n = len * b_.beat;
+            r.done += len;
+            if (r.done == r.len) filled_++;
+            last_write_ = &r;
+            guard_write(offset_of(dst), n, true, all);
+            std::memcpy(dst, src, n);
+            count_enabled(n);
+            return;
+        }
+        for (std::size_t i = 0; i < len; i++) {
+            unsigned char *dst = next_write();
+            guard_write(offset_of(dst), b_.beat, true, all);
+            std::memcpy(dst, src + i * b_.beat, b_.beat);
+            count_enabled(b_.beat);
+        }
+    }
 
     void write_response() {
         if (writes_.empty()) fail("write_response() on %s without a write_request", b_.name());
@@ -368,6 +406,7 @@ class burst_port {
         if (writes_.size() == 1) b_.stats->write_exposed += 1;  // no later write in flight
         if (last_write_ == &writes_.front()) last_write_ = nullptr;
         writes_.pop_front();
+        filled_--;
     }
 
     std::size_t beat() const { return b_.beat; }
@@ -462,6 +501,7 @@ class burst_port {
     std::deque<req> writes_;   // requested, response not taken yet
     bool wrote_ = false;       // a write requested since this port's last read request
     req *last_write_ = nullptr;  // the request next_write() served last (deque elements stay put)
+    std::size_t filled_ = 0;     // the first writes_, every beat written, await their response
 };
 
 }  // namespace emu
@@ -577,6 +617,12 @@ class burst_maxi {
         p_->count_enabled(enabled);
     }
     void write_response() { p_->write_response(); }
+
+    /// Emulation only (no Vitis counterpart): the next `len` beats, as `len` read()
+    /// calls, into `dst` (raw bytes; T a wide word).
+    void read_beats(unsigned char *dst, std::size_t len) { p_->read_run(dst, len); }
+    /// Emulation only: `len` whole beats from `src`, as `len` write(v) calls.
+    void write_beats(const unsigned char *src, std::size_t len) { p_->write_run(src, len); }
 
   private:
     std::shared_ptr<tessera::emu::burst_port> p_;

@@ -2,7 +2,9 @@
 //! `tests/cpp/dataflow_test.cpp` compiled by every available compiler, with the
 //! x86-64 context switch and with POSIX ucontext (`-DTESSERA_EMU_UCONTEXT`, what other
 //! architectures use): results under both schedules, stream depths respected and
-//! reported, deadlocks found and described, native wide words bit-equal to ap_uint.
+//! reported, deadlocks found and described, native wide words bit-equal to ap_uint,
+//! the load and store processes' burst-at-a-time row helpers equal to the beat-wise
+//! ones Vitis compiles (random rows: stream words, memory, every counter).
 
 mod common;
 
@@ -75,6 +77,7 @@ fn both_schedules_compute_the_same_and_report_their_streams() {
             passes(&format!("{what} {schedule:?}"), &run(bin, "pipeline", schedule));
         }
         passes(what, &run(bin, "wide", None));
+        passes(&format!("{what} rows"), &run(bin, "rows", None));
         let o = run(bin, "pipeline", Some("csim"));
         aborts_with(what, &o, "tessera emu: TESSERA_EMU_DATAFLOW=csim: expected concurrent or sequential");
     }
