@@ -17,7 +17,8 @@
 //!   the rows the stencil spans): while output row (plane) i is computed from slots
 //!   holding rows i + lo .. i + hi, row i + hi + 1 streams into the spare slot. Slots
 //!   are selected by rotating indices (modular indexing without division). For a 1D
-//!   nest a ring of words delays the output by the words the stencil reaches ahead.
+//!   nest a ring of words delays the output by the words the stencil reaches ahead,
+//!   plus one (in emulation the ring is kept twice over, so a window is read in place).
 //!   The pipelined loop (II = 1) produces one output word per cycle: V = W lanes, each
 //!   evaluating exactly the source's expression for its iteration (same tree, same
 //!   casts, no reassociation: `cpp.rs`), so results are the CPU's bit for bit. With
@@ -394,10 +395,19 @@ impl Analysis {
         self.on_chip().iter().filter(|m| m.in_bram).map(|m| m.memories * bram36_blocks(m.words, m.word_bits)).sum()
     }
 
-    /// 1D: how many words ahead of an output word its inputs' windows reach (the
-    /// word ring holds `lag + 1`).
+    /// 1D: how many words ahead of an output word its inputs' windows reach.
     fn lag(&self) -> i64 {
         self.inputs.iter().map(|a| self.window_words(a) - 1).max().unwrap_or(0)
+    }
+
+    /// 1D: the words an output word waits for after its own, `lag + 1`: one more than
+    /// its window needs, so that its window never holds the word just read (in
+    /// emulation, a vector load across a word stored in the same iteration waits for
+    /// that store: store-to-load forwarding fails on a partial overlap). The ring holds
+    /// `delay + 1` words; on the FPGA the extra word is one register per input and one
+    /// cycle of latency.
+    fn delay(&self) -> i64 {
+        self.lag() + 1
     }
 
     /// Words of the window an output word reads from one row of `a`: `NW`.
@@ -410,8 +420,7 @@ impl Analysis {
     /// words, or the 1D word ring).
     pub fn buffer_elements(&self) -> i64 {
         if self.depth() == 1 {
-            let lag = self.lag();
-            return self.inputs.len() as i64 * (lag + 1) * self.w;
+            return self.inputs.len() as i64 * (self.delay() + 1) * self.w;
         }
         self.inputs.iter().map(|a| (a.window() + 1) * self.in_rows(a) * self.in_words(a) * self.w).sum()
     }
@@ -427,8 +436,7 @@ impl Analysis {
             let bits = self.w * a.elem.size() as i64 * 8;
             let nw = self.window_words(a);
             if self.depth() == 1 {
-                let lag = self.lag();
-                out.push(OnChip { name: format!("{}_ring", a.name), memories: lag + 1, words: 1, word_bits: bits, in_bram: false });
+                out.push(OnChip { name: format!("{}_ring", a.name), memories: self.delay() + 1, words: 1, word_bits: bits, in_bram: false });
             } else {
                 let three = self.depth() == 3;
                 let f_rows = if three && a.offsets[1].1 > a.offsets[1].0 { a.offsets[1].1 - a.offsets[1].0 + 1 } else { 1 };
@@ -502,10 +510,9 @@ impl Analysis {
         }
         let w = self.w;
         if self.depth() == 1 {
-            let lag = self.lag();
             let ko = (n0 + w - 1) / w;
             let ki = self.inputs.iter().map(|a| (n0 + a.offsets[0].1 - a.offsets[0].0 + w - 1) / w).max().unwrap_or(0);
-            return ki.max(ko + lag);
+            return ki.max(ko + self.delay());
         }
         // One sweep over the outermost loop for a strip of `sr` rows (3D) × `sc` columns.
         let three = self.depth() == 3;
@@ -1269,17 +1276,26 @@ impl Gen<'_> {
     fn compute_1d(&self, c: &mut String) {
         let an = self.an;
         let w = self.w();
-        let lag = an.lag();
-        let ring = lag + 1;
-        let _ = writeln!(c, "  // Each output word needs the input words from its own to {lag} word(s) ahead: a ring of {ring}.");
+        let (lag, delay) = (an.lag(), an.delay());
+        let ring = delay + 1;
+        let _ = writeln!(
+            c,
+            "  // Each output word needs the input words from its own to {lag} word(s) ahead and is computed {delay} word(s) \
+             after its own was read: a ring of {ring}."
+        );
         for a in &an.inputs {
             let p = ident(&a.name);
             let _ = writeln!(c, "  TESSERA_PROCESS_STATE {} {p}_ring[{ring}];", self.word(a.elem));
             let _ = writeln!(c, "#pragma HLS ARRAY_PARTITION variable={p}_ring dim=1 complete");
+            // Emulation: the ring twice over (slot k also at k + ring), so a window is
+            // contiguous and is read in place, like the line buffers of 2D and 3D.
+            let _ = writeln!(c, "#ifndef TESSERA_HLS_VITIS");
+            let _ = writeln!(c, "  TESSERA_PROCESS_STATE {} {p}_lin[{}];", self.word(a.elem), 2 * ring);
+            let _ = writeln!(c, "#endif");
             let _ = writeln!(c, "  const long {p}_words = (tdf_n0 + {} + {}) / {w};", a.offsets[0].1 - a.offsets[0].0, w - 1);
         }
         let _ = writeln!(c, "  const long tdf_out_words = (tdf_n0 + {}) / {w};", w - 1);
-        let mut total = format!("tdf_out_words + {lag}");
+        let mut total = format!("tdf_out_words + {delay}");
         for a in &an.inputs {
             let p = ident(&a.name);
             total = format!("({p}_words > {total} ? {p}_words : {total})");
@@ -1290,23 +1306,30 @@ impl Gen<'_> {
         let _ = writeln!(c, "#pragma HLS PIPELINE II={}", an.ii());
         for a in &an.inputs {
             let p = ident(&a.name);
-            let _ = writeln!(c, "    if (tdf_s < {p}_words) {p}_ring[tdf_pos] = {p}_in.read();");
+            let _ = writeln!(c, "    if (tdf_s < {p}_words) {{");
+            let _ = writeln!(c, "      {p}_ring[tdf_pos] = {p}_in.read();");
+            let _ = writeln!(c, "#ifndef TESSERA_HLS_VITIS");
+            let _ = writeln!(c, "      {p}_lin[tdf_pos] = {p}_lin[tdf_pos + {ring}] = {p}_ring[tdf_pos];");
+            let _ = writeln!(c, "#endif");
+            let _ = writeln!(c, "    }}");
         }
-        let _ = writeln!(c, "    if (tdf_s >= {lag} && tdf_s - {lag} < tdf_out_words) {{");
-        let _ = writeln!(c, "      const long tdf_ow = tdf_s - {lag};");
+        let _ = writeln!(c, "    if (tdf_s >= {delay} && tdf_s - {delay} < tdf_out_words) {{");
+        let _ = writeln!(c, "      const long tdf_ow = tdf_s - {delay};");
         let mut windows = String::new();
+        let mut fast = String::new();
         for (win, array, _) in self.windows() {
             let a = self.input(&array);
             let nw = an.window_words(a);
-            let _ = writeln!(windows, "      {} {win}[{nw}];", self.word(a.elem));
+            let word = self.word(a.elem);
+            let _ = writeln!(windows, "      {word} {win}[{nw}];");
             let _ = writeln!(windows, "      for (int tdf_d = 0; tdf_d < {nw}; tdf_d++) {{");
             let _ = writeln!(windows, "#pragma HLS UNROLL");
             let _ = writeln!(windows, "        const int tdf_q = tdf_pos + 1 + tdf_d;  // word tdf_ow + tdf_d");
             let _ = writeln!(windows, "        {win}[tdf_d] = {}_ring[tdf_q >= {ring} ? tdf_q - {ring} : tdf_q];", ident(&array));
             let _ = writeln!(windows, "      }}");
+            let _ = writeln!(fast, "        const {word} *{win} = &{}_lin[tdf_pos + 1];", ident(&array));
         }
-        // The ring wraps: its words are not contiguous, so both paths use the copies.
-        self.lanes(c, "      ", "tdf_ow", &[], &windows, None);
+        self.lanes(c, "      ", "tdf_ow", &[], &windows, Some(&fast));
         let _ = writeln!(c, "    }}");
         let _ = writeln!(c, "    tdf_pos = tdf_pos + 1 == {ring} ? 0 : tdf_pos + 1;");
         let _ = writeln!(c, "  }}");

@@ -84,6 +84,21 @@ fn snapshot_of_the_2d_5_point_kernel() {
     }
 }
 
+/// The 1D kernel: a ring of lag + 2 words (the output waits one word more than its
+/// window needs) and, in emulation only, the ring twice over so that the lanes read
+/// their window in place.
+#[test]
+fn snapshot_of_the_1d_kernel() {
+    let k = dataflow(&small("1D-jacobi"), 16, "tessera_snap");
+    let path = repo().join("crates/hls/tests/snapshots/1D-jacobi.dataflow.w16.cpp");
+    if let Some(stale) = common::snapshot(&path, &k.source) {
+        panic!("the kernel differs from its snapshot {stale}\nreview, then bless with `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`");
+    }
+    for must in ["A_ring[3];", "A_lin[6];", "if (tdf_s >= 2 && tdf_s - 2 < tdf_out_words)", "const tessera::wide_t<16, float> *A_w = &A_lin[tdf_pos + 1];"] {
+        assert!(k.source.contains(must), "{must}\n{}", k.source);
+    }
+}
+
 #[test]
 fn kernels_compile_warning_free() {
     let tmp = tempfile::tempdir().unwrap();
