@@ -650,7 +650,7 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
 // written, the same stream words, but a burst at a time — its beats in one copy
 // (hls::burst_maxi::read_beats / write_beats) instead of a call per beat. The process
 // runs at most one burst ahead of (read) or behind (write) the beat-wise version, as
-// a stream of one burst's depth lets the hardware's. runtime/tests/cpp/rows_test.cpp
+// a stream of one burst's depth lets the hardware's. runtime/tests/cpp/dataflow_test.cpp
 // checks both against each other: stream words, memory, counters.
 template <int W, int SEG, typename T>
 void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
