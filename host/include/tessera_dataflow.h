@@ -526,6 +526,20 @@ void tessera_df_request_first(P port, long e, long n) {
     port.read_request(first, tessera_df_burst<SEG>(first, last));
 }
 
+// At the start of a row's burst whose next burst would start at word `next`: requests
+// that burst (the row's words end at `last`), or, past the row, the first burst of the
+// next row e2, n2 when n2 > 0.
+template <int W, int SEG, typename P>
+void tessera_df_request_next(P port, long next, long last, long e2, long n2) {
+#pragma HLS INLINE
+    if (next <= last) {
+        port.read_request(next, tessera_df_burst<SEG>(next, last));
+    } else if (n2 > 0) {
+        const long f2 = tessera_df_floor_div(e2, W), l2 = tessera_df_floor_div(e2 + n2 - 1, W);
+        port.read_request(f2, tessera_df_burst<SEG>(f2, l2));
+    }
+}
+
 // Reads the row of elements e .. e + n - 1 (n > 0; its first burst requested) and
 // pushes it realigned: ceil(n / W) words, word k lane l = element e + k*W + l. Each
 // burst requests the next one first (this row's, or the first of row e2, n2 > 0).
@@ -542,15 +556,7 @@ void tessera_df_read_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, long
         const long word = first + b;
         tessera::wide_t<W, T> cur = 0;
         if (word <= last) {
-            if (b == 0 || word % SEG == 0) {
-                const long next = (word / SEG + 1) * SEG;
-                if (next <= last) {
-                    port.read_request(next, tessera_df_burst<SEG>(next, last));
-                } else if (n2 > 0) {
-                    const long f2 = tessera_df_floor_div(e2, W), l2 = tessera_df_floor_div(e2 + n2 - 1, W);
-                    port.read_request(f2, tessera_df_burst<SEG>(f2, l2));
-                }
-            }
+            if (b == 0 || word % SEG == 0) tessera_df_request_next<W, SEG>(port, (word / SEG + 1) * SEG, last, e2, n2);
             cur = port.read();
         }
         if (b > 0) {
@@ -666,12 +672,7 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
     tessera::wide_t<W, T> out = 0;
     for (long word = first; word <= last;) {
         const long next = (word / SEG + 1) * SEG;
-        if (next <= last) {
-            port.read_request(next, tessera_df_burst<SEG>(next, last));
-        } else if (n2 > 0) {
-            const long f2 = tessera_df_floor_div(e2, W), l2 = tessera_df_floor_div(e2 + n2 - 1, W);
-            port.read_request(f2, tessera_df_burst<SEG>(f2, l2));
-        }
+        tessera_df_request_next<W, SEG>(port, next, last, e2, n2);
         const long len = (last + 1 < next ? last + 1 : next) - word;
         port.read_beats(buf + hi, static_cast<std::size_t>(len));
         hi += static_cast<std::size_t>(len) * B;
