@@ -540,6 +540,9 @@ void tessera_df_request_next(P port, long next, long last, long e2, long n2) {
     }
 }
 
+// The row helpers as Vitis compiles them (beat by beat; emulated kernels use the
+// burst-at-a-time versions below, which runtime/tests/cpp/dataflow_test.cpp checks
+// against these).
 // Reads the row of elements e .. e + n - 1 (n > 0; its first burst requested) and
 // pushes it realigned: ceil(n / W) words, word k lane l = element e + k*W + l. Each
 // burst requests the next one first (this row's, or the first of row e2, n2 > 0).
@@ -561,18 +564,6 @@ void tessera_df_read_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, long
         }
         if (b > 0) {
             tessera::wide_t<W, T> out = 0;
-#ifndef TESSERA_HLS_VITIS
-            if (b * W <= n) {  // emulation: a whole word, the same lanes as below, by copies
-                constexpr std::size_t S = sizeof(T), B = W * sizeof(T);  // of constant size
-                unsigned char two[2 * B];
-                std::memcpy(two, prev.b, B);
-                std::memcpy(two + B, cur.b, B);
-                std::memcpy(out.b, two + a * S, B);
-                s.write(out);
-                prev = cur;
-                continue;
-            }
-#endif
             for (int l = 0; l < W; l++) {
 #pragma HLS UNROLL
                 const long x = (b - 1) * W + l;  // element e + x
@@ -604,28 +595,16 @@ void tessera_df_write_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, lon
         if (word <= last) {
             if (b == 0 || word % SEG == 0) port.write_request(word, tessera_df_burst<SEG>(word, last));
             tessera::wide_t<W, T> beat = 0;
-#ifndef TESSERA_HLS_VITIS
-            if (b * W - a >= 0 && b * W - a + W <= n) {  // emulation: a whole beat, by copies
-                constexpr std::size_t S = sizeof(T), B = W * sizeof(T);  // of constant size
-                unsigned char two[2 * B];
-                std::memcpy(two, prev.b, B);
-                std::memcpy(two + B, cur.b, B);
-                std::memcpy(beat.b, two + (W - a) * S, B);
-                port.write(beat);
-            } else
-#endif
-            {
-                tessera::strobe_t<W, T> strobe = 0;
-                for (int m = 0; m < W; m++) {
+            tessera::strobe_t<W, T> strobe = 0;
+            for (int m = 0; m < W; m++) {
 #pragma HLS UNROLL
-                    const long x = b * W + m - a;  // element e + x
-                    if (x >= 0 && x < n) {
-                        tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
-                        tessera::enable_lane<T>(strobe, m);
-                    }
+                const long x = b * W + m - a;  // element e + x
+                if (x >= 0 && x < n) {
+                    tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
+                    tessera::enable_lane<T>(strobe, m);
                 }
-                port.write(beat, strobe);
             }
+            port.write(beat, strobe);
             if (word == last || word % SEG == SEG - 1) {
                 pending++;
                 if (pending > PEND) {

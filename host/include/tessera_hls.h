@@ -377,27 +377,26 @@ class burst_port {
         for (std::size_t i = 0; i < len; i++) std::memcpy(dst + i * b_.beat, next_read(), b_.beat);
     }
 
-    /// `len` whole beats from `src`, every byte enabled: exactly `len` writes of one
-    /// beat each, in one copy when they lie in one request (the common case).
+    /// `len` whole beats from `src`, every byte enabled, into the oldest requests that
+    /// still take data: exactly `len` writes of one beat each, one copy per request
+    /// they fall in (one, in the common case). Every whole-beat write goes here.
     void write_run(const unsigned char *src, std::size_t len) {
         const auto all = [](std::size_t) { return true; };
-        if (filled_ < writes_.size() && writes_[filled_].len - writes_[filled_].done >= len) {
+        while (len > 0) {
+            if (filled_ == writes_.size())
+                fail("write() on %s beyond the requested length (or without a write_request)", b_.name());
             req &r = writes_[filled_];
+            const std::size_t k = std::min<std::size_t>(len, r.len - r.done);
             unsigned char *dst = b_.base + r.next(b_.beat);
-            const std::size_t n = len * b_.beat;
-            r.done += len;
+            const std::size_t n = k * b_.beat;
+            r.done += k;
             if (r.done == r.len) filled_++;
             last_write_ = &r;
             guard_write(offset_of(dst), n, true, all);
             std::memcpy(dst, src, n);
             count_enabled(n);
-            return;
-        }
-        for (std::size_t i = 0; i < len; i++) {
-            unsigned char *dst = next_write();
-            guard_write(offset_of(dst), b_.beat, true, all);
-            std::memcpy(dst, src + i * b_.beat, b_.beat);
-            count_enabled(b_.beat);
+            src += n;
+            len -= k;
         }
     }
 
@@ -589,11 +588,9 @@ class burst_maxi {
     void write_request(std::size_t offset, std::size_t len) { p_->write_request(offset, len); }
     /// Writes one beat, every byte enabled.
     void write(const T &v) {
-        constexpr std::size_t n = tessera::emu::beat_traits<T>::bytes;
-        unsigned char *dst = p_->next_write();
-        p_->guard_write(p_->offset_of(dst), n, true, [](std::size_t) { return true; });
-        tessera::emu::beat_traits<T>::store(dst, v);
-        p_->count_enabled(n);
+        unsigned char tmp[tessera::emu::beat_traits<T>::bytes];
+        tessera::emu::beat_traits<T>::store(tmp, v);
+        p_->write_run(tmp, 1);
     }
     /// Writes one beat; only bytes whose bit is set in `byteenable_mask` are stored
     /// (Vitis: `ap_int<sizeof(T)> byteenable_mask`, default -1 = all).
@@ -602,15 +599,13 @@ class burst_maxi {
         constexpr std::size_t n = tessera::emu::beat_traits<T>::bytes;
         unsigned char tmp[n];
         tessera::emu::beat_traits<T>::store(tmp, v);
-        unsigned char *dst = p_->next_write();
-        const bool all = tessera::emu::strobe_traits<M>::all(byteenable_mask, n);
-        p_->guard_write(p_->offset_of(dst), n, all,
-                        [&](std::size_t i) { return tessera::emu::strobe_traits<M>::bit(byteenable_mask, i); });
-        if (all) {  // the common whole beat
-            std::memcpy(dst, tmp, n);
-            p_->count_enabled(n);
+        if (tessera::emu::strobe_traits<M>::all(byteenable_mask, n)) {  // the common whole beat
+            p_->write_run(tmp, 1);
             return;
         }
+        unsigned char *dst = p_->next_write();
+        p_->guard_write(p_->offset_of(dst), n, false,
+                        [&](std::size_t i) { return tessera::emu::strobe_traits<M>::bit(byteenable_mask, i); });
         std::uint64_t enabled = 0;
         for (std::size_t i = 0; i < n; i++) {
             if (tessera::emu::strobe_traits<M>::bit(byteenable_mask, i)) {
