@@ -871,7 +871,7 @@ mod tests {
             kernel_source: "void k(){}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: String::new(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
         };
         let c = Path::new("/usr/bin/c++");
         let base = kernel_hash(&m, c, "gcc 12", &[], None);

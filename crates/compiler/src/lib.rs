@@ -188,6 +188,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         always_maps: false,
         guard: None,
         write_ports: Vec::new(),
+        interleave: None,
     };
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
@@ -258,6 +259,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         emu_entry_source: base.emu_entry,
                         xclbin: fb.xclbin,
                         write_ports: Vec::new(),
+        interleave: None,
                     },
                 });
                 plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
@@ -270,6 +272,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         manifest.kernel_source = kernel.source.clone();
         manifest.emu_entry_source = kernel.emu_entry;
         manifest.write_ports = kernel.write_ports;
+        manifest.interleave = kernel.interleave;
         manifest.hash = manifest.content_hash();
         files.push((format!("{name}.cpp"), kernel.source));
         files.push((

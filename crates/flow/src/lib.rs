@@ -792,7 +792,7 @@ mod tests {
             kernel_source: source.into(),
             emu_entry_source: String::new(),
             xclbin: format!("{kernel}.xclbin"),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
         }
     }
 

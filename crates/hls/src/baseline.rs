@@ -372,7 +372,7 @@ pub fn generate_with(region: &Region, name: &str, reassociate: bool) -> Kernel {
     writeln!(s, "}}").unwrap();
 
     let e = crate::emu_entry(region, name, &port_type, &[]);
-    Kernel { name: name.to_string(), source: s, emu_entry: e, write_ports: Vec::new() }
+    Kernel { name: name.to_string(), source: s, emu_entry: e, write_ports: Vec::new(), interleave: None }
 }
 
 /// Whether C++ text `text` contains the identifier `id` as a whole token.

@@ -1602,7 +1602,7 @@ impl Gen<'_> {
         let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "}}");
         let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports);
-        Kernel { name: name.to_string(), source: c, emu_entry, write_ports }
+        Kernel { name: name.to_string(), source: c, emu_entry, write_ports, interleave: None }
     }
 
     fn port_type(&self, elem: ScalarType) -> String {

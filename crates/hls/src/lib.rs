@@ -38,6 +38,9 @@ pub struct Kernel {
     /// `m_axi` parameter, appended after the variables' own in this order
     /// (`tessera_ir::manifest::Manifest::write_ports`).
     pub write_ports: Vec<usize>,
+    /// Arrays the kernel reaches interleaved over two banks, a second parameter for
+    /// the second half of each (`tessera_ir::manifest::Manifest::interleave`).
+    pub interleave: Option<tessera_ir::manifest::Interleave>,
 }
 
 /// The emulation entry of kernel `name`: `#include`s the kernel and defines

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Version of the manifest schema (2: `hash`; 3: `write_ports`).
-pub const MANIFEST_VERSION: u32 = 3;
+/// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`).
+pub const MANIFEST_VERSION: u32 = 4;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +84,74 @@ pub struct Manifest {
     /// [`Manifest::kernel_params`] lists the kernel's parameters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_ports: Vec<usize>,
+    /// Arrays whose memory the kernel reaches interleaved over two DDR banks
+    /// (`banks=2` when no placement of whole arrays balances the banks; see
+    /// [`Interleave`]). `None`: every array in the one bank of its `bank` field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
+}
+
+/// Arrays split over two DDR banks in segments: segment `k` of an argument's memory —
+/// bytes `[k·s, (k+1)·s)` from its element 0, `s` = [`segment_bytes`](Self::segment_bytes) —
+/// lives in bank `k mod 2`, at byte `⌊k/2⌋·s` of that bank's half. The kernel reaches
+/// half 0 through the argument's own parameter (and its write port), connected to bank
+/// 0, and half 1 through [`bank_port_name`] (and [`bank_write_port_name`]), connected
+/// to bank 1. Each of an array's streams then alternates between the banks every
+/// segment, so both banks carry half of every stream. A segment is a burst's maximum
+/// extent (the kernel's bursts never cross a multiple of it), so every burst lies in
+/// one bank. The device keeps each half as one buffer in its bank and copies between
+/// the halves and the array's contiguous host view ([`deinterleave`], [`interleave`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interleave {
+    /// The interleaved arguments (indices into `args`), in the order of their
+    /// second-bank parameters.
+    pub args: Vec<usize>,
+    /// Bytes per segment (a power of two, at most 4 KiB: AXI bursts do not cross a
+    /// 4 KiB boundary).
+    pub segment_bytes: u64,
+}
+
+impl Interleave {
+    /// The bytes of the two halves of an argument of `bytes` bytes (segments counted
+    /// whole: the last, partial one takes a whole segment of its half).
+    pub fn half_bytes(&self, bytes: usize) -> [usize; 2] {
+        let s = self.segment_bytes as usize;
+        let segs = bytes.div_ceil(s);
+        [segs.div_ceil(2) * s, (segs / 2) * s]
+    }
+}
+
+/// Copies the `src.len()` bytes of an argument into its two halves (each at least
+/// [`Interleave::half_bytes`] long), segment `k` into half `k mod 2` at `⌊k/2⌋·s`.
+pub fn deinterleave(src: &[u8], segment_bytes: usize, halves: [&mut [u8]; 2]) {
+    let [h0, h1] = halves;
+    for (k, seg) in src.chunks(segment_bytes).enumerate() {
+        let at = (k / 2) * segment_bytes;
+        let h: &mut [u8] = if k % 2 == 0 { &mut *h0 } else { &mut *h1 };
+        h[at..at + seg.len()].copy_from_slice(seg);
+    }
+}
+
+/// The inverse of [`deinterleave`]: gathers an argument's `dst.len()` bytes from its
+/// halves.
+pub fn interleave(halves: [&[u8]; 2], segment_bytes: usize, dst: &mut [u8]) {
+    for (k, seg) in dst.chunks_mut(segment_bytes).enumerate() {
+        let at = (k / 2) * segment_bytes;
+        let h = halves[k % 2];
+        seg.copy_from_slice(&h[at..at + seg.len()]);
+    }
+}
+
+/// The parameter through which a kernel with [`Manifest::interleave`] reaches the
+/// second half (bank 1) of array `array`: `tdf_b1_<array>`.
+pub fn bank_port_name(array: &str) -> String {
+    format!("tdf_b1_{array}")
+}
+
+/// The write-only parameter of the second half of an interleaved array that has a
+/// write port ([`Manifest::write_ports`]): `tdf_w_b1_<array>`.
+pub fn bank_write_port_name(array: &str) -> String {
+    format!("tdf_w_b1_{array}")
 }
 
 /// The name of the write-only `m_axi` parameter of array `array` in a kernel with
@@ -103,6 +171,10 @@ pub struct KernelParam {
     pub arg: usize,
     /// A write-only port of an array that also has its own ([`Manifest::write_ports`]).
     pub write_port: bool,
+    /// Which half of an interleaved array ([`Manifest::interleave`]) it reaches: 0 (the
+    /// argument's own parameter and write port, and every parameter of an array that
+    /// is not interleaved) or 1 (bank 1).
+    pub half: u8,
 }
 
 /// Launch conditions of a kernel and the kernel that runs when one fails.
@@ -142,6 +214,9 @@ pub struct FallbackKernel {
     /// Its [`Manifest::write_ports`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_ports: Vec<usize>,
+    /// Its [`Manifest::interleave`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
 }
 
 /// One argument of the region call.
@@ -283,6 +358,8 @@ impl Manifest {
             guard: &'a Option<Guard>,
             #[serde(skip_serializing_if = "<[usize]>::is_empty")]
             write_ports: &'a [usize],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            interleave: &'a Option<Interleave>,
         }
         let id = Identity {
             version: self.version,
@@ -294,6 +371,7 @@ impl Manifest {
             xclbin: &self.xclbin,
             guard: &self.guard,
             write_ports: &self.write_ports,
+            interleave: &self.interleave,
         };
         sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
     }
@@ -312,21 +390,44 @@ impl Manifest {
             hash: f.hash.clone(),
             guard: None,
             write_ports: f.write_ports.clone(),
+            interleave: f.interleave.clone(),
             ..self.clone()
         })
     }
 
     /// The parameters of the kernel's top function, in order: one per argument (its
-    /// name), then one per [`write_ports`](Self::write_ports) entry. The XRT and
-    /// TaPaSCo backends pass the array's buffer to both of its parameters; the flows
-    /// connect both to its bank.
+    /// name), then one per [`write_ports`](Self::write_ports) entry, then, with
+    /// [`interleave`](Self::interleave), one per interleaved argument (its second
+    /// half, [`bank_port_name`]) and one per write port of an interleaved argument
+    /// ([`bank_write_port_name`]). The XRT and TaPaSCo backends pass an array's buffer
+    /// (of an interleaved array: the buffer of the parameter's half) to each of its
+    /// parameters; the flows connect each to its bank ([`Manifest::param_bank`]).
     pub fn kernel_params(&self) -> Vec<KernelParam> {
-        let own = self.args.iter().enumerate().map(|(i, a)| KernelParam { name: a.name.clone(), arg: i, write_port: false });
+        let own = self.args.iter().enumerate().map(|(i, a)| KernelParam { name: a.name.clone(), arg: i, write_port: false, half: 0 });
         let writes = self.write_ports.iter().filter_map(|&i| {
             let a = self.args.get(i)?;
-            Some(KernelParam { name: write_port_name(&a.name), arg: i, write_port: true })
+            Some(KernelParam { name: write_port_name(&a.name), arg: i, write_port: true, half: 0 })
         });
-        own.chain(writes).collect()
+        let il: &[usize] = self.interleave.as_ref().map_or(&[], |il| &il.args);
+        let halves = il.iter().filter_map(|&i| {
+            let a = self.args.get(i)?;
+            Some(KernelParam { name: bank_port_name(&a.name), arg: i, write_port: false, half: 1 })
+        });
+        let half_writes = self.write_ports.iter().filter(|i| il.contains(i)).filter_map(|&i| {
+            let a = self.args.get(i)?;
+            Some(KernelParam { name: bank_write_port_name(&a.name), arg: i, write_port: true, half: 1 })
+        });
+        own.chain(writes).chain(halves).chain(half_writes).collect()
+    }
+
+    /// The DDR bank of kernel parameter `p`: its half for an interleaved array, else
+    /// its argument's `bank`.
+    pub fn param_bank(&self, p: &KernelParam) -> u32 {
+        let interleaved = self.interleave.as_ref().is_some_and(|il| il.args.contains(&p.arg));
+        if interleaved {
+            return u32::from(p.half);
+        }
+        self.args.get(p.arg).and_then(|a| a.array.as_ref()).map_or(0, |a| a.bank)
     }
 
     /// The first launch condition that does not hold for the scalar values `env`
@@ -471,7 +572,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
         }
         .with_hash()
     }
@@ -493,6 +594,64 @@ mod tests {
         let back = Manifest::from_json(&m.to_json()).unwrap();
         assert_eq!(back.write_ports, [1]);
         assert!(!manifest().to_json().contains("write_ports"), "absent when empty");
+    }
+
+    /// Interleaved arrays: a second-half parameter per array and per write port of
+    /// one, after the write ports, each in its half's bank; part of the identity.
+    #[test]
+    fn interleaved_arrays_have_a_parameter_per_half() {
+        let mut m = manifest();
+        for a in ["ey", "hz"] {
+            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 1, reduction: None };
+            m.args.push(Arg { name: a.into(), kind: VarKind::Array, elem: ScalarType::F32, array: Some(array) });
+        }
+        m.write_ports = vec![1];
+        let plain = m.content_hash();
+        m.interleave = Some(Interleave { args: vec![2, 1], segment_bytes: 4096 });
+        assert_ne!(m.content_hash(), plain);
+        let params = m.kernel_params();
+        let got: Vec<(&str, usize, bool, u8, u32)> =
+            params.iter().map(|p| (p.name.as_str(), p.arg, p.write_port, p.half, m.param_bank(p))).collect();
+        assert_eq!(
+            got,
+            [
+                ("n", 0, false, 0, 0),
+                ("ey", 1, false, 0, 0),
+                ("hz", 2, false, 0, 0),
+                ("tdf_w_ey", 1, true, 0, 0),
+                ("tdf_b1_hz", 2, false, 1, 1),
+                ("tdf_b1_ey", 1, false, 1, 1),
+                ("tdf_w_b1_ey", 1, true, 1, 1),
+            ]
+        );
+        assert_eq!(Manifest::from_json(&m.to_json()).unwrap().interleave, m.interleave);
+        // Not interleaved: the argument's bank.
+        m.interleave = None;
+        assert_eq!(m.param_bank(&m.kernel_params()[1]), 1);
+    }
+
+    /// deinterleave and interleave are inverse, segment k lands in half k mod 2 at
+    /// floor(k/2) segments, and the halves are as long as half_bytes says.
+    #[test]
+    fn halves_round_trip() {
+        for bytes in [0usize, 1, 63, 64, 65, 128, 129, 1000, 4096] {
+            for seg in [1usize, 4, 64] {
+                let il = Interleave { args: vec![], segment_bytes: seg as u64 };
+                let src: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
+                let [b0, b1] = il.half_bytes(bytes);
+                assert!(b0 + b1 >= bytes && b0 + b1 < bytes + 2 * seg, "{bytes} {seg}");
+                let (mut h0, mut h1) = (vec![0u8; b0], vec![0u8; b1]);
+                deinterleave(&src, seg, [&mut h0, &mut h1]);
+                for (i, &v) in src.iter().enumerate() {
+                    let k = i / seg;
+                    let at = (k / 2) * seg + i % seg;
+                    assert_eq!(if k % 2 == 0 { h0[at] } else { h1[at] }, v);
+                }
+                let mut back = vec![0u8; bytes];
+                interleave([&h0, &h1], seg, &mut back);
+                assert_eq!(back, src);
+            }
+        }
     }
 
     /// A guarded manifest: its fallback is the same region with the other kernel, and
@@ -519,7 +678,7 @@ mod tests {
                 emu_entry_source: m.emu_entry_source.clone(),
                 xclbin: "k_linear.xclbin".into(),
                 hash: fb.content_hash(),
-                write_ports: vec![],
+                write_ports: vec![], interleave: None,
             },
         });
         let m = m.with_hash();

@@ -750,7 +750,7 @@ impl Printer<'_> {
         c.s.push_str(&body.s);
         writeln!(c.s, "}}").unwrap();
 
-        Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name), write_ports: Vec::new() }
+        Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name), write_ports: Vec::new(), interleave: None }
     }
 
     /// `long <reach> = …;`: one past the largest row-major element index any access
