@@ -23,6 +23,12 @@
 //        whole DDR words with byte strobes for exactly those elements, bursts as above;
 //        at most PEND bursts await their responses (older ones are taken first).
 //   tessera_df_write_drain(port, pending)              the remaining responses.
+// An array interleaved over two DDR banks (tessera_ir::manifest::Interleave) has two
+// ports, p0 and p1: segment k of SEG words (words [k*SEG, (k+1)*SEG) of the array)
+// is reached through port k % 2 at word (k / 2) * SEG + word % SEG. Every burst lies in
+// one segment, so in one port; the `2` helpers (request_first2, read_row2, write_row2)
+// move the same rows as the ones above, each burst through its segment's port, and
+// count the write responses each port awaits separately (pending0, pending1).
 #ifndef TESSERA_DATAFLOW_H
 #define TESSERA_DATAFLOW_H
 
@@ -540,6 +546,48 @@ void tessera_df_request_next(P port, long next, long last, long e2, long n2) {
     }
 }
 
+// Interleaved arrays: whether word `word` (>= 0) of the array is in the second bank's
+// half, and its word in its half.
+template <int SEG>
+bool tessera_df_in_b1(long word) {
+#pragma HLS INLINE
+    return ((word / SEG) & 1) != 0;
+}
+template <int SEG>
+long tessera_df_half_word(long word) {
+#pragma HLS INLINE
+    return (word / SEG / 2) * SEG + word % SEG;
+}
+
+// A read request of `len` words from word `word` of an interleaved array (one segment).
+template <int SEG, typename P>
+void tessera_df_request2(P p0, P p1, long word, long len) {
+#pragma HLS INLINE
+    if (tessera_df_in_b1<SEG>(word)) {
+        p1.read_request(tessera_df_half_word<SEG>(word), len);
+    } else {
+        p0.read_request(tessera_df_half_word<SEG>(word), len);
+    }
+}
+
+// tessera_df_request_first and tessera_df_request_next of an interleaved array.
+template <int W, int SEG, typename P>
+void tessera_df_request_first2(P p0, P p1, long e, long n) {
+#pragma HLS INLINE
+    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+    tessera_df_request2<SEG>(p0, p1, first, tessera_df_burst<SEG>(first, last));
+}
+template <int W, int SEG, typename P>
+void tessera_df_request_next2(P p0, P p1, long next, long last, long e2, long n2) {
+#pragma HLS INLINE
+    if (next <= last) {
+        tessera_df_request2<SEG>(p0, p1, next, tessera_df_burst<SEG>(next, last));
+    } else if (n2 > 0) {
+        const long f2 = tessera_df_floor_div(e2, W), l2 = tessera_df_floor_div(e2 + n2 - 1, W);
+        tessera_df_request2<SEG>(p0, p1, f2, tessera_df_burst<SEG>(f2, l2));
+    }
+}
+
 // The row helpers as Vitis compiles them (beat by beat; emulated kernels use the
 // burst-at-a-time versions below, which runtime/tests/cpp/dataflow_test.cpp checks
 // against these).
@@ -617,6 +665,97 @@ void tessera_df_write_row_beats(hls::burst_maxi<tessera::wide_t<W, T>> port, lon
     }
 }
 
+// tessera_df_read_row_beats of an interleaved array (ports p0, p1).
+template <int W, int SEG, typename T>
+void tessera_df_read_row2_beats(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1,
+                                long e, long n, hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+#pragma HLS INLINE off
+    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+    const int a = static_cast<int>(e - first * W);
+    const long words = (n + W - 1) / W;
+    tessera::wide_t<W, T> prev = 0;
+    for (long b = 0; b <= words; b++) {
+#pragma HLS PIPELINE II=1
+        const long word = first + b;
+        tessera::wide_t<W, T> cur = 0;
+        if (word <= last) {
+            if (b == 0 || word % SEG == 0) tessera_df_request_next2<W, SEG>(p0, p1, (word / SEG + 1) * SEG, last, e2, n2);
+            cur = tessera_df_in_b1<SEG>(word) ? p1.read() : p0.read();
+        }
+        if (b > 0) {
+            tessera::wide_t<W, T> out = 0;
+            for (int l = 0; l < W; l++) {
+#pragma HLS UNROLL
+                const long x = (b - 1) * W + l;
+                const int from = l + a;
+                if (x < n) tessera::set_lane<T>(out, l, from < W ? tessera::get_lane<T>(prev, from) : tessera::get_lane<T>(cur, from - W));
+            }
+            s.write(out);
+        }
+        prev = cur;
+    }
+}
+
+// tessera_df_write_row_beats of an interleaved array (ports p0, p1; each port's
+// bursts awaiting their responses counted in pending0, pending1, at most PEND each).
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row2_beats(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1,
+                                 long e, long n, hls::stream<tessera::wide_t<W, T>> &s, int &pending0, int &pending1) {
+#pragma HLS INLINE off
+    const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
+    const int a = static_cast<int>(e - first * W);
+    const long words = (n + W - 1) / W;
+    tessera::wide_t<W, T> prev = 0;
+    for (long b = 0; b <= words; b++) {
+#pragma HLS PIPELINE II=1
+        const long word = first + b;
+        const bool hi = tessera_df_in_b1<SEG>(word);
+        tessera::wide_t<W, T> cur = 0;
+        if (b < words) cur = s.read();
+        if (word <= last) {
+            if (b == 0 || word % SEG == 0) {
+                const long at = tessera_df_half_word<SEG>(word), len = tessera_df_burst<SEG>(word, last);
+                if (hi) {
+                    p1.write_request(at, len);
+                } else {
+                    p0.write_request(at, len);
+                }
+            }
+            tessera::wide_t<W, T> beat = 0;
+            tessera::strobe_t<W, T> strobe = 0;
+            for (int m = 0; m < W; m++) {
+#pragma HLS UNROLL
+                const long x = b * W + m - a;
+                if (x >= 0 && x < n) {
+                    tessera::set_lane<T>(beat, m, m < a ? tessera::get_lane<T>(prev, W - a + m) : tessera::get_lane<T>(cur, m - a));
+                    tessera::enable_lane<T>(strobe, m);
+                }
+            }
+            if (hi) {
+                p1.write(beat, strobe);
+            } else {
+                p0.write(beat, strobe);
+            }
+            if (word == last || word % SEG == SEG - 1) {
+                if (hi) {
+                    pending1++;
+                    if (pending1 > PEND) {
+                        p1.write_response();
+                        pending1--;
+                    }
+                } else {
+                    pending0++;
+                    if (pending0 > PEND) {
+                        p0.write_response();
+                        pending0--;
+                    }
+                }
+            }
+        }
+        prev = cur;
+    }
+}
+
 #ifdef TESSERA_HLS_VITIS
 template <int W, int SEG, typename T>
 void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
@@ -630,16 +769,52 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
 #pragma HLS INLINE
     tessera_df_write_row_beats<W, SEG, PEND, T>(port, e, n, s, pending);
 }
+template <int W, int SEG, typename T>
+void tessera_df_read_row2(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1, long e,
+                          long n, hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+#pragma HLS INLINE
+    tessera_df_read_row2_beats<W, SEG, T>(p0, p1, e, n, s, e2, n2);
+}
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row2(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1, long e,
+                           long n, hls::stream<tessera::wide_t<W, T>> &s, int &pending0, int &pending1) {
+#pragma HLS INLINE
+    tessera_df_write_row2_beats<W, SEG, PEND, T>(p0, p1, e, n, s, pending0, pending1);
+}
 #else
 // Emulation: the same port requests in the same order, the same beats read and
 // written, the same stream words, but a burst at a time — its beats in one copy
 // (hls::burst_maxi::read_beats / write_beats) instead of a call per beat. The process
 // runs at most one burst ahead of (read) or behind (write) the beat-wise version, as
 // a stream of one burst's depth lets the hardware's. runtime/tests/cpp/dataflow_test.cpp
-// checks both against each other: stream words, memory, counters.
-template <int W, int SEG, typename T>
-void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
-                         hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+// checks both against each other: stream words, memory, counters. One implementation
+// for one port and for an interleaved array's two: a port set (tessera::emu::one_port,
+// tessera::emu::two_ports) routes each burst, by its first word, to its port.
+namespace tessera {
+namespace emu {
+template <typename P>
+struct one_port {
+    P p;
+    int &pending;
+    P &at(long) { return p; }
+    static long word(long w) { return w; }
+    int &pending_of(long) { return pending; }
+    void read_request(long w, long len) { p.read_request(w, len); }
+};
+template <int SEG, typename P>
+struct two_ports {
+    P p0, p1;
+    int &pending0, &pending1;
+    P &at(long w) { return tessera_df_in_b1<SEG>(w) ? p1 : p0; }
+    static long word(long w) { return tessera_df_half_word<SEG>(w); }
+    int &pending_of(long w) { return tessera_df_in_b1<SEG>(w) ? pending1 : pending0; }
+    void read_request(long w, long len) { at(w).read_request(word(w), len); }
+};
+}  // namespace emu
+}  // namespace tessera
+
+template <int W, int SEG, typename T, typename Ports>
+void tessera_df_read_row_emu(Ports ports, long e, long n, hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
     constexpr std::size_t S = sizeof(T), B = W * sizeof(T);
     const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
     const long full = n / W, words = (n + W - 1) / W;  // stream words: all lanes elements / all
@@ -651,9 +826,9 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
     tessera::wide_t<W, T> out = 0;
     for (long word = first; word <= last;) {
         const long next = (word / SEG + 1) * SEG;
-        tessera_df_request_next<W, SEG>(port, next, last, e2, n2);
+        tessera_df_request_next<W, SEG>(ports, next, last, e2, n2);
         const long len = (last + 1 < next ? last + 1 : next) - word;
-        port.read_beats(buf + hi, static_cast<std::size_t>(len));
+        ports.at(word).read_beats(buf + hi, static_cast<std::size_t>(len));
         hi += static_cast<std::size_t>(len) * B;
         word += len;
         for (; pushed < full && hi - lo >= B; pushed++, lo += B) {
@@ -671,9 +846,8 @@ void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, lo
     }
 }
 
-template <int W, int SEG, int PEND, typename T>
-void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
-                          hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
+template <int W, int SEG, int PEND, typename T, typename Ports>
+void tessera_df_write_row_emu(Ports ports, long e, long n, hls::stream<tessera::wide_t<W, T>> &s) {
     constexpr std::size_t S = sizeof(T), B = W * sizeof(T);
     const long first = tessera_df_floor_div(e, W), last = tessera_df_floor_div(e + n - 1, W);
     const long a = e - first * W;        // lane of element e in its DDR word
@@ -685,7 +859,7 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
     long popped = 0;
     for (long word = first; word <= last;) {
         const long len = tessera_df_burst<SEG>(word, last);
-        port.write_request(word, len);
+        ports.at(word).write_request(ports.word(word), len);
         const long base = (word - first - 1) * static_cast<long>(B);  // buf[0]'s row byte
         const long end = (word - first + len) * static_cast<long>(B);
         if (popped > 0) {  // the last word popped may reach into this burst
@@ -706,7 +880,7 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
             if (whole(i)) {
                 long j = i + 1;
                 while (j < len && whole(j)) j++;
-                port.write_beats(buf + (i + 1) * B, static_cast<std::size_t>(j - i));
+                ports.at(word).write_beats(buf + (i + 1) * B, static_cast<std::size_t>(j - i));
                 i = j;
                 continue;
             }
@@ -717,16 +891,40 @@ void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, l
                 const long x = (word - first + i) * W + m - a;
                 if (x >= 0 && x < n) tessera::enable_lane<T>(strobe, m);
             }
-            port.write(beat, strobe);
+            ports.at(word).write(beat, strobe);
             i++;
         }
-        word += len;
+        int &pending = ports.pending_of(word);
         pending++;
         if (pending > PEND) {
-            port.write_response();
+            ports.at(word).write_response();
             pending--;
         }
+        word += len;
     }
+}
+
+template <int W, int SEG, typename T>
+void tessera_df_read_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                         hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+    int none = 0;
+    tessera_df_read_row_emu<W, SEG, T>(tessera::emu::one_port<hls::burst_maxi<tessera::wide_t<W, T>>>{port, none}, e, n, s, e2, n2);
+}
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row(hls::burst_maxi<tessera::wide_t<W, T>> port, long e, long n,
+                          hls::stream<tessera::wide_t<W, T>> &s, int &pending) {
+    tessera_df_write_row_emu<W, SEG, PEND, T>(tessera::emu::one_port<hls::burst_maxi<tessera::wide_t<W, T>>>{port, pending}, e, n, s);
+}
+template <int W, int SEG, typename T>
+void tessera_df_read_row2(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1, long e,
+                          long n, hls::stream<tessera::wide_t<W, T>> &s, long e2, long n2) {
+    int none0 = 0, none1 = 0;
+    tessera_df_read_row_emu<W, SEG, T>(tessera::emu::two_ports<SEG, hls::burst_maxi<tessera::wide_t<W, T>>>{p0, p1, none0, none1}, e, n, s, e2, n2);
+}
+template <int W, int SEG, int PEND, typename T>
+void tessera_df_write_row2(hls::burst_maxi<tessera::wide_t<W, T>> p0, hls::burst_maxi<tessera::wide_t<W, T>> p1, long e,
+                           long n, hls::stream<tessera::wide_t<W, T>> &s, int &pending0, int &pending1) {
+    tessera_df_write_row_emu<W, SEG, PEND, T>(tessera::emu::two_ports<SEG, hls::burst_maxi<tessera::wide_t<W, T>>>{p0, p1, pending0, pending1}, e, n, s);
 }
 #endif
 

@@ -155,6 +155,109 @@ static int rows_agree(int cases) {
     return 0;
 }
 
+// The same for an interleaved array (two ports; segment k of SEG words in half k % 2
+// at word (k / 2) * SEG): the beat-wise and burst-at-a-time two-port helpers agree with
+// each other (stream words, both halves' memory and counters), and with the one-port
+// helpers on the array laid out contiguously (the same words; the halves' counters add
+// up to the one port's bytes and bursts).
+template <int W, int SEG>
+static int rows2_agree(int cases) {
+    typedef tessera::wide_t<W, float> word;
+    const long seg = static_cast<long>(SEG) * W;  // elements per segment
+    for (int k = 0; k < cases; k++) {
+        const long n = 1 + rnd(k % 3 == 0 ? 5 * seg : 4 * W), n2 = 1 + rnd(3 * W);
+        const long e = rnd(k % 2 == 0 ? 3 * seg : 3 * W), e2 = e + n + rnd(2 * W);
+        const long elems = ((e2 + n2) / seg + 2) * seg;  // whole segments
+        const long half = (elems / seg / 2 + 1) * seg;
+        const auto at = [&](long i, int &h) {  // element i's half and index in it
+            const long g = i / seg;
+            h = static_cast<int>(g % 2);
+            return (g / 2) * seg + i % seg;
+        };
+        // Read: the one-port helper on contiguous memory, both two-port ones on halves.
+        word got[3][2048];
+        long words[3] = {0, 0, 0};
+        Buf one(elems);
+        for (long i = 0; i < elems; i++) one.mem[static_cast<std::size_t>(i)] = static_cast<float>(i) + 0.5f;
+        {
+            hls::burst_maxi<word> port(one.desc);
+            hls::stream<word> s("row");
+            tessera_df_request_first<W, SEG>(port, e, n);
+            tessera_df_read_row<W, SEG, float>(port, e, n, s, e2, n2);
+            tessera_df_read_row<W, SEG, float>(port, e2, n2, s, 0, 0);
+            while (!s.empty()) got[2][words[2]++] = s.read();
+        }
+        Buf rb[2][2] = {{Buf(half), Buf(half)}, {Buf(half), Buf(half)}};
+        for (int v = 0; v < 2; v++) {
+            for (long i = 0; i < elems; i++) {
+                int h;
+                const long j = at(i, h);
+                rb[v][h].mem[static_cast<std::size_t>(j)] = static_cast<float>(i) + 0.5f;
+            }
+            hls::burst_maxi<word> p0(rb[v][0].desc), p1(rb[v][1].desc);
+            hls::stream<word> s("row");
+            tessera_df_request_first2<W, SEG>(p0, p1, e, n);
+            if (v == 0) {
+                tessera_df_read_row2_beats<W, SEG, float>(p0, p1, e, n, s, e2, n2);
+                tessera_df_read_row2_beats<W, SEG, float>(p0, p1, e2, n2, s, 0, 0);
+            } else {
+                tessera_df_read_row2<W, SEG, float>(p0, p1, e, n, s, e2, n2);
+                tessera_df_read_row2<W, SEG, float>(p0, p1, e2, n2, s, 0, 0);
+            }
+            while (!s.empty()) got[v][words[v]++] = s.read();
+        }
+        CHECK(words[0] == words[1] && words[0] == words[2]);
+        for (long i = 0; i < words[0]; i++) CHECK(got[0][i] == got[1][i] && got[0][i] == got[2][i]);
+        for (int h = 0; h < 2; h++) CHECK(std::memcmp(&rb[0][h].stats, &rb[1][h].stats, sizeof(tessera_port_stats)) == 0);
+        CHECK(rb[1][0].stats.read_bytes + rb[1][1].stats.read_bytes == one.stats.read_bytes);
+        CHECK(rb[1][0].stats.read_bursts + rb[1][1].stats.read_bursts == one.stats.read_bursts);
+        // Write: the words back out, over memory holding other values.
+        Buf wone(elems);
+        int pend1 = 0;
+        for (long i = 0; i < elems; i++) wone.mem[static_cast<std::size_t>(i)] = -1.0f;
+        {
+            hls::burst_maxi<word> port(wone.desc);
+            hls::stream<word> s("row");
+            for (long i = 0; i < words[0]; i++) s.write(got[0][i]);
+            tessera_df_write_row<W, SEG, 3, float>(port, e, n, s, pend1);
+            tessera_df_write_row<W, SEG, 3, float>(port, e2, n2, s, pend1);
+            tessera_df_write_drain(port, pend1);
+        }
+        Buf wb[2][2] = {{Buf(half), Buf(half)}, {Buf(half), Buf(half)}};
+        for (int v = 0; v < 2; v++) {
+            int pending0 = 0, pending1 = 0;
+            for (int h = 0; h < 2; h++)
+                for (long i = 0; i < half; i++) wb[v][h].mem[static_cast<std::size_t>(i)] = -1.0f;
+            hls::burst_maxi<word> p0(wb[v][0].desc), p1(wb[v][1].desc);
+            hls::stream<word> s("row");
+            for (long i = 0; i < words[0]; i++) s.write(got[0][i]);
+            if (v == 0) {
+                tessera_df_write_row2_beats<W, SEG, 3, float>(p0, p1, e, n, s, pending0, pending1);
+                tessera_df_write_row2_beats<W, SEG, 3, float>(p0, p1, e2, n2, s, pending0, pending1);
+            } else {
+                tessera_df_write_row2<W, SEG, 3, float>(p0, p1, e, n, s, pending0, pending1);
+                tessera_df_write_row2<W, SEG, 3, float>(p0, p1, e2, n2, s, pending0, pending1);
+            }
+            CHECK(s.empty());
+            CHECK(pending0 <= 3 && pending1 <= 3);
+            tessera_df_write_drain(p0, pending0);
+            tessera_df_write_drain(p1, pending1);
+        }
+        for (int h = 0; h < 2; h++) {
+            CHECK(wb[0][h].mem == wb[1][h].mem);
+            CHECK(std::memcmp(&wb[0][h].stats, &wb[1][h].stats, sizeof(tessera_port_stats)) == 0);
+        }
+        CHECK(wb[1][0].stats.write_bytes + wb[1][1].stats.write_bytes == wone.stats.write_bytes);
+        CHECK(wb[1][0].stats.write_bursts + wb[1][1].stats.write_bursts == wone.stats.write_bursts);
+        for (long i = 0; i < elems; i++) {  // the halves hold the contiguous result
+            int h;
+            const long j = at(i, h);
+            CHECK(wb[1][h].mem[static_cast<std::size_t>(j)] == wone.mem[static_cast<std::size_t>(i)]);
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     const std::string c = argv[1];
@@ -184,6 +287,9 @@ int main(int argc, char **argv) {
         CHECK((rows_agree<16, 64>(400) == 0));
         CHECK((rows_agree<16, 4>(400) == 0));
         CHECK((rows_agree<4, 2>(400) == 0));
+        CHECK((rows2_agree<16, 64>(200) == 0));
+        CHECK((rows2_agree<16, 4>(400) == 0));
+        CHECK((rows2_agree<4, 2>(400) == 0));
         CHECK(taken(nullptr, 0) >= 0);  // the test's streams: forgotten
     } else if (c == "deadlock") {
         two_streams(true);  // aborts under the concurrent schedule
