@@ -34,7 +34,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{KernelParam, Manifest};
 
 /// The memory bank every port goes to unless told otherwise. Every DDR-based Alveo
 /// platform (U200/U250) and most custom DDR platforms name their first bank `DDR[0]`;
@@ -368,43 +368,52 @@ pub fn m_axi_ports(kernel_source: &str) -> Vec<(String, Option<String>)> {
 }
 
 /// The memory ports of a manifest's kernel: every parameter of an array argument
-/// (`Manifest::kernel_params`: the arguments', then the write ports), in order, matched
-/// to the `m_axi` pragmas of the kernel source (a parameter may be the argument's name
-/// plus `_` when the name is a C++ keyword); each with its argument's name. A source
-/// without any `m_axi` pragma (e.g. a hand-written manifest) uses the parameter names.
-fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String, Option<String>)>, FlowError> {
+/// (`Manifest::kernel_params`: the arguments', then the write ports, then the
+/// second-bank halves of interleaved arrays and their write ports), in order, matched
+/// to the `m_axi` pragmas of the kernel source (an argument's own parameter may be its
+/// name plus `_` when the name is a C++ keyword); each with its parameter (argument,
+/// write port, half). A source without any `m_axi` pragma (e.g. a hand-written
+/// manifest) uses the parameter names.
+fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(KernelParam, String, Option<String>)>, FlowError> {
     let pragmas = m_axi_ports(&manifest.kernel_source);
     let mut used = vec![false; pragmas.len()];
     let mut out = Vec::new();
     for param in manifest.kernel_params() {
         let arg = &manifest.args[param.arg];
         if arg.array.is_none() {
-            if param.write_port {
-                return Err(invalid(format!("kernel {kernel}: the manifest gives scalar `{}` a write port", arg.name)));
+            if param.write_port || param.half != 0 {
+                let what = if param.write_port { "a write port" } else { "a second-bank port" };
+                return Err(invalid(format!("kernel {kernel}: the manifest gives scalar `{}` {what}", arg.name)));
             }
             continue;
         }
         if pragmas.is_empty() {
-            out.push((arg.name.clone(), param.name.clone(), None));
+            let name = param.name.clone();
+            out.push((param, name, None));
             continue;
         }
         let keyword = format!("{}_", param.name);
+        let own = !param.write_port && param.half == 0;
         let found = pragmas
             .iter()
             .position(|(p, _)| *p == param.name)
-            .or_else(|| pragmas.iter().position(|(p, _)| !param.write_port && *p == keyword));
+            .or_else(|| pragmas.iter().position(|(p, _)| own && *p == keyword));
         match found {
             Some(i) if !used[i] => {
                 used[i] = true;
-                out.push((arg.name.clone(), pragmas[i].0.clone(), pragmas[i].1.clone()));
+                out.push((param, pragmas[i].0.clone(), pragmas[i].1.clone()));
             }
             _ => {
+                let what = match (param.write_port, param.half) {
+                    (false, 0) => "array argument",
+                    (true, 0) => "the write port of array argument",
+                    (false, _) => "the second-bank port of interleaved array argument",
+                    (true, _) => "the second-bank write port of interleaved array argument",
+                };
                 return Err(invalid(format!(
-                    "kernel {kernel}: {} `{}` has no `#pragma HLS INTERFACE mode=m_axi port={}` in the kernel source",
-                    if param.write_port { "the write port of array argument" } else { "array argument" },
-                    arg.name,
-                    param.name
-                )))
+                    "kernel {kernel}: {what} `{}` has no `#pragma HLS INTERFACE mode=m_axi port={}` in the kernel source",
+                    arg.name, param.name
+                )));
             }
         }
     }
@@ -417,10 +426,13 @@ fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(String, String
     Ok(out)
 }
 
-/// The memory bank of `port` (argument `arg`, in the manifest's DDR bank `bank`) of
+/// The memory bank of `port` (argument `arg`, in the manifest's DDR bank `bank`:
+/// `Manifest::param_bank`, so 0 and 1 for the two halves of an interleaved array) of
 /// `kernel`: the most specific entry of `port_memory` (`<kernel>.<port>`, then
 /// `<port>`; port or argument name), else the default for bank 0 and the bank that
-/// many after it for the others (`DDR[0]` → `DDR[1]`; see [`nth_bank`]).
+/// many after it for the others (`DDR[0]` → `DDR[1]`; see [`nth_bank`]). An entry for
+/// the argument's name covers all its ports (its write port, and both halves of an
+/// interleaved array, which then share that memory); one for a port's name only it.
 fn memory_of(opts: &FlowOptions, kernel: &str, arg: &str, port: &str, bank: u32) -> Result<String, FlowError> {
     let keys = [format!("{kernel}.{port}"), format!("{kernel}.{arg}"), port.to_string(), arg.to_string()];
     if let Some(m) = keys.iter().find_map(|k| opts.port_memory.get(k)) {
@@ -517,21 +529,31 @@ pub fn plan_kernel(manifest: &Manifest, opts: &FlowOptions) -> Result<KernelPlan
         return Err(invalid(format!("manifest names the bitstream `{xclbin_name}`, not a `*.xclbin` file name")));
     }
 
-    let ports: Vec<Port> = memory_ports(manifest, &kernel)?
-        .into_iter()
-        .map(|(arg, port, bundle)| {
-            let bank = manifest.args.iter().find(|a| a.name == arg).and_then(|a| a.array.as_ref()).map_or(0, |a| a.bank);
-            let memory = memory_of(opts, &kernel, &arg, &port, bank)?;
-            Ok(Port { arg, port, bundle, memory })
+    let params = memory_ports(manifest, &kernel)?;
+    let ports: Vec<Port> = params
+        .iter()
+        .map(|(param, port, bundle)| {
+            let arg = manifest.args[param.arg].name.clone();
+            // An interleaved array's halves: bank 0 and 1; other arrays: their bank.
+            let memory = memory_of(opts, &kernel, &arg, port, manifest.param_bank(param))?;
+            Ok(Port { arg, port: port.clone(), bundle: bundle.clone(), memory })
         })
         .collect::<Result<_, FlowError>>()?;
-    // A write port passes its array's one buffer again: same memory as the array's port.
-    for w in ports.iter().filter(|p| p.port == tessera_ir::manifest::write_port_name(&p.arg)) {
-        if let Some(own) = ports.iter().find(|p| p.arg == w.arg && p.port != w.port).filter(|own| own.memory != w.memory) {
+    // A write port passes the buffer of its array's half again: same memory as the
+    // half's own port (the argument's for half 0, its second-bank port for half 1).
+    for (i, (w, _, _)) in params.iter().enumerate().filter(|(_, (p, _, _))| p.write_port) {
+        let own = params.iter().position(|(p, _, _)| p.arg == w.arg && !p.write_port && p.half == w.half);
+        if let Some(own) = own.map(|j| &ports[j]).filter(|own| own.memory != ports[i].memory) {
+            let (buffer, only) = if w.half == 0 {
+                ("the array's one buffer", ports[i].arg.as_str())
+            } else {
+                ("the one buffer of the array's second half", own.port.as_str())
+            };
+            let w = &ports[i];
             return Err(invalid(format!(
-                "kernel {kernel}: the write port `{}` of array `{}` is on {} and its port `{}` on {}; both pass the \
-                 array's one buffer, so they must be on the same memory (give both the same --memory, or only `{}`)",
-                w.port, w.arg, w.memory, own.port, own.memory, w.arg
+                "kernel {kernel}: the write port `{}` of array `{}` is on {} and its port `{}` on {}; both pass \
+                 {buffer}, so they must be on the same memory (give both the same --memory, or only `{only}`)",
+                w.port, w.arg, w.memory, own.port, own.memory
             )));
         }
     }
@@ -916,6 +938,72 @@ mod tests {
         m.kernel_source = three().kernel_source;
         let e = plan_kernel(&m, &o).unwrap_err().to_string();
         assert!(e.contains("the write port of array argument `C` has no `#pragma HLS INTERFACE mode=m_axi port=tdf_w_C`"), "{e}");
+    }
+
+    /// An interleaved array (`Manifest::interleave`): its own port and write port on
+    /// bank 0, its second-bank port `tdf_b1_<a>` and write port `tdf_w_b1_<a>` on bank
+    /// 1, whatever the array's `bank`; a `--memory` for a port's name still wins, one
+    /// for the array's name covers every port, and a split write port is refused.
+    #[test]
+    fn interleaved_halves_go_to_two_banks() {
+        let mut m = three();
+        m.kernel_source = m.kernel_source.replace(
+            "tessera::maxi<float> C) {\n",
+            "tessera::maxi<float> C, tessera::maxi<float> tdf_w_C, tessera::maxi<const float> tdf_b1_A, \
+             tessera::maxi<float> tdf_b1_C, tessera::maxi<float> tdf_w_b1_C) {\n\
+             #pragma HLS INTERFACE mode=m_axi port=tdf_w_C offset=slave bundle=gmem3\n\
+             #pragma HLS INTERFACE mode=m_axi port=tdf_b1_A offset=slave bundle=gmem4\n\
+             #pragma HLS INTERFACE mode=m_axi port=tdf_b1_C offset=slave bundle=gmem5\n\
+             #pragma HLS INTERFACE mode=m_axi port=tdf_w_b1_C offset=slave bundle=gmem6\n",
+        );
+        m.write_ports = vec![4];
+        m.interleave = Some(tessera_ir::manifest::Interleave { args: vec![0, 4], segment_bytes: 4096 });
+        for a in m.args.iter_mut().filter(|a| a.name == "C") {
+            // An interleaved array's own bank does not matter: its halves are 0 and 1.
+            a.array.as_mut().unwrap().bank = 1;
+        }
+        let o = FlowOptions::new(Target::Hw, "p", "/w/p.tessera", "/w/bits");
+        let p = plan_kernel(&m, &o).unwrap();
+        let cu = "sp=tessera_s_l9_r1_1";
+        assert!(
+            p.cfg.ends_with(&format!(
+                "{cu}.A:DDR[0]\n{cu}.B:DDR[0]\n{cu}.C:DDR[0]\n{cu}.tdf_w_C:DDR[0]\n{cu}.tdf_b1_A:DDR[1]\n\
+                 {cu}.tdf_b1_C:DDR[1]\n{cu}.tdf_w_b1_C:DDR[1]\n"
+            )),
+            "{}",
+            p.cfg
+        );
+        let ports: Vec<(&str, &str)> = p.ports.iter().map(|q| (q.arg.as_str(), q.port.as_str())).collect();
+        assert_eq!(
+            ports,
+            [("A", "A"), ("B", "B"), ("C", "C"), ("C", "tdf_w_C"), ("A", "tdf_b1_A"), ("C", "tdf_b1_C"), ("C", "tdf_w_b1_C")]
+        );
+        // A port's own --memory wins; the array's covers every port of it.
+        let mut o2 = o.clone();
+        o2.port_memory.insert("tdf_b1_A".into(), "DDR[3]".into());
+        let cfg = plan_kernel(&m, &o2).unwrap().cfg;
+        assert!(cfg.contains(".A:DDR[0]\n") && cfg.contains(".tdf_b1_A:DDR[3]\n"), "{cfg}");
+        let mut o3 = o.clone();
+        o3.port_memory.insert("A".into(), "DDR[2]".into());
+        let cfg = plan_kernel(&m, &o3).unwrap().cfg;
+        assert!(cfg.contains(".A:DDR[2]\n") && cfg.contains(".tdf_b1_A:DDR[2]\n"), "{cfg}");
+        // The second half's write port must share its half's memory.
+        o2.port_memory.insert("tdf_w_b1_C".into(), "DDR[0]".into());
+        let e = plan_kernel(&m, &o2).unwrap_err().to_string();
+        assert!(
+            e.contains("the write port `tdf_w_b1_C` of array `C` is on DDR[0] and its port `tdf_b1_C` on DDR[1]")
+                && e.contains("the one buffer of the array's second half"),
+            "{e}"
+        );
+        // Bank 1 needs a numbered default bank (or a --memory for the port).
+        let mut o4 = o.clone();
+        o4.default_memory = "MIG".into();
+        let e = plan_kernel(&m, &o4).unwrap_err().to_string();
+        assert!(e.contains("port `tdf_b1_A` is in DDR bank 1"), "{e}");
+        // The kernel source must declare the second-bank ports.
+        m.kernel_source = m.kernel_source.replace("#pragma HLS INTERFACE mode=m_axi port=tdf_b1_C offset=slave bundle=gmem5\n", "");
+        let e = plan_kernel(&m, &o).unwrap_err().to_string();
+        assert!(e.contains("the second-bank port of interleaved array argument `C` has no `#pragma HLS INTERFACE mode=m_axi port=tdf_b1_C`"), "{e}");
     }
 
     #[test]

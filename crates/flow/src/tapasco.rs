@@ -38,7 +38,11 @@
 //! `m_axi` bundles has several AXI4 masters; `axi4mm` counts every master of every PE
 //! and connects them all to the board's memory (its `arch_create_mem_interconnects`),
 //! so no source change or bundling macro is needed. The VCU118 has one DDR4 memory
-//! all masters share; the manifests' `banks=2` split is not applied on TaPaSCo.
+//! all masters share; the manifests' `banks=2` split is not applied on TaPaSCo. The
+//! extra parameters of a kernel — write ports (`tdf_w_<a>`) and the second-bank
+//! halves of interleaved arrays (`tdf_b1_<a>`, `tdf_w_b1_<a>`) — are arguments like
+//! the others, after the manifest's, in `Manifest::kernel_params` order; the runtime
+//! passes each the device address of its half (both halves then in the one DDR4).
 //!
 //! This module does no I/O; `tessera bitstream --flow tapasco` (crates/cli) writes
 //! the files and runs or prints the steps.
@@ -325,21 +329,32 @@ pub fn plan(manifests: &[&Manifest], opts: &TapascoOptions) -> Result<TapascoPla
         let arguments = kernel_parameters(&kernel, &m.kernel_source)?;
         let params = m.kernel_params();
         if arguments.len() != params.len() {
+            let extra = params.iter().filter(|q| q.half != 0).count();
             return Err(invalid(format!(
-                "kernel {kernel}: its top function has {} parameters, the manifest {} ({} arguments, {} write ports)",
+                "kernel {kernel}: its top function has {} parameters, the manifest {} ({} arguments, {} write ports{})",
                 arguments.len(),
                 params.len(),
                 m.args.len(),
-                m.write_ports.len()
+                m.write_ports.len(),
+                if extra > 0 { format!(", {extra} second-bank ports of interleaved arrays") } else { String::new() }
             )));
         }
-        for ((p, is_array), a) in arguments.iter().zip(params.iter().map(|q| &m.args[q.arg])) {
+        for ((p, is_array), q) in arguments.iter().zip(&params) {
+            let a = &m.args[q.arg];
             if *is_array != a.array.is_some() {
                 return Err(invalid(format!(
                     "kernel {kernel}: parameter `{p}` is {} but argument `{}` is {}",
                     if *is_array { "an m_axi array" } else { "a scalar" },
                     a.name,
                     if a.array.is_some() { "an array" } else { "a scalar" }
+                )));
+            }
+            // A write port or second-bank port is the manifest's parameter of that name.
+            if (q.write_port || q.half != 0) && *p != q.name {
+                return Err(invalid(format!(
+                    "kernel {kernel}: parameter `{p}` of the top function is where the manifest has `{}` (of array \
+                     `{}`)",
+                    q.name, a.name
                 )));
             }
         }
@@ -569,6 +584,38 @@ mod tests {
         let mut rejected = one();
         rejected.kernel = None;
         assert!(matches!(plan(&[&rejected], &opts()), Err(FlowError::NotOffloaded { .. })));
+    }
+
+    /// Write ports and the second-bank ports of interleaved arrays are kernel
+    /// arguments after the manifest's, in `kernel_params` order, checked by name.
+    #[test]
+    fn extra_ports_are_arguments() {
+        let src = "extern \"C\" void k(tessera::maxi<float> x, int n, tessera::maxi<float> tdf_w_x, \
+                   tessera::maxi<float> tdf_b1_x, tessera::maxi<float> tdf_w_b1_x) {\n\
+                   #pragma HLS INTERFACE mode=m_axi port=x offset=slave bundle=gmem0\n\
+                   #pragma HLS INTERFACE mode=m_axi port=tdf_w_x offset=slave bundle=gmem1\n\
+                   #pragma HLS INTERFACE mode=m_axi port=tdf_b1_x offset=slave bundle=gmem2\n\
+                   #pragma HLS INTERFACE mode=m_axi port=tdf_w_b1_x offset=slave bundle=gmem3\n}\n";
+        let mk = |src: &str| {
+            let mut m = crate::tests::manifest("k", vec![array("x", MapKind::Tofrom), scalar("n", ScalarType::I32)], src);
+            m.write_ports = vec![0];
+            m.interleave = Some(tessera_ir::manifest::Interleave { args: vec![0], segment_bytes: 4096 });
+            m.with_hash()
+        };
+        let m = mk(src);
+        let p = plan(&[&m], &opts()).unwrap();
+        let names: Vec<&str> = p.kernels[0].arguments.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["x", "n", "tdf_w_x", "tdf_b1_x", "tdf_w_b1_x"]);
+        let j: serde_json::Value = serde_json::from_str(&p.kernels[0].json).unwrap();
+        assert_eq!(j["Arguments"].as_array().unwrap().len(), 5);
+        // The halves swapped in the signature: refused by name.
+        let swapped = mk(&src.replace("tdf_w_x, tessera::maxi<float> tdf_b1_x", "tdf_b1_x, tessera::maxi<float> tdf_w_x"));
+        let e = plan(&[&swapped], &opts()).unwrap_err().to_string();
+        assert!(e.contains("parameter `tdf_b1_x` of the top function is where the manifest has `tdf_w_x`"), "{e}");
+        // A missing second-bank parameter: counted.
+        let short = mk(&src.replace(", tessera::maxi<float> tdf_w_b1_x", ""));
+        let e = plan(&[&short], &opts()).unwrap_err().to_string();
+        assert!(e.contains("has 4 parameters, the manifest 5 (2 arguments, 1 write ports, 2 second-bank ports of interleaved arrays)"), "{e}");
     }
 
     #[test]
