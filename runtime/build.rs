@@ -40,9 +40,12 @@ mod xrt {
         "xrtRunWaitFor",
         "xrtRunClose",
         "xrtBOAllocUserPtr",
+        "xrtBOAlloc",
         "xrtBOSubAlloc",
         "xrtBOFree",
         "xrtBOSync",
+        "xrtBOWrite",
+        "xrtBORead",
     ];
 
     /// Headers bound, relative to `$XILINX_XRT/include` (C mode).

@@ -714,3 +714,171 @@ int main(void) {{
     let why = r.report[1]["reason"].as_str().unwrap();
     assert!(why.contains("write port 'tdf_w_ey' is connected to memory group 2 and 'ey' to 1"), "{why}");
 }
+
+/// A present `float` array interleaved over two banks in segments of 16 elements
+/// (`Manifest::interleave`), with a write port when `write_port`: kernel `kernel`
+/// (bitstream only), arguments `x` and `n`.
+fn interleaved(line: u32, kernel: &str, write_port: bool) -> Manifest {
+    let x = farray("x", VarKind::Pointer, MapKind::Present, vec![Expr::int(0)], vec![]);
+    let mut m = manifest(&format!("i.c:{line}"), kernel, vec![x, int_scalar("n")], "/* bitstream only */", "/* bitstream only */");
+    if write_port {
+        m.write_ports = vec![0];
+    }
+    m.interleave = Some(tessera_ir::manifest::Interleave { args: vec![0], segment_bytes: 64 });
+    m.with_hash()
+}
+
+/// Element `i` of an interleaved array as the stand-in kernels reach it: segment
+/// `k = i / 16` (64 bytes) in half `k % 2`, at element `(k / 2) * 16 + i % 16` of it.
+const ELEM: &str = "#define ELEM(h, i) (&(h)[((i) / 16) % 2][((i) / 16 / 2) * 16 + (i) % 16])\n";
+
+/// Interleaved arrays on XRT: inside a `target data` region, `addone` (an ordinary
+/// kernel: the device copy becomes newer than the host view), then `il` (`x[i] = 3 x[i]
+/// + i` through the two halves: the staging must read the device copy back first, and
+/// the halves must be laid out as the manifest says, else element `i` gets another
+/// element's value), then `addone` again (it must see `il`'s result: the binding is
+/// re-synced from the host view), `ilw` (`x[i] = 2 x[i] + 1` through read and write
+/// ports of both halves) on a window 32 bytes into the mapping, and `ilw_bad`, whose
+/// bitstream connects the second half's write port to another group than the half:
+/// refused at load, run on the host. The halves' buffer objects are in the groups of
+/// the halves' parameters (the stand-in checks them at `xrtRunSetArg` too).
+#[test]
+fn interleaved_arrays_run_on_two_buffer_objects() {
+    if !standin_tools() {
+        return;
+    }
+    let n: usize = 3000;
+    let whole = || vec![sec(Expr::int(0), var("n"))];
+    let region = data_desc(
+        "i.c:5",
+        DataOp::Region,
+        &[("x", VarKind::Pointer), ("n", VarKind::Scalar)],
+        vec![(0, MapKind::Tofrom, vec![var("n")], whole())],
+    );
+    let (il, ilw, bad, addone) = (interleaved(10, "il", false), interleaved(20, "ilw", true), interleaved(30, "ilw_bad", true), addone_present());
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tessera_rt.h"
+
+static const char *const REGION = {};
+static const char *const IL = {};
+static const char *const ILW = {};
+static const char *const BAD = {};
+static const char *const ADDONE = {};
+
+int main(void) {{
+  int n = {n}, m = 1000, on_host = 0;
+  float *x = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) x[i] = r[i] = 0.5f * i + 1.0f;
+  void *h = __tessera_data_begin(REGION, 2, &x, &n);
+  if (!__tessera_offload(ADDONE, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] += 1.0f; __tessera_host_end(ADDONE); }}
+  for (int i = 0; i < n; i++) r[i] += 1.0f;
+  if (!__tessera_offload(IL, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] = 3.0f * x[i] + (float)i; __tessera_host_end(IL); }}
+  for (int i = 0; i < n; i++) r[i] = 3.0f * r[i] + (float)i;
+  if (!__tessera_offload(ADDONE, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] += 1.0f; __tessera_host_end(ADDONE); }}
+  for (int i = 0; i < n; i++) r[i] += 1.0f;
+  float *w = x + 8;
+  if (!__tessera_offload(ILW, 2, &w, &m)) {{ on_host++; for (int i = 0; i < m; i++) w[i] = 2.0f * w[i] + 1.0f; __tessera_host_end(ILW); }}
+  for (int i = 0; i < m; i++) r[8 + i] = 2.0f * r[8 + i] + 1.0f;
+  if (!__tessera_offload(BAD, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] = 2.0f * x[i] + 1.0f; __tessera_host_end(BAD); }}
+  for (int i = 0; i < n; i++) r[i] = 2.0f * r[i] + 1.0f;
+  __tessera_data_end(h);
+  int bad = -1;
+  for (int i = 0; i < n && bad < 0; i++) if (x[i] != r[i]) bad = i;
+  printf("ok=%d first_bad=%d on_host=%d\n", bad < 0, bad, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&region.to_json()),
+        c_literal(&il.to_json()),
+        c_literal(&ilw.to_json()),
+        c_literal(&bad.to_json()),
+        c_literal(&addone.to_json())
+    );
+    let root = target_dir().join("xrt-standin");
+    let (lib, _prefix) = build_runtime_on_standin(&root);
+    let bits = tempfile::tempdir().unwrap();
+    let il_body = format!(
+        "{ELEM}float *h[2] = {{args[0], args[2]}}; int n = *(const int *)args[1];\n\
+         for (int i = 0; i < n; i++) {{ float *p = ELEM(h, i); *p = 3.0f * *p + (float)i; }}"
+    );
+    // Reads through the halves' own ports, writes through their write ports, which
+    // must be the same memory (else nothing is written).
+    let ilw_body = format!(
+        "{ELEM}const float *rd[2] = {{args[0], args[3]}}; float *wr[2] = {{args[2], args[4]}};\n\
+         int n = *(const int *)args[1];\n\
+         if ((void *)rd[0] != (void *)wr[0] || (void *)rd[1] != (void *)wr[1] || rd[0] == rd[1]) return;\n\
+         for (int i = 0; i < n; i++) *ELEM(wr, i) = 2.0f * *ELEM(rd, i) + 1.0f;"
+    );
+    let xclbin = bits.path().join("i.xclbin");
+    program_bitstream(
+        bits.path(),
+        "i.xclbin",
+        &[
+            // x (half 0), n, tdf_b1_x (half 1).
+            ("il", "buf@1,i32,buf@2", il_body.as_str()),
+            // x, n, tdf_w_x, tdf_b1_x, tdf_w_b1_x.
+            ("ilw", "buf@1,i32,buf@1,buf@2,buf@2", ilw_body.as_str()),
+            ("ilw_bad", "buf@1,i32,buf@1,buf@2,buf@1", ilw_body.as_str()),
+            ("addone", "buf@3,i32", "float *b = args[0]; int n = *(const int *)args[1];\nfor (int i = 0; i < n; i++) b[i] += 1.0f;"),
+        ],
+    );
+    record_of(&xclbin, &[(&il, &il.hash), (&ilw, &ilw.hash), (&bad, &bad.hash), (&addone, &addone.hash)]);
+    let p = CProgram::build_against(&lib, "i", &source);
+    let log = p.dir.path().join("standin.log");
+    let bitdir = bits.path().to_str().unwrap();
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", log.to_str().unwrap())]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "ok=1 first_bad=-1 on_host=1", "{}", r.stderr);
+    let kernels: Vec<String> = r
+        .report
+        .iter()
+        .filter(|l| l["kernel"].is_string())
+        .map(|l| format!("{}@{}", l["kernel"].as_str().unwrap(), l["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kernels, ["addone@xrt", "il@xrt", "addone@xrt", "ilw@xrt", "ilw_bad@host"], "{:#?}", r.report);
+    let why = r.report.iter().find(|l| l["kernel"] == "ilw_bad").unwrap()["reason"].as_str().unwrap().to_string();
+    assert!(
+        why.contains("its write port 'tdf_w_b1_x' is connected to memory group 1 and 'tdf_b1_x' to 2; both pass the one buffer of the second half of 'x'"),
+        "{why}"
+    );
+
+    // The log: per interleaved launch two xrtBOAlloc buffers, in group 1 (half 0) and
+    // 2 (half 1), of the halves' bytes in whole pages, written and synced before the
+    // run, synced back and read after it, and freed.
+    let lines = log_lines(&log);
+    let field = |l: &str, i: usize| l.split(' ').nth(i).unwrap().to_string();
+    let halves = |start: usize, bytes: usize| {
+        let il = tessera_ir::manifest::Interleave { args: vec![0], segment_bytes: 64 };
+        let want = il.half_bytes(bytes).map(|h| h.next_multiple_of(4096).max(4096));
+        let allocs: Vec<&String> = lines[start..].iter().filter(|l| l.starts_with("alloc_bo ")).take(2).collect();
+        assert_eq!(allocs.len(), 2, "{lines:#?}");
+        for (h, a) in allocs.iter().enumerate() {
+            assert_eq!(**a, format!("alloc_bo {} {} group {}", field(a, 1), want[h], h + 1), "{lines:#?}");
+        }
+        allocs.iter().map(|a| field(a, 1)).collect::<Vec<_>>()
+    };
+    let runs: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.starts_with("run ")).map(|(i, _)| i).collect();
+    assert_eq!(runs.len(), 4, "{lines:#?}");
+    assert_eq!(lines[runs[1]], "run il");
+    // il: the whole mapping (n floats); its halves staged between the first and second run.
+    let ids = halves(runs[0], n * 4);
+    for id in &ids {
+        let ev = |e: &str| lines.iter().position(|l| l.starts_with(&format!("{e} {id} "))).unwrap_or(usize::MAX);
+        assert!(ev("write") < runs[1] && ev("sync") < runs[1], "{id}: {lines:#?}");
+        let back = lines.iter().rposition(|l| l.starts_with(&format!("sync {id} from "))).expect("synced back");
+        let read = lines.iter().position(|l| l.starts_with(&format!("read {id} "))).expect("read back");
+        let free = lines.iter().position(|l| *l == format!("free {id}")).expect("freed");
+        assert!(runs[1] < back && back < read && read < free && free < runs[2], "{id}: {lines:#?}");
+    }
+    // Before il, addone's device copy was read back (the host view had to be current);
+    // before the second addone, its binding was synced from the host view again.
+    let userptr = field(lines.iter().find(|l| l.starts_with("alloc ")).unwrap(), 1);
+    assert!(lines[runs[0]..runs[1]].contains(&format!("sync {userptr} from 0 12288")), "{lines:#?}");
+    assert!(lines[runs[1]..runs[2]].contains(&format!("sync {userptr} to 0 12288")), "{lines:#?}");
+    // ilw: the window from its element 0 (byte 32) to the mapping's end.
+    assert_eq!(lines[runs[3]], "run ilw");
+    halves(runs[2], n * 4 - 32);
+}

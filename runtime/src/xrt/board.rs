@@ -17,7 +17,8 @@
 
 use super::ffi::{self, Bo, DeviceHandle, KernelHandle};
 use super::{
-    cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, verified_bitstream, DEVICE_INDEX, PAGE,
+    bo_bytes, cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, verified_bitstream, DEVICE_INDEX,
+    PAGE,
 };
 use crate::config::Config;
 use crate::data::HostBuffer;
@@ -29,7 +30,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Instant;
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{Interleave, Manifest};
 
 /// Why the board must not be used any more (set once, by a kernel that did not end).
 static POISON: OnceLock<String> = OnceLock::new();
@@ -37,10 +38,44 @@ static POISON: OnceLock<String> = OnceLock::new();
 /// An open kernel of the loaded xclbin.
 struct OpenKernel {
     handle: KernelHandle,
-    /// Memory group of every argument, in manifest order (`None` for scalars).
-    groups: Arc<Vec<Option<u32>>>,
-    /// `Manifest::write_ports`.
-    write_ports: Arc<Vec<usize>>,
+    /// Its parameters and interleaved arrays.
+    layout: Arc<Layout>,
+}
+
+/// One parameter of a kernel's top function (`Manifest::kernel_params`).
+#[derive(Clone, Debug)]
+struct Param {
+    /// The argument (index into the manifest's, and the launch's, arguments).
+    arg: usize,
+    /// A write port of the array (passes the same buffer as its own parameter).
+    write_port: bool,
+    /// The half of an interleaved array it reaches (0 for every other parameter).
+    half: u8,
+    /// Its memory group (`xrtKernelArgGroupId`), `None` for a scalar.
+    group: Option<u32>,
+}
+
+/// How a kernel is called: its parameters in order (the arguments first, one each,
+/// then write ports and the second halves of interleaved arrays) and the interleaved
+/// arrays (`Manifest::interleave`).
+#[derive(Debug)]
+struct Layout {
+    params: Vec<Param>,
+    /// The manifest's argument count.
+    args: usize,
+    interleave: Option<Interleave>,
+}
+
+impl Layout {
+    /// Whether argument `arg` is interleaved over two buffer objects.
+    fn interleaved(&self, arg: usize) -> bool {
+        self.interleave.as_ref().is_some_and(|il| il.args.contains(&arg))
+    }
+
+    /// The memory group of the own parameter of half `half` of argument `arg`.
+    fn group(&self, arg: usize, half: u8) -> Option<u32> {
+        self.params.iter().find(|p| p.arg == arg && !p.write_port && p.half == half).and_then(|p| p.group)
+    }
 }
 
 /// What is loaded on the board.
@@ -97,10 +132,8 @@ impl XrtDevice {
 pub struct XrtKernel {
     name: String,
     generation: u64,
-    groups: Arc<Vec<Option<u32>>>,
-    /// `Manifest::write_ports`: the arguments whose buffer is also passed to the
-    /// kernel parameter after the arguments (its write port), in order.
-    write_ports: Arc<Vec<usize>>,
+    /// Its parameters (memory groups, write ports, halves of interleaved arrays).
+    layout: Arc<Layout>,
 }
 
 /// The buffer object of an [`XrtBuffer`] and the binding it was made for.
@@ -151,6 +184,83 @@ impl XrtBuffer {
             self.to_device = false;
         }
         Ok(&b.bo)
+    }
+
+    /// Makes the host view hold the buffer's current data: reads the device copy back
+    /// when a kernel may have written it since the last read-back.
+    fn host_current(&mut self, generation: u64) -> Result<(), String> {
+        if !self.device_newer {
+            return Ok(());
+        }
+        if let Some(b) = &self.binding {
+            if b.generation != generation {
+                return Err("its device copy belongs to a bitstream that was replaced".into());
+            }
+            b.bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE, 0..b.bo.len())?;
+        }
+        self.device_newer = false;
+        Ok(())
+    }
+}
+
+/// The two halves of an interleaved argument staged for one launch: buffer objects of
+/// their own (`xrtBOAlloc`) in the halves' memory groups.
+struct Staged {
+    /// The argument.
+    arg: usize,
+    halves: [Bo; 2],
+    /// Where its bytes are in the buffer's host view.
+    range: Range<usize>,
+}
+
+impl Staged {
+    /// Stages bytes `range` of `buffer` (brought up to date first) for a launch: two
+    /// buffer objects in memory groups `groups`, filled with the halves
+    /// (`tessera_ir::manifest::deinterleave`, segments of `il.segment_bytes`) and
+    /// synced to the device.
+    fn new(
+        board: &Board,
+        arg: usize,
+        buffer: &mut XrtBuffer,
+        range: Range<usize>,
+        il: &Interleave,
+        groups: [u32; 2],
+        generation: u64,
+    ) -> Result<Staged, String> {
+        buffer.host_current(generation)?;
+        let view = buffer.host.host_view();
+        let bytes = view.get(range.clone()).ok_or_else(|| {
+            format!("bytes {range:?} of the argument lie outside its {}-byte device buffer", view.len())
+        })?;
+        let seg = usize::try_from(il.segment_bytes).ok().filter(|s| s.is_power_of_two()).ok_or_else(|| {
+            format!("the manifest's interleave segment of {} bytes is not a power of two", il.segment_bytes)
+        })?;
+        // Whole pages, at least one (an empty second half included), zero-padded.
+        let lens = il.half_bytes(bytes.len()).map(|h| bo_bytes(h).unwrap_or(h));
+        let (mut h0, mut h1) = (vec![0u8; lens[0]], vec![0u8; lens[1]]);
+        tessera_ir::manifest::deinterleave(bytes, seg, [&mut h0, &mut h1]);
+        let halves = [board.device.alloc(lens[0], groups[0])?, board.device.alloc(lens[1], groups[1])?];
+        for (bo, data) in halves.iter().zip([&h0, &h1]) {
+            bo.write(data, 0)?;
+            bo.sync(ffi::XCL_BO_SYNC_BO_TO_DEVICE, 0..bo.len())?;
+        }
+        Ok(Staged { arg, halves, range })
+    }
+
+    /// After the run: both halves synced from the device and interleaved back into the
+    /// host view, which then holds the buffer's data; its device copy (a user-pointer
+    /// binding) is stale and is synced from the view when a launch binds it next.
+    fn finish(self, buffer: &mut XrtBuffer, il: &Interleave) -> Result<(), String> {
+        let mut data = [vec![0u8; self.halves[0].len()], vec![0u8; self.halves[1].len()]];
+        for (bo, d) in self.halves.iter().zip(data.iter_mut()) {
+            bo.sync(ffi::XCL_BO_SYNC_BO_FROM_DEVICE, 0..bo.len())?;
+            bo.read(d, 0)?;
+        }
+        let view = &mut buffer.host.host_view()[self.range];
+        tessera_ir::manifest::interleave([&data[0], &data[1]], il.segment_bytes as usize, view);
+        buffer.device_newer = false;
+        buffer.to_device = true;
+        Ok(())
     }
 }
 
@@ -226,12 +336,7 @@ impl XrtDevice {
         let ready = |st: &Loaded| -> Option<XrtKernel> {
             let (loaded, _) = st.xclbin.as_ref()?;
             let k = st.kernels.get(name).filter(|_| *loaded == path)?;
-            Some(XrtKernel {
-                name: name.to_string(),
-                generation: st.generation,
-                groups: k.groups.clone(),
-                write_ports: k.write_ports.clone(),
-            })
+            Some(XrtKernel { name: name.to_string(), generation: st.generation, layout: k.layout.clone() })
         };
         if let Some(k) = ready(&self.board.state.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(k);
@@ -259,45 +364,61 @@ impl XrtDevice {
         let uuid = st.xclbin.as_ref().expect("loaded above").1;
         let handle =
             self.board.device.open_kernel(&uuid, name).map_err(|e| format!("{e} (bitstream {})", path.display()))?;
-        let mut groups = Vec::with_capacity(manifest.args.len());
-        for (i, a) in manifest.args.iter().enumerate() {
-            groups.push(match a.array {
-                None => None,
-                Some(_) => Some(handle.group_id(i).map_err(|e| {
-                    format!("cannot find the memory bank of argument '{}' of kernel {name}: {e}", a.name)
-                })?),
-            });
-        }
-        // A write port passes its array's buffer a second time: it must be connected
-        // to the same memory as the array's own port (`tessera bitstream` does so).
-        for (j, &a) in manifest.write_ports.iter().enumerate() {
-            let param = manifest.args.len() + j;
-            let arg = manifest.args.get(a).filter(|x| x.array.is_some()).ok_or_else(|| {
-                format!("kernel {name}: the manifest's write port {j} names argument {a}, which is not an array")
-            })?;
-            let port = tessera_ir::manifest::write_port_name(&arg.name);
-            let g = handle
-                .group_id(param)
-                .map_err(|e| format!("cannot find the memory bank of argument '{port}' of kernel {name}: {e}"))?;
-            if Some(g) != groups[a] {
-                return Err(format!(
-                    "kernel {name}: its write port '{port}' is connected to memory group {g} and '{}' to {:?}; both \
-                     pass the one buffer of '{}', so the bitstream must connect them to the same bank (rebuild it \
-                     with `tessera bitstream`)",
-                    arg.name,
-                    groups[a].unwrap_or_default(),
-                    arg.name
-                ));
-            }
-        }
-        let groups = Arc::new(groups);
-        let write_ports = Arc::new(manifest.write_ports.clone());
-        st.kernels.insert(
-            name.to_string(),
-            OpenKernel { handle, groups: groups.clone(), write_ports: write_ports.clone() },
-        );
-        Ok(XrtKernel { name: name.to_string(), generation: st.generation, groups, write_ports })
+        let layout = Arc::new(layout(manifest, name, &handle)?);
+        st.kernels.insert(name.to_string(), OpenKernel { handle, layout: layout.clone() });
+        Ok(XrtKernel { name: name.to_string(), generation: st.generation, layout })
     }
+}
+
+/// The parameters of kernel `name` (`Manifest::kernel_params`) with the memory group
+/// of each array parameter (`xrtKernelArgGroupId`), checked: a write port must be
+/// connected to the same memory as the parameter of its array's half (they pass one
+/// buffer object), and an interleaved argument must be an array.
+fn layout(manifest: &Manifest, name: &str, handle: &KernelHandle) -> Result<Layout, String> {
+    let kparams = manifest.kernel_params();
+    let il = manifest.interleave.as_ref();
+    if let Some(&a) = il.and_then(|il| il.args.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none()))) {
+        return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
+    }
+    if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
+        return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
+    }
+    let mut params = Vec::with_capacity(kparams.len());
+    for (i, p) in kparams.iter().enumerate() {
+        let group = match manifest.args[p.arg].array {
+            None => None,
+            Some(_) => Some(handle.group_id(i).map_err(|e| {
+                format!("cannot find the memory bank of argument '{}' of kernel {name}: {e}", p.name)
+            })?),
+        };
+        params.push(Param { arg: p.arg, write_port: p.write_port, half: p.half, group });
+    }
+    // A write port passes the buffer of its array's half a second time: it must be
+    // connected to the same memory as that half's own port (`tessera bitstream` does so).
+    for (w, kw) in params.iter().zip(&kparams).filter(|(p, _)| p.write_port) {
+        let Some((own, kown)) =
+            params.iter().zip(&kparams).find(|(p, _)| p.arg == w.arg && !p.write_port && p.half == w.half)
+        else {
+            return Err(format!("kernel {name}: write port '{}' has no own port of its half", kw.name));
+        };
+        if own.group != w.group {
+            let array = &manifest.args[w.arg].name;
+            let buffer = if w.half == 0 {
+                format!("the one buffer of '{array}'")
+            } else {
+                format!("the one buffer of the second half of '{array}'")
+            };
+            return Err(format!(
+                "kernel {name}: its write port '{}' is connected to memory group {} and '{}' to {}; both pass \
+                 {buffer}, so the bitstream must connect them to the same bank (rebuild it with `tessera bitstream`)",
+                kw.name,
+                w.group.unwrap_or_default(),
+                kown.name,
+                own.group.unwrap_or_default()
+            ));
+        }
+    }
+    Ok(Layout { params, args: manifest.args.len(), interleave: il.cloned() })
 }
 
 impl Device for XrtDevice {
@@ -326,18 +447,20 @@ impl Device for XrtDevice {
 
     fn launch(&self, kernel: &XrtKernel, args: &mut [KernelArg<'_, XrtBuffer>]) -> Result<LaunchStats, String> {
         let name = &kernel.name;
+        let layout = &*kernel.layout;
         // Held until the kernel ended: no other xclbin loads meanwhile.
         let st = self.board.state.read().unwrap_or_else(|e| e.into_inner());
         let open =
             st.kernels.get(name).filter(|_| st.generation == kernel.generation).ok_or_else(|| {
                 format!("the XRT device's bitstream was replaced while kernel {name} was being prepared")
             })?;
-        if kernel.groups.len() != args.len() {
-            return Err(format!("kernel {name}: {} arguments passed, {} expected", args.len(), kernel.groups.len()));
+        if layout.args != args.len() {
+            return Err(format!("kernel {name}: {} arguments passed, {} expected", args.len(), layout.args));
         }
-        for a in args.iter() {
+        for (i, a) in args.iter().enumerate() {
             if let KernelArg::Array { offset, name: arr, .. } = a {
-                if offset % PAGE != 0 {
+                // An interleaved argument is copied into buffers of its own: any offset.
+                if offset % PAGE != 0 && !layout.interleaved(i) {
                     return Err(format!(
                         "kernel {name}: array '{arr}' starts {offset} bytes into the device buffer it is mapped in; \
                          on XRT such an argument is a sub-buffer (xrtBOSubAlloc), which Tessera places only on a \
@@ -347,57 +470,86 @@ impl Device for XrtDevice {
             }
         }
         let run = open.handle.run().map_err(|e| format!("kernel {name}: {e}"))?;
+        // Interleaved arguments: their halves in buffer objects of their own, for this
+        // launch (see the module documentation).
+        let mut staged: Vec<Staged> = Vec::new();
+        if let Some(il) = &layout.interleave {
+            for &a in &il.args {
+                let Some(KernelArg::Array { buffer, offset, name: arr, elems, elem_size }) = args.get_mut(a) else {
+                    return Err(format!("kernel {name}: interleaved argument {a} is not an array"));
+                };
+                let groups = [0, 1].map(|h| layout.group(a, h));
+                let [Some(g0), Some(g1)] = groups else {
+                    return Err(format!("kernel {name}: interleaved array '{arr}' has no parameter of each half"));
+                };
+                let bytes = elems.checked_mul(*elem_size).and_then(|b| b.checked_add(*offset));
+                let range = *offset..bytes.ok_or_else(|| format!("kernel {name}: array '{arr}' is too large"))?;
+                let s = Staged::new(self.board, a, buffer, range, il, [g0, g1], st.generation)
+                    .map_err(|e| format!("kernel {name}: interleaved array '{arr}': {e}"))?;
+                staged.push(s);
+            }
+        }
         // Sub-buffers of arguments inside their mapping; freed after the run.
         let mut subs: Vec<Bo> = Vec::new();
-        for (i, a) in args.iter_mut().enumerate() {
-            match a {
-                KernelArg::Array { buffer, offset, name: arr, .. } => {
-                    let group =
-                        kernel.groups[i].ok_or_else(|| format!("kernel {name}: argument '{arr}' is not an array"))?;
-                    let bo = buffer
-                        .bind(self.board, group, st.generation)
-                        .map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
-                    if *offset == 0 {
-                        run.set_bo(i, bo).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+        for (j, p) in layout.params.iter().enumerate() {
+            let what = |arr: &str| match (p.write_port, p.half) {
+                (false, 0) => format!("array '{arr}'"),
+                (true, 0) => format!("write port of '{arr}'"),
+                (false, _) => format!("second half of '{arr}'"),
+                (true, _) => format!("write port of the second half of '{arr}'"),
+            };
+            match args.get_mut(p.arg) {
+                Some(KernelArg::Scalar(s)) => {
+                    run.set_scalar(j, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
+                }
+                Some(KernelArg::Array { buffer, offset, name: arr, .. }) => {
+                    let fail = |e: String| format!("kernel {name}: {}: {e}", what(arr));
+                    if let Some(s) = staged.iter().find(|s| s.arg == p.arg) {
+                        run.set_bo(j, &s.halves[usize::from(p.half.min(1))]).map_err(fail)?;
+                        continue;
+                    }
+                    let bo = if p.write_port {
+                        // The array's buffer object, bound for its own parameter (which
+                        // comes first).
+                        &buffer.binding.as_ref().ok_or_else(|| fail("the array is not bound".into()))?.bo
                     } else {
-                        let sub = bo.sub(*offset).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
-                        run.set_bo(i, &sub).map_err(|e| format!("kernel {name}: array '{arr}': {e}"))?;
+                        let group = p.group.ok_or_else(|| fail("not an array parameter".into()))?;
+                        buffer.bind(self.board, group, st.generation).map_err(fail)?
+                    };
+                    if *offset == 0 {
+                        run.set_bo(j, bo).map_err(fail)?;
+                    } else {
+                        let sub = bo.sub(*offset).map_err(fail)?;
+                        run.set_bo(j, &sub).map_err(fail)?;
                         subs.push(sub);
                     }
                 }
-                KernelArg::Scalar(s) => {
-                    run.set_scalar(i, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
-                }
-            }
-        }
-        // The write ports: the same buffer (or sub-buffer) again, bound above.
-        for (j, &a) in kernel.write_ports.iter().enumerate() {
-            let param = args.len() + j;
-            let KernelArg::Array { buffer, offset, name: arr, .. } = &args[a] else {
-                return Err(format!("kernel {name}: write port {j} names argument {a}, which is not an array"));
-            };
-            let bo = &buffer.binding.as_ref().ok_or_else(|| format!("kernel {name}: array '{arr}' is not bound"))?.bo;
-            if *offset == 0 {
-                run.set_bo(param, bo).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
-            } else {
-                let sub = bo.sub(*offset).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
-                run.set_bo(param, &sub).map_err(|e| format!("kernel {name}: write port of '{arr}': {e}"))?;
-                subs.push(sub);
+                None => return Err(format!("kernel {name}: parameter {j} names argument {}, of {}", p.arg, args.len())),
             }
         }
         let start = Instant::now();
         run.start().map_err(|e| format!("kernel {name}: {e}"))?;
         let state = run.wait(self.config.xrt_timeout_ms);
         let kernel_wall_s = start.elapsed().as_secs_f64();
-        // From here on the kernel may have written every array.
-        for a in args.iter_mut() {
+        // From here on the kernel may have written every array (an interleaved one's
+        // halves: only the staged buffer objects, copied back below).
+        for (i, a) in args.iter_mut().enumerate() {
             if let KernelArg::Array { buffer, .. } = a {
-                buffer.device_newer = true;
+                if !layout.interleaved(i) {
+                    buffer.device_newer = true;
+                }
             }
         }
         if state == ffi::ERT_CMD_STATE_COMPLETED {
             drop(run);
             drop(subs);
+            if let Some(il) = &layout.interleave {
+                for s in staged {
+                    let a = s.arg;
+                    let KernelArg::Array { buffer, name: arr, .. } = &mut args[a] else { unreachable!("staged above") };
+                    s.finish(buffer, il).map_err(|e| format!("kernel {name}: interleaved array '{arr}': {e}"))?;
+                }
+            }
             let arrays = args
                 .iter()
                 .filter_map(|a| match a {
@@ -421,6 +573,7 @@ impl Device for XrtDevice {
         let _ = POISON.set(why.clone());
         std::mem::forget(run);
         std::mem::forget(subs);
+        std::mem::forget(staged);
         Err(why)
     }
 }

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`DeviceHandle`] | `xrtDeviceOpen` | `xrtDeviceClose` |
 //! | [`KernelHandle`] | `xrtPLKernelOpen` | `xrtKernelClose` |
-//! | [`Bo`] | `xrtBOAllocUserPtr`, `xrtBOSubAlloc` | `xrtBOFree` |
+//! | [`Bo`] | `xrtBOAllocUserPtr`, `xrtBOAlloc`, `xrtBOSubAlloc` | `xrtBOFree` |
 //! | [`Run`] | `xrtRunOpen` | `xrtRunClose` |
 //!
 //! Every function of the C API catches XRT's C++ exceptions, prints them (per
@@ -129,6 +129,22 @@ impl DeviceHandle {
         }
         Ok(Bo { handle: h, len })
     }
+
+    /// Allocates a buffer object of `len` bytes with host backing storage of its own
+    /// (filled with [`Bo::write`], read with [`Bo::read`], moved with [`Bo::sync`]) in
+    /// memory group `group` (a value of `xrtKernelArgGroupId`).
+    pub fn alloc(&self, len: usize, group: u32) -> Result<Bo, String> {
+        clear_errno();
+        // SAFETY: valid handle; XRT allocates and owns the memory.
+        let h = unsafe { sys::xrtBOAlloc(self.0, len, sys::XCL_BO_FLAGS_NONE as sys::xrtBufferFlags, group) };
+        if h.is_null() {
+            return Err(format!(
+                "cannot allocate a {len}-byte buffer object in memory group {group:#x} (xrtBOAlloc failed{})",
+                errno_suffix()
+            ));
+        }
+        Ok(Bo { handle: h, len })
+    }
 }
 
 impl Drop for DeviceHandle {
@@ -178,7 +194,8 @@ impl Drop for KernelHandle {
     }
 }
 
-/// A buffer object over host memory (`xrtBOAllocUserPtr`).
+/// A buffer object: over host memory (`xrtBOAllocUserPtr`), a sub-buffer
+/// (`xrtBOSubAlloc`), or with host backing storage of XRT's (`xrtBOAlloc`).
 pub struct Bo {
     handle: sys::xrtBufferHandle,
     len: usize,
@@ -203,6 +220,34 @@ impl Bo {
                 range.start,
                 errno_suffix()
             ));
+        }
+        Ok(())
+    }
+
+    /// Copies `data` into the buffer object's host backing storage at byte `seek`
+    /// (`xrtBOWrite`; [`sync`](Self::sync) then moves it to the device).
+    pub fn write(&self, data: &[u8], seek: usize) -> Result<(), String> {
+        if seek.checked_add(data.len()).is_none_or(|end| end > self.len) {
+            return Err(format!("xrtBOWrite: {} bytes at {seek} outside the {}-byte buffer object", data.len(), self.len));
+        }
+        clear_errno();
+        // SAFETY: valid handle; `data` is readable for its length, inside the buffer.
+        if unsafe { sys::xrtBOWrite(self.handle, data.as_ptr() as *const c_void, data.len(), seek) } != 0 {
+            return Err(format!("xrtBOWrite({} bytes at offset {seek}) failed{}", data.len(), errno_suffix()));
+        }
+        Ok(())
+    }
+
+    /// Copies the buffer object's host backing storage from byte `skip` into `data`
+    /// (`xrtBORead`; after a [`sync`](Self::sync) from the device).
+    pub fn read(&self, data: &mut [u8], skip: usize) -> Result<(), String> {
+        if skip.checked_add(data.len()).is_none_or(|end| end > self.len) {
+            return Err(format!("xrtBORead: {} bytes at {skip} outside the {}-byte buffer object", data.len(), self.len));
+        }
+        clear_errno();
+        // SAFETY: valid handle; `data` is writable for its length, inside the buffer.
+        if unsafe { sys::xrtBORead(self.handle, data.as_mut_ptr() as *mut c_void, data.len(), skip) } != 0 {
+            return Err(format!("xrtBORead({} bytes at offset {skip}) failed{}", data.len(), errno_suffix()));
         }
         Ok(())
     }
@@ -240,7 +285,7 @@ impl Bo {
 
 impl Drop for Bo {
     fn drop(&mut self) {
-        // SAFETY: allocated by `alloc_userptr`, freed once.
+        // SAFETY: allocated by `alloc_userptr`, `alloc` or `sub`, freed once.
         unsafe { sys::xrtBOFree(self.handle) };
     }
 }

@@ -13,11 +13,15 @@
 //!   load    → xrtDeviceLoadXclbinFile + xrtDeviceGetXclbinUUID (once per path, while
 //!             it stays the loaded one: every kernel of the program's xclbin runs
 //!             without a reload), xrtPLKernelOpen(uuid, manifest.kernel) once per
-//!             kernel, xrtKernelArgGroupId(k, i) for every array argument i
+//!             kernel, xrtKernelArgGroupId(k, i) for every array parameter i
+//!             (Manifest::kernel_params: arguments, write ports, second halves)
 //!   alloc   → 4 KiB-aligned host memory, whole pages (data::HostBuffer)
 //!   launch  → per array: xrtBOAllocUserPtr over that memory in the argument's bank,
-//!             xrtBOSync(TO_DEVICE); xrtRunOpen, xrtRunSetArg (BO handle or scalar
-//!             value), xrtRunStart, xrtRunWaitFor(TESSERA_XRT_TIMEOUT_MS)
+//!             xrtBOSync(TO_DEVICE); per interleaved array: two xrtBOAlloc,
+//!             xrtBOWrite, xrtBOSync(TO_DEVICE) (below); xrtRunOpen, xrtRunSetArg
+//!             (BO handle or scalar value), xrtRunStart,
+//!             xrtRunWaitFor(TESSERA_XRT_TIMEOUT_MS); per interleaved array:
+//!             xrtBOSync(FROM_DEVICE), xrtBORead of both halves
 //!   sync_from_device → xrtBOSync(FROM_DEVICE); the orchestration then copies out
 //! ```
 //!
@@ -29,6 +33,28 @@
 //! records that the host view must reach the device, which the binding does; after
 //! it, syncs cover the requested byte range (`xrtBOSync` size and offset). A buffer
 //! used again with another bank is read back (if the kernel wrote it) and rebound.
+//!
+//! A write port (`Manifest::write_ports`, parameter `tdf_w_<a>`) gets the same buffer
+//! object (or sub-buffer) as its array's own parameter; at load its memory group must
+//! be the array's, else the kernel is refused (host fallback with the reason).
+//!
+//! Arrays interleaved over two DDR banks (`Manifest::interleave`; layout:
+//! `tessera_ir::manifest::Interleave`) are staged per launch, and that is slow: at
+//! load the memory groups of both halves' parameters are read (the argument's own and
+//! `tdf_w_<a>` for half 0, `tdf_b1_<a>` and `tdf_w_b1_<a>` for half 1; a write port
+//! must be in its half's group). At every launch the backend brings the argument's
+//! bytes of the host view up to date (reading the device copy back if a kernel wrote
+//! it), allocates two buffer objects of `Interleave::half_bytes` (whole pages) with
+//! `xrtBOAlloc` in the halves' groups, fills them with `deinterleave` of those bytes
+//! (which may start at any offset in the buffer) and syncs them to the device; half 0's object goes to the half-0 parameters, half
+//! 1's to the others. After the run both are synced back, `interleave`d into the host
+//! view and freed, and the array's user-pointer binding (if any) is marked stale: the
+//! next launch that binds it syncs it from the host view first. So an interleaved
+//! array costs a full PCIe round trip (host → device and back, plus the re-sync of
+//! its binding) per launch, even when it is resident in a `target data` region; on
+//! the board this can eat the bandwidth the second bank gains. Keeping the two halves
+//! as a persistent binding of the buffer (synced by the data directives, like a
+//! user-pointer binding) is future work.
 //!
 //! Data directives map into the same buffers ([`new_buffer`], the data environment
 //! `directives::Envs::xrt`), which stay bound across launches. Loading another

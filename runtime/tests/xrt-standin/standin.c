@@ -1,12 +1,14 @@
 /* NOT XRT: a stand-in libxrt_coreutil.so written for Tessera's tests.
  *
- * It implements the 17 functions of XRT's C API that tessera-rt's XRT backend calls
+ * It implements the 20 functions of XRT's C API that tessera-rt's XRT backend calls
  * (runtime/build.rs, FUNCTIONS) closely enough to test the backend's logic without a
  * board: device memory is separate from host memory (so a missing sync shows as
  * wrong data), buffers remember their memory group and a kernel argument refuses a
  * buffer of another group, user pointers must be 4 KiB aligned, loading another
  * bitstream fails while buffer objects exist (like XRT's xocl driver: "pre-existing
- * buffer allocations"), and sub-buffers share their parent's device memory.
+ * buffer allocations"), and sub-buffers share their parent's device memory. A buffer
+ * of xrtBOAlloc has host backing storage of its own (xrtBOWrite/xrtBORead copy into
+ * and out of it; xrtBOSync moves it to and from the device memory), as in XRT.
  *
  * A "bitstream" here is a shared object, built by the test, that exports per kernel k
  *   const char k_standin_args[];   e.g. "buf@1,buf@2,i32": one entry per argument,
@@ -16,8 +18,10 @@
  * Kernels run synchronously in xrtRunStart.
  *
  * With XRT_STANDIN_LOG=<file>, every device-memory event is appended as one line:
- *   load <path> | open <kernel> | alloc <id> <bytes> group <g> | sub <id> of <parent>
- *   at <offset> <bytes> | sync <id> to|from <offset> <bytes> | run <kernel> | free <id>
+ *   load <path> | open <kernel> | alloc <id> <bytes> group <g> (xrtBOAllocUserPtr) |
+ *   alloc_bo <id> <bytes> group <g> (xrtBOAlloc) | sub <id> of <parent> at <offset>
+ *   <bytes> | sync <id> to|from <offset> <bytes> | write|read <id> <offset> <bytes> |
+ *   run <kernel> | free <id>
  * With XRT_STANDIN_NO_DEVICE=1, xrtDeviceOpen fails (no board). */
 
 #define _GNU_SOURCE
@@ -76,6 +80,7 @@ struct bo {
     struct bo *parent; /* sub-buffer: shares the parent's memory */
     long id, refs;
     unsigned char *host, *mem;
+    int owns_host; /* xrtBOAlloc: host backing storage allocated here */
     size_t size;
     uint32_t group;
 };
@@ -309,6 +314,39 @@ xrtBufferHandle xrtBOAllocUserPtr(xrtDeviceHandle h, void *userptr, size_t size,
     return b;
 }
 
+/* A buffer with host backing storage of its own (XRT: the driver allocates it, 4 KiB
+ * aligned; xrtBOWrite/xrtBORead copy into and out of it, xrtBOSync moves it). A size
+ * of 0 is refused here (the backend allocates whole pages). */
+xrtBufferHandle xrtBOAlloc(xrtDeviceHandle h, size_t size, xrtBufferFlags flags, xrtMemoryGroup grp) {
+    struct device *d = h;
+    (void)flags;
+    if (!d || size == 0) {
+        complain("xrtBOAlloc: %zu bytes", size);
+        return errno = EINVAL, NULL;
+    }
+    struct bo *b = calloc(1, sizeof *b);
+    if (!b) return errno = ENOMEM, NULL;
+    void *host = NULL;
+    if (posix_memalign(&host, PAGE, size) != 0) return free(b), errno = ENOMEM, NULL;
+    b->mem = malloc(size);
+    if (!b->mem) return free(host), free(b), errno = ENOMEM, NULL;
+    /* Garbage in both: data the runtime never wrote or synced shows up. */
+    memset(host, 0x5A, size);
+    memset(b->mem, 0xA5, size);
+    b->dev = d;
+    b->host = host;
+    b->owns_host = 1;
+    b->size = size;
+    b->group = grp;
+    b->refs = 1;
+    pthread_mutex_lock(&lock);
+    b->id = ++d->next_bo;
+    d->live_bos++;
+    pthread_mutex_unlock(&lock);
+    logf_("alloc_bo %ld %zu group %u", b->id, size, grp);
+    return b;
+}
+
 xrtBufferHandle xrtBOSubAlloc(xrtBufferHandle parent, size_t size, size_t offset) {
     struct bo *p = parent;
     if (!p || offset > p->size || size > p->size - offset) {
@@ -339,7 +377,10 @@ static void release(struct bo *b) {
     pthread_mutex_unlock(&lock);
     if (left) return;
     if (b->parent) release(b->parent);
-    else free(b->mem);
+    else {
+        free(b->mem);
+        if (b->owns_host) free(b->host);
+    }
     free(b);
 }
 
@@ -361,5 +402,29 @@ int xrtBOSync(xrtBufferHandle h, enum xclBOSyncDirection dir, size_t size, size_
     else if (dir == XCL_BO_SYNC_BO_FROM_DEVICE) memcpy(b->host + offset, b->mem + offset, size);
     else return errno = EINVAL, -EINVAL;
     logf_("sync %ld %s %zu %zu", b->id, dir == XCL_BO_SYNC_BO_TO_DEVICE ? "to" : "from", offset, size);
+    return 0;
+}
+
+/* Copies into the host backing storage of a buffer (not to the device: xrtBOSync). */
+int xrtBOWrite(xrtBufferHandle h, const void *src, size_t size, size_t seek) {
+    struct bo *b = h;
+    if (!b || !src || seek > b->size || size > b->size - seek) {
+        complain("xrtBOWrite: %zu bytes at %zu outside a %zu-byte buffer", size, seek, b ? b->size : 0);
+        return errno = EINVAL, -EINVAL;
+    }
+    memcpy(b->host + seek, src, size);
+    logf_("write %ld %zu %zu", b->id, seek, size);
+    return 0;
+}
+
+/* Copies out of the host backing storage of a buffer (not from the device: xrtBOSync). */
+int xrtBORead(xrtBufferHandle h, void *dst, size_t size, size_t skip) {
+    struct bo *b = h;
+    if (!b || !dst || skip > b->size || size > b->size - skip) {
+        complain("xrtBORead: %zu bytes at %zu outside a %zu-byte buffer", size, skip, b ? b->size : 0);
+        return errno = EINVAL, -EINVAL;
+    }
+    memcpy(dst, b->host + skip, size);
+    logf_("read %ld %zu %zu", b->id, skip, size);
     return 0;
 }

@@ -26,9 +26,12 @@ typedef uint32_t xrtMemoryGroup;
 
 xrtBufferHandle xrtBOAllocUserPtr(xrtDeviceHandle dhdl, void *userptr, size_t size, xrtBufferFlags flags,
                                   xrtMemoryGroup grp);
+xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBufferFlags flags, xrtMemoryGroup grp);
 xrtBufferHandle xrtBOSubAlloc(xrtBufferHandle parent, size_t size, size_t offset);
 int xrtBOFree(xrtBufferHandle bhdl);
 int xrtBOSync(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size, size_t offset);
+int xrtBOWrite(xrtBufferHandle bhdl, const void *src, size_t size, size_t seek);
+int xrtBORead(xrtBufferHandle bhdl, void *dst, size_t size, size_t skip);
 
 #ifdef __cplusplus
 }
