@@ -667,3 +667,116 @@ int main(void) {{
     assert_eq!(r.out(), "good=1 on_host=0", "{}", r.stderr);
     assert_eq!(r.report[0]["device"], "tapasco", "{}", r.report[0]);
 }
+
+/// Interleaved arrays (`Manifest::interleave`, segments of 64 bytes = 16 floats) on
+/// TaPaSCo: the PE gets the device addresses of two allocations of their own, half 0
+/// in the array's register (and its write port's), half 1 in the second-bank
+/// registers after the arguments; segment `k` of the array lives in half `k % 2` at
+/// element `(k / 2) * 16`. `il` (`x[i] = 3 x[i] + i`, `x` tofrom) and `ilw` (`x[i] = 2
+/// x[i] + 1` through read and write ports of both halves, on `x` present in a data
+/// region, whole and on a window 32 bytes into it): a wrong layout or swapped halves
+/// give element `i` another element's value.
+#[test]
+fn interleaved_arrays_get_two_allocations() {
+    if !standin_tools() {
+        return;
+    }
+    let interleaved = |line: u32, kernel: &str, map: MapKind| {
+        let (dims, section) = if map == MapKind::Present { (vec![Expr::int(0)], vec![]) } else { (vec![var("n")], vec![sec(Expr::int(0), var("n"))]) };
+        let x = farray("x", VarKind::Pointer, map, dims, section);
+        let mut m = manifest(&format!("i.c:{line}"), kernel, vec![x, int_scalar("n")], "/* design only */", "/* design only */");
+        if map == MapKind::Present {
+            m.write_ports = vec![0];
+        }
+        m.interleave = Some(tessera_ir::manifest::Interleave { args: vec![0], segment_bytes: 64 });
+        m.with_hash()
+    };
+    let (il, ilw) = (interleaved(10, "il", MapKind::Tofrom), interleaved(20, "ilw", MapKind::Present));
+    let region = data_desc(
+        "i.c:5",
+        tessera_ir::data::DataOp::Region,
+        &[("x", VarKind::Pointer), ("n", VarKind::Scalar)],
+        vec![(0, MapKind::Tofrom, vec![var("n")], vec![sec(Expr::int(0), var("n"))])],
+    );
+    let n = 3000;
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const REGION = {};
+static const char *const IL = {};
+static const char *const ILW = {};
+
+int main(void) {{
+  int n = {n}, m = 1000, on_host = 0;
+  float *x = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) x[i] = r[i] = 0.5f * i + 1.0f;
+  if (!__tessera_offload(IL, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] = 3.0f * x[i] + (float)i; }}
+  for (int i = 0; i < n; i++) r[i] = 3.0f * r[i] + (float)i;
+  void *h = __tessera_data_begin(REGION, 2, &x, &n);
+  if (!__tessera_offload(ILW, 2, &x, &n)) {{ on_host++; for (int i = 0; i < n; i++) x[i] = 2.0f * x[i] + 1.0f; __tessera_host_end(ILW); }}
+  for (int i = 0; i < n; i++) r[i] = 2.0f * r[i] + 1.0f;
+  float *w = x + 8;
+  if (!__tessera_offload(ILW, 2, &w, &m)) {{ on_host++; for (int i = 0; i < m; i++) w[i] = 2.0f * w[i] + 1.0f; __tessera_host_end(ILW); }}
+  for (int i = 0; i < m; i++) r[8 + i] = 2.0f * r[8 + i] + 1.0f;
+  __tessera_data_end(h);
+  int bad = -1;
+  for (int i = 0; i < n && bad < 0; i++) if (x[i] != r[i]) bad = i;
+  printf("ok=%d first_bad=%d on_host=%d\n", bad < 0, bad, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&region.to_json()),
+        c_literal(&il.to_json()),
+        c_literal(&ilw.to_json())
+    );
+    let p = standin_program_of(&source);
+    let elem = "#define ELEM(h, i) (&(h)[((i) / 16) % 2][((i) / 16 / 2) * 16 + (i) % 16])\n";
+    let il_body = format!(
+        "{elem}if (nargs != 3 || r[0] == r[2]) return;\n\
+         float *h[2] = {{(float *)M(r[0], A(r[0])), (float *)M(r[2], A(r[2]))}};\n\
+         for (int i = 0; i < (int)r[1]; i++) {{ float *p = ELEM(h, i); *p = 3.0f * *p + (float)i; }}"
+    );
+    let ilw_body = format!(
+        "{elem}if (nargs != 5 || r[0] != r[2] || r[3] != r[4] || r[0] == r[3]) return;\n\
+         const float *rd[2] = {{(const float *)M(r[0], A(r[0])), (const float *)M(r[3], A(r[3]))}};\n\
+         float *wr[2] = {{(float *)M(r[2], A(r[2])), (float *)M(r[4], A(r[4]))}};\n\
+         for (int i = 0; i < (int)r[1]; i++) *ELEM(wr, i) = 2.0f * *ELEM(rd, i) + 1.0f;"
+    );
+    let d = design(
+        p.dir.path(),
+        "il",
+        &[(vlnv("il"), id_of(&il), Pe::Body(&il_body)), (vlnv("ilw"), id_of(&ilw), Pe::Body(&ilw_body))],
+    );
+    let log = p.dir.path().join("standin.log");
+    let r = p.run(&[
+        ("TESSERA_DEVICE", "tapasco"),
+        ("TAPASCO_STANDIN_DESIGN", d.to_str().unwrap()),
+        ("TAPASCO_STANDIN_LOG", log.to_str().unwrap()),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "ok=1 first_bad=-1 on_host=0", "{}\n{:#?}", r.stderr, r.report);
+    let lines = log_lines(&log);
+    // Per launch: the array's buffer, then its halves (whole pages of half_bytes).
+    let allocs: Vec<(String, usize)> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("alloc "))
+        .map(|l| (l.split(' ').next().unwrap().to_string(), l.split(' ').nth(1).unwrap().parse().unwrap()))
+        .collect();
+    let ilv = tessera_ir::manifest::Interleave { args: vec![0], segment_bytes: 64 };
+    let pages = |bytes: usize| ilv.half_bytes(bytes).map(|h| h.max(1).next_multiple_of(4096));
+    let sizes: Vec<usize> = allocs.iter().map(|a| a.1).collect();
+    let (whole, window) = (pages(n * 4), pages(n * 4 - 32));
+    assert_eq!(sizes, [12288, whole[0], whole[1], 12288, whole[0], whole[1], window[0], window[1]], "{lines:#?}");
+    // The registers: half 0's address for x (and tdf_w_x), half 1's for the second
+    // half (and tdf_w_b1_x), not the array's buffer.
+    let starts: Vec<Vec<&str>> = lines.iter().filter(|l| l.starts_with("start ")).map(|l| l.split(' ').skip(2).collect()).collect();
+    assert_eq!(starts.len(), 3, "{lines:#?}");
+    let addr = |i: usize| format!("addr:{}", allocs[i].0);
+    assert_eq!(starts[0], [addr(1).as_str(), "s32:0xbb8", addr(2).as_str()], "{lines:#?}");
+    assert_eq!(starts[1], [addr(4).as_str(), "s32:0xbb8", addr(4).as_str(), addr(5).as_str(), addr(5).as_str()], "{lines:#?}");
+    assert_eq!(starts[2][0], addr(6), "{lines:#?}");
+    // Every allocation is freed.
+    assert_eq!(lines.iter().filter(|l| l.starts_with("free ")).count(), allocs.len(), "{lines:#?}");
+}

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{mpsc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
-use tessera_ir::manifest::Manifest;
+use tessera_ir::manifest::{Interleave, Manifest};
 
 /// Why the board must not be used any more (set once, by a job that did not end).
 static POISON: OnceLock<String> = OnceLock::new();
@@ -111,9 +111,85 @@ impl TapascoDevice {
 pub struct TapascoKernel {
     name: String,
     id: usize,
-    /// `Manifest::write_ports`: arguments whose address is passed again, after the
-    /// arguments (the PE's write port of that array).
-    write_ports: Vec<usize>,
+    /// The PE's arguments after the manifest's (`Manifest::kernel_params`): write ports
+    /// and the second halves of interleaved arrays, as (argument, half).
+    extra: Vec<(usize, u8)>,
+    /// `Manifest::interleave`.
+    interleave: Option<Interleave>,
+}
+
+/// The halves of an interleaved argument staged for one launch: two allocations of
+/// the board's memory.
+struct Staged {
+    /// The argument.
+    arg: usize,
+    /// Device addresses of half 0 and half 1.
+    halves: [u64; 2],
+    /// Their bytes (whole pages).
+    lens: [usize; 2],
+}
+
+/// Frees the staged halves (after the job, or when it did not start).
+///
+/// # Safety
+/// `h` is the board's locked handles; the halves were allocated from its memory and
+/// no job uses them any more.
+unsafe fn free_staged(h: &Handles, staged: &[Staged]) {
+    for s in staged {
+        for &a in &s.halves {
+            // A failure leaves the block allocated, which is all that can be done here.
+            let _ = ffi::free(h.memory, a);
+        }
+    }
+}
+
+/// Stages the `bytes` bytes of an interleaved argument at device address `addr`:
+/// copies them to the host, splits them into the halves (`deinterleave`) and copies
+/// each into an allocation of its own.
+///
+/// # Safety
+/// `h` is the board's locked handles; `addr..addr + bytes` lies in one allocation.
+unsafe fn stage(h: &Handles, arg: usize, addr: u64, bytes: usize, il: &Interleave) -> Result<Staged, String> {
+    let seg = usize::try_from(il.segment_bytes)
+        .ok()
+        .filter(|s| s.is_power_of_two())
+        .ok_or_else(|| format!("the manifest's interleave segment of {} bytes is not a power of two", il.segment_bytes))?;
+    let mut data = vec![0u8; bytes];
+    ffi::copy_from(h.memory, addr, &mut data)?;
+    // Whole pages, at least one (an empty second half included), zero-padded.
+    let lens = il.half_bytes(bytes).map(|b| b.max(1).next_multiple_of(4096));
+    let (mut h0, mut h1) = (vec![0u8; lens[0]], vec![0u8; lens[1]]);
+    tessera_ir::manifest::deinterleave(&data, seg, [&mut h0, &mut h1]);
+    let a0 = ffi::allocate(h.memory, lens[0])?;
+    let staged = match ffi::allocate(h.memory, lens[1]) {
+        Ok(a1) => Staged { arg, halves: [a0, a1], lens },
+        Err(e) => {
+            let _ = ffi::free(h.memory, a0);
+            return Err(e);
+        }
+    };
+    for (&a, d) in staged.halves.iter().zip([&h0, &h1]) {
+        if let Err(e) = ffi::copy_to(h.memory, d, a) {
+            free_staged(h, std::slice::from_ref(&staged));
+            return Err(e);
+        }
+    }
+    Ok(staged)
+}
+
+/// After the job: gathers the halves back (`interleave`) into the argument's `bytes`
+/// bytes at device address `addr`.
+///
+/// # Safety
+/// As for [`stage`].
+unsafe fn unstage(h: &Handles, s: &Staged, addr: u64, bytes: usize, il: &Interleave) -> Result<(), String> {
+    let mut halves = [vec![0u8; s.lens[0]], vec![0u8; s.lens[1]]];
+    for (&a, d) in s.halves.iter().zip(halves.iter_mut()) {
+        ffi::copy_from(h.memory, a, d)?;
+    }
+    let mut data = vec![0u8; bytes];
+    tessera_ir::manifest::interleave([&halves[0], &halves[1]], il.segment_bytes as usize, &mut data);
+    ffi::copy_to(h.memory, &data, addr)
 }
 
 /// An array's memory: host memory (the view) and as many bytes of the board's memory.
@@ -195,7 +271,12 @@ impl Device for TapascoDevice {
         if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
             return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
         }
-        checked.map(|id| TapascoKernel { name: name.to_string(), id, write_ports: manifest.write_ports.clone() })
+        let il = manifest.interleave.as_ref();
+        if let Some(&a) = il.and_then(|il| il.args.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none()))) {
+            return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
+        }
+        let extra = manifest.kernel_params().iter().skip(manifest.args.len()).map(|p| (p.arg, p.half)).collect();
+        checked.map(|id| TapascoKernel { name: name.to_string(), id, extra, interleave: il.cloned() })
     }
 
     fn alloc(&self, bytes: usize) -> Result<TapascoBuffer, String> {
@@ -204,25 +285,72 @@ impl Device for TapascoDevice {
 
     fn launch(&self, kernel: &TapascoKernel, args: &mut [KernelArg<'_, TapascoBuffer>]) -> Result<LaunchStats, String> {
         let name = &kernel.name;
-        let reg = |a: &KernelArg<'_, TapascoBuffer>| match a {
-            KernelArg::Array { buffer, offset, .. } => Arg::Address(buffer.addr + *offset as u64),
-            KernelArg::Scalar(s) => Arg::Scalar(scalar_param(s)),
-        };
-        // The arguments, then each write port: its array's address again.
-        let mut regs: Vec<Arg> = args.iter().map(reg).collect();
-        for &a in &kernel.write_ports {
-            regs.push(reg(args.get(a).ok_or_else(|| format!("kernel {name}: write port of argument {a}, of {}", args.len()))?));
-        }
         let h = self.board.lock();
         if let Some(why) = POISON.get() {
             return Err(why.clone());
         }
+        // Interleaved arguments: their halves in allocations of their own, for this job.
+        // Each argument's bytes: (device address, bytes).
+        let span = |a: &KernelArg<'_, TapascoBuffer>| -> Result<(u64, usize), String> {
+            let KernelArg::Array { buffer, offset, elems, elem_size, name: arr } = a else {
+                return Err(format!("kernel {name}: an interleaved argument is a scalar"));
+            };
+            let bytes = elems.checked_mul(*elem_size).filter(|&b| offset.checked_add(b).is_some_and(|e| e <= buffer.host.capacity()));
+            let bytes = bytes.ok_or_else(|| format!("kernel {name}: array '{arr}' reaches past its device buffer"))?;
+            Ok((buffer.addr + *offset as u64, bytes))
+        };
+        let mut staged: Vec<Staged> = Vec::new();
+        if let Some(il) = &kernel.interleave {
+            for &a in &il.args {
+                let staging = args
+                    .get(a)
+                    .ok_or_else(|| format!("kernel {name}: interleaved argument {a}, of {}", args.len()))
+                    .and_then(span)
+                    // SAFETY: live memory handle under the lock; the span lies in the buffer.
+                    .and_then(|(addr, bytes)| unsafe { stage(&h, a, addr, bytes, il) });
+                match staging {
+                    Ok(s) => staged.push(s),
+                    Err(e) => {
+                        // SAFETY: no job started.
+                        unsafe { free_staged(&h, &staged) };
+                        return Err(format!("kernel {name}: interleaved argument {a}: {e}"));
+                    }
+                }
+            }
+        }
+        let reg = |a: &KernelArg<'_, TapascoBuffer>, i: usize, half: u8| match a {
+            KernelArg::Array { buffer, offset, .. } => match staged.iter().find(|s| s.arg == i) {
+                Some(s) => Arg::Address(s.halves[usize::from(half.min(1))]),
+                None => Arg::Address(buffer.addr + *offset as u64),
+            },
+            KernelArg::Scalar(s) => Arg::Scalar(scalar_param(s)),
+        };
+        // The arguments, then each write port and second half: its buffer's (or its
+        // half's) address.
+        let mut regs: Vec<Arg> = args.iter().enumerate().map(|(i, a)| reg(a, i, 0)).collect();
+        for &(a, half) in &kernel.extra {
+            match args.get(a) {
+                Some(arg) => regs.push(reg(arg, a, half)),
+                None => {
+                    // SAFETY: no job started.
+                    unsafe { free_staged(&h, &staged) };
+                    return Err(format!("kernel {name}: a parameter of argument {a}, of {}", args.len()));
+                }
+            }
+        }
         let start = Instant::now();
         // SAFETY: live device with exclusive access, under the lock.
-        let job = unsafe { ffi::start_job(h.device, kernel.id, &regs) }.map_err(|e| format!("kernel {name}: {e}"))?;
-        if self.timeout_ms == 0 {
+        let job = match unsafe { ffi::start_job(h.device, kernel.id, &regs) } {
+            Ok(j) => j,
+            Err(e) => {
+                // SAFETY: the job did not start.
+                unsafe { free_staged(&h, &staged) };
+                return Err(format!("kernel {name}: {e}"));
+            }
+        };
+        let released = if self.timeout_ms == 0 {
             // SAFETY: started above, released once.
-            unsafe { ffi::release(job) }.map_err(|e| format!("kernel {name}: {e}"))?;
+            unsafe { ffi::release(job) }
         } else {
             // tapasco_job_release blocks until the PE's interrupt: it waits on a thread
             // of its own, which is left waiting if the job does not end in time.
@@ -240,10 +368,9 @@ impl Device for TapascoDevice {
                 })
                 .map_err(|e| format!("kernel {name}: cannot start the thread that waits for the job: {e}"))?;
             match rx.recv_timeout(Duration::from_millis(self.timeout_ms.into())) {
-                Ok(r) => {
-                    r.map_err(|e| format!("kernel {name}: {e}"))?;
-                }
+                Ok(r) => r,
                 Err(_) => {
+                    // The staged halves stay allocated: the PE may still write them.
                     let why = format!(
                         "kernel {name} did not finish within {} ms (TESSERA_TAPASCO_TIMEOUT_MS); the TaPaSCo device is \
                          not used again in this process",
@@ -253,8 +380,22 @@ impl Device for TapascoDevice {
                     return Err(why);
                 }
             }
-        }
+        };
         let kernel_wall_s = start.elapsed().as_secs_f64();
+        // The job ended: gather the halves back into their arrays' memory.
+        let gathered = match (&released, &kernel.interleave) {
+            (Ok(_), Some(il)) => staged.iter().try_for_each(|s| {
+                let (addr, bytes) = span(&args[s.arg])?;
+                // SAFETY: live memory handle under the lock; the job ended.
+                unsafe { unstage(&h, s, addr, bytes, il) }
+            }),
+            _ => Ok(()),
+        };
+        // SAFETY: the job ended.
+        unsafe { free_staged(&h, &staged) };
+        drop(h);
+        released.map_err(|e| format!("kernel {name}: {e}"))?;
+        gathered.map_err(|e| format!("kernel {name}: interleaved array: {e}"))?;
         let arrays = args
             .iter()
             .filter_map(|a| match a {

@@ -23,6 +23,20 @@
 //! drop                → tapasco_memory_free
 //! ```
 //!
+//! The PE's arguments are the kernel's parameters (`Manifest::kernel_params`): the
+//! manifest's arguments, then write ports (their array's address again), then the
+//! second halves of arrays interleaved over two banks (`Manifest::interleave`). An
+//! interleaved array is staged per job: its bytes are copied from its device buffer
+//! to the host, split into the two halves (`tessera_ir::manifest::deinterleave`),
+//! each copied into an allocation of its own (`tapasco_memory_allocate`, whole pages)
+//! whose address goes to the half's registers (half 0: the array's own and its write
+//! port; half 1: `tdf_b1_<a>`, `tdf_w_b1_<a>`); after the job the halves are copied
+//! back, gathered (`interleave`) into the device buffer, and freed. The device buffer
+//! stays the array's device copy, so data directives are unaffected, but every launch
+//! moves the array over PCIe four times. The VCU118's one DDR4 holds both halves
+//! (the TaPaSCo flow does not split banks), so interleaving gains nothing there; it
+//! runs so that a kernel built for two banks runs correctly.
+//!
 //! The design on the FPGA is loaded outside the program (`tapasco-load-bitstream`),
 //! so the backend checks the design itself rather than a file: TaPaSCo kernel IDs are
 //! derived from the manifest hash, so the design's PE of the kernel (found by its
