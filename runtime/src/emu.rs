@@ -27,7 +27,7 @@
 use crate::abi::{self, PortDesc, PortStats};
 use crate::config::Config;
 use crate::data::HostBuffer;
-use crate::device::{Device, DeviceKind, KernelArg, LaunchStats};
+use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
 use crate::report::Arrays;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -90,6 +90,8 @@ pub struct EmuKernel {
     pub name: String,
     /// The shared library.
     pub so_path: PathBuf,
+    /// `Manifest::interleave`: arrays the kernel reaches as two halves.
+    pub interleave: Option<tessera_ir::manifest::Interleave>,
 }
 
 /// A kernel's slot in the process cache: filled once, by the first thread that needs
@@ -169,7 +171,8 @@ impl Device for EmuDevice {
         };
         // Other kernels compile in parallel; threads wanting this one wait here.
         cell.get_or_init(|| {
-            build_and_load(&self.root, &dir, &self.compiler, manifest, vendor.as_deref()).map(Arc::new)
+            build_and_load(&self.root, &dir, &self.compiler, manifest, vendor.as_deref())
+                .map(|k| Arc::new(EmuKernel { interleave: manifest.interleave.clone(), ..k }))
         })
         .clone()
     }
@@ -180,20 +183,46 @@ impl Device for EmuDevice {
 
     fn launch(&self, kernel: &Arc<EmuKernel>, args: &mut [KernelArg<'_, HostBuffer>]) -> Result<LaunchStats, String> {
         let n = args.len();
+        // Interleaved arrays (`Manifest::interleave`): each half a buffer of its own,
+        // filled from the array before the launch and gathered back after it, the
+        // second half's descriptor after the arguments' (the entry's order).
+        let il: &[usize] = kernel.interleave.as_ref().map_or(&[], |il| &il.args);
+        let seg = kernel.interleave.as_ref().map_or(1, |il| il.segment_bytes as usize);
+        let mut halves: Vec<(usize, usize, [HostBuffer; 2], [usize; 2])> = Vec::with_capacity(il.len());
+        for &i in il {
+            let Some(KernelArg::Array { buffer, offset, elems, elem_size, .. }) = args.get_mut(i) else {
+                return Err(format!("internal error: kernel {}: interleaved argument {i} is not an array", kernel.name));
+            };
+            let bytes = *elems * *elem_size;
+            if *offset + bytes > buffer.capacity() {
+                return Err(format!("array argument {i} reaches beyond its device buffer"));
+            }
+            let [b0, b1] = kernel.interleave.as_ref().expect("il is not empty").half_bytes(bytes);
+            let mut h = [HostBuffer::new(b0.max(1))?, HostBuffer::new(b1.max(1))?];
+            let [h0, h1] = &mut h;
+            let src = &buffer.host_view()[*offset..*offset + bytes];
+            tessera_ir::manifest::deinterleave(src, seg, [&mut h0.host_view()[..b0], &mut h1.host_view()[..b1]]);
+            // The array's bytes in each half: whole segments, the last one perhaps not.
+            let real = [0usize, 1].map(|h| src.chunks(seg).enumerate().filter(|(k, _)| k % 2 == h).map(|(_, c)| c.len()).sum());
+            halves.push((i, bytes, h, real));
+        }
         let names: Vec<CString> = args
             .iter()
             .enumerate()
-            .map(|(i, a)| {
-                let name = match a {
-                    KernelArg::Array { name, .. } => name.to_string(),
-                    KernelArg::Scalar(_) => format!("arg{i}"),
-                };
-                CString::new(name.replace('\0', "?")).unwrap_or_default()
+            .map(|(i, a)| match a {
+                KernelArg::Array { name, .. } => name.to_string(),
+                KernelArg::Scalar(_) => format!("arg{i}"),
             })
+            .chain(il.iter().map(|&i| match &args[i] {
+                KernelArg::Array { name, .. } => tessera_ir::manifest::bank_port_name(name),
+                KernelArg::Scalar(_) => unreachable!("checked above"),
+            }))
+            .map(|name| CString::new(name.replace('\0', "?")).unwrap_or_default())
             .collect();
-        // Counters for every argument (scalars' stay unused); not moved while the
-        // kernel holds pointers into them.
-        let mut stats: Vec<PortStats> = vec![PortStats::default(); n];
+        let total = n + il.len();
+        // Counters for every argument (scalars' stay unused) and second half; not moved
+        // while the kernel holds pointers into them.
+        let mut stats: Vec<PortStats> = vec![PortStats::default(); total];
         let stats_ptr = stats.as_mut_ptr();
         let mut sink = self.trace.as_deref().and_then(|p| {
             TraceSink::open(p, &kernel.name, names.iter().map(|c| c.to_string_lossy().into_owned()).collect())
@@ -203,20 +232,22 @@ impl Device for EmuDevice {
             None => (None, std::ptr::null_mut()),
         };
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(n);
-        let mut descs: Vec<PortDesc> = Vec::with_capacity(n);
+        let mut descs: Vec<PortDesc> = Vec::with_capacity(total);
+        let desc = |index: usize| PortDesc {
+            abi_version: abi::ABI_VERSION,
+            index: index as u32,
+            base: std::ptr::null_mut(),
+            elems: 0,
+            elem_size: 0,
+            capacity: 0,
+            name: names[index].as_ptr(),
+            // SAFETY: index < total = stats.len().
+            stats: unsafe { stats_ptr.add(index) },
+            trace,
+            trace_ctx,
+        };
         for (i, a) in args.iter_mut().enumerate() {
-            let mut d = PortDesc {
-                abi_version: abi::ABI_VERSION,
-                index: i as u32,
-                base: std::ptr::null_mut(),
-                elems: 0,
-                elem_size: 0,
-                capacity: 0,
-                name: names[i].as_ptr(),
-                stats: std::ptr::null_mut(),
-                trace,
-                trace_ctx,
-            };
+            let mut d = desc(i);
             match a {
                 KernelArg::Array { buffer, offset, elems, elem_size, .. } => {
                     if *offset > buffer.capacity() {
@@ -230,32 +261,54 @@ impl Device for EmuDevice {
                     d.elems = *elems as u64;
                     d.elem_size = *elem_size as u64;
                     d.capacity = (buffer.capacity() - *offset) as u64;
-                    // SAFETY: i < n = stats.len().
-                    d.stats = unsafe { stats_ptr.add(i) };
                 }
-                KernelArg::Scalar(s) => ptrs.push(s.as_mut_ptr()),
+                KernelArg::Scalar(s) => {
+                    ptrs.push(s.as_mut_ptr());
+                    d.stats = std::ptr::null_mut();
+                }
             }
             descs.push(d);
         }
+        for (k, (i, _, h, real)) in halves.iter_mut().enumerate() {
+            let elem_size = descs[*i].elem_size;
+            for (half, d) in [(0usize, *i), (1, n + k)] {
+                if half == 1 {
+                    descs.push(desc(n + k));
+                }
+                let dd = &mut descs[d];
+                dd.base = h[half].as_mut_ptr() as *mut c_void;
+                dd.elems = real[half] as u64 / elem_size.max(1);
+                dd.elem_size = elem_size;
+                dd.capacity = h[half].capacity() as u64;
+            }
+        }
         let start = Instant::now();
         // SAFETY: the entry unpacks exactly the manifest's arguments, which `ptrs` and
-        // `descs` hold in order; buffers cover each array's whole index space and the
-        // descriptors' counters and names outlive the call.
+        // `descs` hold in order (then the second halves'); buffers cover each array's
+        // whole index space (a half: its segments) and the descriptors' counters and
+        // names outlive the call.
         unsafe { (kernel.entry)(ptrs.as_mut_ptr(), descs.as_ptr()) };
         let kernel_wall_s = start.elapsed().as_secs_f64();
         drop(descs);
         if let Some(s) = sink.as_mut() {
             s.flush();
         }
+        for (i, bytes, mut h, _) in halves {
+            let [h0, h1] = &mut h;
+            if let KernelArg::Array { buffer, offset, .. } = &mut args[i] {
+                let dst = &mut buffer.host_view()[*offset..*offset + bytes];
+                tessera_ir::manifest::interleave([h0.host_view(), h1.host_view()], seg, dst);
+            }
+        }
+        let counted = |st: &PortStats| (st.bound != 0).then(|| crate::report::array_traffic(st));
         let arrays = args
             .iter()
             .zip(&stats)
             .filter_map(|(a, st)| match a {
-                KernelArg::Array { name, .. } => {
-                    Some((name.to_string(), (st.bound != 0).then(|| crate::report::array_traffic(st))))
-                }
+                KernelArg::Array { name, .. } => Some((name.to_string(), counted(st))),
                 KernelArg::Scalar(_) => None,
             })
+            .chain((0..il.len()).map(|k| (names[n + k].to_string_lossy().into_owned(), counted(&stats[n + k]))))
             .collect();
         Ok(LaunchStats { kernel_wall_s, arrays: Arrays(arrays), streams: take_streams(kernel, self.sequential)? })
     }
@@ -840,7 +893,7 @@ fn load(so: &Path, name: &str) -> Result<EmuKernel, String> {
         .map_err(|e| format!("the emulation kernel {} has no {ENTRY_SYMBOL}: {e}", so.display()))?;
     // SAFETY: the symbol, where a kernel defines it, has this signature (tessera_emu_abi.h).
     let streams_take = unsafe { lib.get::<abi::StreamsTakeFn>(abi::STREAMS_TAKE_SYMBOL.as_bytes()) }.ok().map(|s| *s);
-    Ok(EmuKernel { _lib: lib, entry, streams_take, name: name.to_string(), so_path: so.to_path_buf() })
+    Ok(EmuKernel { _lib: lib, entry, streams_take, name: name.to_string(), so_path: so.to_path_buf(), interleave: None })
 }
 
 #[cfg(test)]

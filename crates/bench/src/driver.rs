@@ -445,9 +445,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     };
     let mut traffic = ran.record.traffic()?;
     // Each port in the bank the compiler put its array in (the manifest's rule).
-    for port in &mut traffic.ports {
-        port.bank = tessera_compiler::bank_of(&region, &port.name, cfg.banks);
-    }
+    place_ports(&mut traffic, &region, cfg.banks);
     let plan_ok = plan.as_ref().ok();
     // The dataflow kernel's analysis, once for its buffers, resources and structure.
     let dataflow = (ran_mode == Mode::Dataflow).then(|| dataflow_analysis(&region, cfg.port_width));
@@ -481,6 +479,12 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     if !ran.bit_exact {
         return Err(format!("the {} kernel's results differ from the CPU's", cfg.mode));
     }
+    let interleaving = cfg.banks == 1
+        && ran_mode == Mode::Dataflow
+        && dataflow_ok.is_some_and(|an| {
+            let [b0, b1] = an.whole_array_streams(&region);
+            b0 != b1 && an.segment_bytes().is_some()
+        });
     let s = match dataflow {
         Some(an) => dataflow_structure(&an?, None, &facts, cfg.port_width)?,
         None => structure(ran_mode, &facts, plan_ok, &traffic, &region, cfg.port_width)?,
@@ -488,7 +492,15 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     let est: Estimate = estimate(&s, &traffic, clock_mhz, p).map_err(|e| e.to_string())?;
     let at_target: Estimate = estimate(&s, &traffic, p.target_clock_mhz, p).map_err(|e| e.to_string())?;
     let host = host_transfer_s(ran.record.bytes_to_device + ran.record.bytes_from_device, p);
-    let fig = PortAndBanks::of(&s, &traffic, &region, cfg.banks, &at_target, p)?;
+    // One bank, a dataflow kernel whose arrays the banks=2 rule interleaves: that is
+    // another kernel (two ports per array), so its two-bank figure comes from its own
+    // run and exact counts.
+
+    let two_bank_traffic = match interleaving {
+        true => Some(two_bank_run(cfg, env, name, &dir, &region)?),
+        false => None,
+    };
+    let fig = PortAndBanks::of(&s, &traffic, &region, cfg.banks, &at_target, p, two_bank_traffic.as_ref())?;
     r.modelled = Some(Modelled {
         baseline_s: base_est.kernel_s,
         kernel_s: est.kernel_s,
@@ -521,18 +533,47 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
     Ok(())
 }
 
+/// Puts each port of `traffic` in its bank with `banks` banks
+/// ([`tessera_compiler::port_bank`]; the kernel's arrays are interleaved when the
+/// runtime reported second halves).
+pub(crate) fn place_ports(traffic: &mut Traffic, region: &Region, banks: u32) {
+    let interleaved = traffic.ports.iter().any(|p| p.name.starts_with("tdf_b1_"));
+    for port in &mut traffic.ports {
+        port.bank = tessera_compiler::port_bank(region, &port.name, interleaved, banks);
+    }
+}
+
+/// The dataflow kernel compiled with `banks=2` (its arrays interleaved) run once on
+/// the emulated device, in `<dir>/banks2`: its exact traffic, ports in their banks.
+fn two_bank_run(cfg: &Config, env: &Env, name: &str, dir: &Path, region: &Region) -> Result<Traffic, String> {
+    let cfg2 = Config { banks: 2, ..cfg.clone() };
+    let dir2 = dir.join("banks2");
+    std::fs::create_dir_all(&dir2).map_err(|e| format!("{}: {e}", dir2.display()))?;
+    let built = build(&cfg2, env, name, Mode::Dataflow, &dir2).map_err(|e| match e {
+        BuildError::UnknownMode(m) | BuildError::Failed(m) => m,
+    })?;
+    let ran = run_on_emu(env, name, Mode::Dataflow, &built, &dir2)?;
+    if !ran.bit_exact {
+        return Err("the two-bank (interleaved) dataflow kernel's results differ from the CPU's".into());
+    }
+    if ran.record.mode != RunMode::Kernel(Mode::Dataflow) {
+        return Err(format!("the two-bank build ran a {} kernel instead of dataflow", ran.record.mode));
+    }
+    let mut t = ran.record.traffic()?;
+    if !t.ports.iter().any(|p| p.name.starts_with("tdf_b1_")) {
+        return Err("the two-bank dataflow kernel did not interleave its arrays".into());
+    }
+    place_ports(&mut t, region, 2);
+    Ok(t)
+}
+
 /// The bytes of the busiest bank under the best placement of whole arrays on two banks:
 /// each array's bytes (its port's and its write port's, `tdf_w_<array>`) in one bank,
 /// every split of the arrays tried (the regions have a handful).
-fn best_two_bank_bytes(region: &Region, traffic: &Traffic) -> u64 {
+fn best_two_bank_bytes(traffic: &Traffic) -> u64 {
     let mut per_array: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
     for port in &traffic.ports {
-        let array = region
-            .vars
-            .iter()
-            .find(|v| tessera_ir::manifest::write_port_name(&v.name) == port.name)
-            .map_or(port.name.as_str(), |v| v.name.as_str());
-        *per_array.entry(array).or_insert(0) += port.read_bytes() + port.write_bytes();
+        *per_array.entry(port.array()).or_insert(0) += port.read_bytes() + port.write_bytes();
     }
     let bytes: Vec<u64> = per_array.into_values().collect();
     let total: u64 = bytes.iter().sum();
@@ -546,6 +587,19 @@ fn best_two_bank_bytes(region: &Region, traffic: &Traffic) -> u64 {
         })
         .min()
         .unwrap_or(0)
+}
+
+/// The most beats one array moves in one direction (exact): a port's read and write
+/// channels are independent, one beat per cycle each, and the halves of an interleaved
+/// array are one stream (its load and store processes move a word per cycle).
+fn port_floor(traffic: &Traffic) -> u64 {
+    let mut per_array: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+    for port in &traffic.ports {
+        let e = per_array.entry(port.array()).or_default();
+        e.0 += port.read.beats();
+        e.1 += port.write.beats();
+    }
+    per_array.values().map(|&(r, w)| r.max(w)).max().unwrap_or(0)
 }
 
 /// A launch's figures against the port-bound floor and the one-bank roofline.
@@ -568,25 +622,38 @@ pub(crate) struct PortAndBanks {
 impl PortAndBanks {
     /// The figures of the kernel of structure `s` that moved `traffic` (its ports in
     /// the banks of the configured `banks`), `at_target` its estimate at the target
-    /// clock. The two-bank time re-places the same kernel's ports by the manifest's
-    /// rule (written arrays in the second bank): the kernel does not change with the
-    /// placement.
-    pub fn of(s: &Structure, traffic: &Traffic, region: &Region, banks: u32, at_target: &Estimate, p: &Params) -> Result<PortAndBanks, String> {
+    /// clock. The two-bank time: with `banks` 2 the kernel's own; with one bank, of
+    /// `interleaved` (the traffic of the kernel `banks=2` builds when it interleaves
+    /// the arrays, ports in their banks) when given, else of the same kernel's ports
+    /// re-placed by the manifest's rule (written arrays in the second bank): that
+    /// kernel does not change with the placement.
+    #[allow(clippy::too_many_arguments)]
+    pub fn of(
+        s: &Structure,
+        traffic: &Traffic,
+        region: &Region,
+        banks: u32,
+        at_target: &Estimate,
+        p: &Params,
+        interleaved: Option<&Traffic>,
+    ) -> Result<PortAndBanks, String> {
         let two_banks_s = if banks == 2 {
             at_target.kernel_s
+        } else if let Some(t2) = interleaved {
+            estimate(s, t2, p.target_clock_mhz, p).map_err(|e| e.to_string())?.kernel_s
         } else {
             let mut t2 = traffic.clone();
             for port in &mut t2.ports {
-                port.bank = tessera_compiler::bank_of(region, &port.name, 2);
+                port.bank = tessera_compiler::port_bank(region, &port.name, false, 2);
             }
             estimate(s, &t2, p.target_clock_mhz, p).map_err(|e| e.to_string())?.kernel_s
         };
         Ok(PortAndBanks {
-            floor_cycles: traffic.ports.iter().map(|port| port.read.beats().max(port.write.beats())).max().unwrap_or(0),
+            floor_cycles: port_floor(traffic),
             target_cycles: at_target.cycles.total,
             two_banks_s,
             one_bank_roofline_s: tessera_model::roofline_s(traffic.bytes(), p),
-            best_two_bank_roofline_s: tessera_model::roofline_s(best_two_bank_bytes(region, traffic), p),
+            best_two_bank_roofline_s: tessera_model::roofline_s(best_two_bank_bytes(traffic), p),
         })
     }
 
@@ -643,11 +710,11 @@ mod tests {
         ey.read.add(64, 1000);
         w.write.add(64, 1000);
         let t = super::Traffic { ports: vec![hz, ey, w] };
-        assert_eq!(super::best_two_bank_bytes(&region, &t), 2 * 64 * 64 * 1000);
+        assert_eq!(super::best_two_bank_bytes(&t), 2 * 64 * 64 * 1000);
         // Out of place (ey written through its own port only): the same split.
         let mut t2 = t.clone();
         t2.ports[2].name = "ey".into();
-        assert_eq!(super::best_two_bank_bytes(&region, &t2), 2 * 64 * 64 * 1000);
+        assert_eq!(super::best_two_bank_bytes(&t2), 2 * 64 * 64 * 1000);
         // Two arrays of one stream each and one of two: {a, b} against {c}.
         let mut a = Port::new("hz", 64);
         a.read.add(64, 500);
@@ -655,7 +722,30 @@ mod tests {
         b.read.add(64, 500);
         let mut c = Port::new("X", 64);
         c.write.add(64, 1000);
-        assert_eq!(super::best_two_bank_bytes(&region, &super::Traffic { ports: vec![a, b, c] }), 64 * 64 * 1000);
+        assert_eq!(super::best_two_bank_bytes(&super::Traffic { ports: vec![a, b, c] }), 64 * 64 * 1000);
+        // Whole arrays by the banks=2 rule: the written ey (both ports) in bank 1.
+        let mut placed = t.clone();
+        super::place_ports(&mut placed, &region, 2);
+        assert_eq!(placed.ports.iter().map(|p| p.bank).collect::<Vec<_>>(), [0, 1, 1]);
+        assert_eq!(super::port_floor(&placed), 64 * 1000);
+        // Interleaved (the runtime reports second halves): each half's ports in its
+        // bank, the halves of an array one stream for the floor.
+        let mut halves = Vec::new();
+        for name in ["hz", "ey", "tdf_b1_hz", "tdf_b1_ey"] {
+            let mut p = Port::new(name, 64);
+            p.read.add(64, 500);
+            if name.ends_with("ey") {
+                p.write.add(64, 500);
+            }
+            halves.push(p);
+        }
+        let mut il = super::Traffic { ports: halves };
+        super::place_ports(&mut il, &region, 2);
+        assert_eq!(il.ports.iter().map(|p| p.bank).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        assert_eq!(super::port_floor(&il), 64 * 1000);
+        // One bank: everything in bank 0.
+        super::place_ports(&mut il, &region, 1);
+        assert!(il.ports.iter().all(|p| p.bank == 0));
     }
 
     #[test]

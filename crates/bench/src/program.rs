@@ -243,9 +243,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         }
         let m = &*m;
         let mut traffic = rec.traffic().map_err(|e| format!("{}: {e}", rec.region))?;
-        for port in &mut traffic.ports {
-            port.bank = tessera_compiler::bank_of(region, &port.name, cfg.banks);
-        }
+        crate::driver::place_ports(&mut traffic, region, cfg.banks);
         let s = match (mode, &m.dataflow) {
             (Mode::Dataflow, Some(s)) => s.clone(),
             _ => structure(mode, &m.facts, m.plan.as_ref(), &traffic, &m.launched, cfg.port_width).map_err(|e| format!("{}: {e}", rec.region))?,
@@ -255,7 +253,7 @@ fn evaluate_into(cfg: &Config, env: &Env, prog: &Program, r: &mut StencilResult)
         let btraffic = brec.traffic().map_err(|e| format!("{} (baseline): {e}", rec.region))?;
         let bs = baseline_structure(&m.facts, &btraffic).map_err(|e| format!("{}: {e}", rec.region))?;
         let best = estimate(&bs, &btraffic, clock_mhz, &p).map_err(|e| format!("{}: {e}", rec.region))?;
-        ports_banks.add(&crate::driver::PortAndBanks::of(&s, &traffic, region, cfg.banks, &at_target, &p).map_err(|e| format!("{}: {e}", rec.region))?);
+        ports_banks.add(&crate::driver::PortAndBanks::of(&s, &traffic, region, cfg.banks, &at_target, &p, None).map_err(|e| format!("{}: {e}", rec.region))?);
         kernel_s += est.kernel_s;
         kernel_cycles += est.cycles.total;
         roofline_s += est.roofline_s;

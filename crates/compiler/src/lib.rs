@@ -273,6 +273,12 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         manifest.emu_entry_source = kernel.emu_entry;
         manifest.write_ports = kernel.write_ports;
         manifest.interleave = kernel.interleave;
+        // An interleaved array's own parameters reach its first half, in bank 0.
+        for &i in manifest.interleave.iter().flat_map(|il| &il.args) {
+            if let Some(a) = manifest.args.get_mut(i).and_then(|a| a.array.as_mut()) {
+                a.bank = 0;
+            }
+        }
         manifest.hash = manifest.content_hash();
         files.push((format!("{name}.cpp"), kernel.source));
         files.push((
@@ -355,9 +361,10 @@ fn generate_kernel(
     // Mode dataflow: the streaming kernel, else the tessera mode's (`dataflow-unsupported`
     // in the plan; a bug is reported like any other).
     if opts.mode == Mode::Dataflow {
-        let generated = tiles::dataflow_analysis(region, opts.port_width, opts.lanes).and_then(|(an, lanes)| {
+        let generated = tiles::dataflow_analysis(region, opts.port_width, opts.lanes).and_then(|(mut an, lanes)| {
+            let banks = if opts.banks == 2 { format!("{}\n", an.set_interleave(region)) } else { String::new() };
             let (kernel, df) = tessera_hls::dataflow::generate_from(region, name, &an)?;
-            Ok((kernel, format!("{df}{lanes}\n")))
+            Ok((kernel, format!("{df}{lanes}\n{banks}")))
         });
         match generated {
             Ok((kernel, df)) => {
@@ -423,6 +430,19 @@ fn assign_banks(region: &Region, args: &mut [Arg]) {
 pub fn bank_of(region: &Region, name: &str, banks: u32) -> u32 {
     let written = region.vars.iter().any(|v| v.name == name && (v.written || v.writes_back()));
     u32::from(banks == 2 && written)
+}
+
+/// The DDR bank of the kernel port the runtime reports as `name` (an array's own port,
+/// or a second port of it: `tdf_w_<a>`, `tdf_b1_<a>`, `tdf_w_b1_<a>`) with `banks`
+/// banks: of a kernel whose arrays are interleaved over two banks (`interleaved`,
+/// `tessera_ir::manifest::Interleave`), 1 for a second half's ports and 0 for the
+/// first half's; else its array's [`bank_of`].
+pub fn port_bank(region: &Region, name: &str, interleaved: bool, banks: u32) -> u32 {
+    let second_half = name.starts_with("tdf_b1_") || name.starts_with("tdf_w_b1_");
+    if banks == 2 && interleaved {
+        return u32::from(second_half);
+    }
+    bank_of(region, name.strip_prefix("tdf_w_").unwrap_or(name), banks)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map

@@ -109,7 +109,7 @@ use crate::cpp::{self, ident, Leaves};
 use crate::Kernel;
 use std::cell::Cell;
 use std::fmt::Write as _;
-use tessera_ir::manifest::write_port_name;
+use tessera_ir::manifest::{bank_port_name, bank_write_port_name, write_port_name};
 use tessera_ir::reject::Reason;
 use tessera_ir::{Expr, LValue, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, Scop, Sym};
@@ -277,6 +277,10 @@ pub struct Analysis {
     /// Why the rows are whole or stripped, and at which width (plan file, `tessera
     /// explain`).
     pub strip_note: String,
+    /// Its streamed arrays are interleaved over two DDR banks
+    /// (`tessera_ir::manifest::Interleave`): each gets a second pair of ports for its
+    /// second half ([`Analysis::set_interleave`]).
+    pub interleave: bool,
 }
 
 impl Input {
@@ -322,6 +326,67 @@ impl Analysis {
             .filter(|(_, v)| self.outputs.iter().any(|o| o.name == v.name && self.in_place(o)))
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The streams each of two DDR banks would carry with whole arrays placed by the
+    /// `banks=2` rule (arrays the region writes in bank 1, the others in bank 0): a
+    /// stream per array loaded and per array stored.
+    pub fn whole_array_streams(&self, region: &Region) -> [usize; 2] {
+        let written = |name: &str| region.vars.iter().any(|v| v.name == name && (v.written || v.writes_back()));
+        let mut banks = [0usize; 2];
+        for a in &self.inputs {
+            banks[usize::from(written(&a.name))] += 1;
+        }
+        banks[1] += self.outputs.len();
+        banks
+    }
+
+    /// The segment of an interleaved array: a burst's words ([`Analysis::burst_words`]),
+    /// in bytes; `None` when the streamed arrays' bursts differ in bytes (element types
+    /// of different sizes whose bursts the 256-beat limit cuts short).
+    pub fn segment_bytes(&self) -> Option<u64> {
+        let elems = self.inputs.iter().map(|a| a.elem).chain(self.outputs.iter().map(|o| o.elem));
+        let mut bytes = elems.map(|e| (self.burst_words(e) * self.w * e.size() as i64) as u64);
+        let first = bytes.next()?;
+        bytes.all(|b| b == first).then_some(first)
+    }
+
+    /// Decides, for two DDR banks, whether to interleave the streamed arrays: when
+    /// whole arrays cannot split the streams evenly between the banks
+    /// ([`Analysis::whole_array_streams`]; e.g. fdtd's read-only array in one bank and
+    /// the in-place array's reads and writes in the other, two thirds of the bytes on
+    /// one bank), each array is cut into segments alternating between the banks, so
+    /// each bank carries half of every stream. Returns why, for the plan.
+    pub fn set_interleave(&mut self, region: &Region) -> String {
+        let [b0, b1] = self.whole_array_streams(region);
+        if b0 == b1 {
+            self.interleave = false;
+            return format!("two banks: whole arrays, {b0} stream(s) on each (arrays the region writes in bank 1)");
+        }
+        match self.segment_bytes() {
+            Some(seg) => {
+                self.interleave = true;
+                format!(
+                    "two banks: whole arrays would put {b0} stream(s) on bank 0 and {b1} on bank 1; every streamed array \
+                     interleaved in segments of {seg} bytes (even segments in bank 0, odd in bank 1), half of each stream on each bank"
+                )
+            }
+            None => {
+                self.interleave = false;
+                format!(
+                    "two banks: whole arrays, {b0} and {b1} stream(s) (not interleaved: the arrays' bursts differ in bytes)"
+                )
+            }
+        }
+    }
+
+    /// The streamed arrays' variables (indices), in variable order, when interleaved.
+    pub fn interleaved(&self, region: &Region) -> Vec<usize> {
+        if !self.interleave {
+            return Vec::new();
+        }
+        let streamed = |n: &str| self.inputs.iter().any(|a| a.name == n) || self.outputs.iter().any(|o| o.name == n);
+        region.vars.iter().enumerate().filter(|(_, v)| streamed(&v.name)).map(|(i, _)| i).collect()
     }
 
     /// Iterations of the innermost loop per row (a strip's, at most), for depth ≥ 2.
@@ -652,7 +717,7 @@ pub fn analyze_with(region: &Region, port_width: u32, limits: &Limits) -> Result
             return Err(unsupported(format!("a beat of {w} elements of '{name}' is wider than an AXI data bus (1024 bits)")));
         }
     }
-    let mut an = Analysis { scop, loops, inputs, outputs, w, lanes: w, strips: None, strip_note: String::new() };
+    let mut an = Analysis { scop, loops, inputs, outputs, w, lanes: w, strips: None, strip_note: String::new(), interleave: false };
     if d == 1 {
         an.strip_note = "strips: none (1D: a ring of words, whatever the trip count)".into();
         return Ok(an);
@@ -976,13 +1041,19 @@ impl Gen<'_> {
     fn load_process(&self, c: &mut String, a: &Input) {
         let port = ident(&a.name);
         let ty = self.word(a.elem);
+        let two = self.an.interleave;
         let _ = writeln!(c, "// Load process of '{}': the rows of its Load box in row order, each element read once.", a.name);
+        if two {
+            let _ = writeln!(c, "// Interleaved: segment k of {} words through {port}_b{{k % 2}}.", self.seg(a.elem));
+        }
+        let ports = if two { format!("hls::burst_maxi<{ty}> {port}_b0, hls::burst_maxi<{ty}> {port}_b1") } else { format!("hls::burst_maxi<{ty}> {port}") };
         let _ = writeln!(
             c,
-            "static void {}_load_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_in{}) {{",
+            "static void {}_load_{port}({ports}, hls::stream<{ty}> &{port}_in{}) {{",
             self.name,
             self.scalar_params()
         );
+        let (ports, suffix) = if two { (format!("{port}_b0, {port}_b1"), "2") } else { (port.clone(), "") };
         self.prologue(c);
         let lo: Vec<i64> = a.offsets.iter().map(|o| o.0).collect();
         let strips = self.an.strips.is_some();
@@ -1008,12 +1079,12 @@ impl Gen<'_> {
         }
         let _ = writeln!(b, "  const long tdf_rows = {rows};");
         let _ = writeln!(b, "  const long tdf_n = {n};");
-        let _ = writeln!(b, "  tessera_df_request_first<{}, {}>({port}, {}, tdf_n);", self.w(), self.seg(a.elem), self.row_start(&a.name, &lo, "0L", &per_plane));
+        let _ = writeln!(b, "  tessera_df_request_first{suffix}<{}, {}>({ports}, {}, tdf_n);", self.w(), self.seg(a.elem), self.row_start(&a.name, &lo, "0L", &per_plane));
         let _ = writeln!(b, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
         let _ = writeln!(b, "    const bool tdf_next = tdf_r + 1 < tdf_rows;");
         let _ = writeln!(
             b,
-            "    tessera_df_read_row<{}, {}, {}>({port}, {}, tdf_n, {port}_in, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
+            "    tessera_df_read_row{suffix}<{}, {}, {}>({ports}, {}, tdf_n, {port}_in, tdf_next ? {} : 0L, tdf_next ? tdf_n : 0L);",
             self.w(),
             self.seg(a.elem),
             a.elem.c_name(),
@@ -1046,13 +1117,21 @@ impl Gen<'_> {
     fn store_process(&self, c: &mut String, o: &Output) {
         let port = ident(&o.name);
         let ty = self.word(o.elem);
+        let two = self.an.interleave;
         let _ = writeln!(c, "// Store process of '{}': the rows of its Store set, partial words strobed.", o.name);
+        if two {
+            let _ = writeln!(c, "// Interleaved: segment k of {} words through {port}_b{{k % 2}}.", self.seg(o.elem));
+        }
+        let ports = if two { format!("hls::burst_maxi<{ty}> {port}_b0, hls::burst_maxi<{ty}> {port}_b1") } else { format!("hls::burst_maxi<{ty}> {port}") };
         let _ = writeln!(
             c,
-            "static void {}_store_{port}(hls::burst_maxi<{ty}> {port}, hls::stream<{ty}> &{port}_out{}) {{",
+            "static void {}_store_{port}({ports}, hls::stream<{ty}> &{port}_out{}) {{",
             self.name,
             self.scalar_params()
         );
+        let (ports, suffix, pending) =
+            if two { (format!("{port}_b0, {port}_b1"), "2", "tdf_pending0, tdf_pending1") } else { (port.clone(), "", "tdf_pending") };
+        let decl = if two { "  int tdf_pending0 = 0, tdf_pending1 = 0;" } else { "  int tdf_pending = 0;" };
         self.prologue(c);
         let d = self.depth();
         let strips = self.an.strips.is_some();
@@ -1068,14 +1147,14 @@ impl Gen<'_> {
         let mut body = String::new();
         let _ = writeln!(body, "  const long tdf_rows = {rows};");
         if strips {
-            let _ = writeln!(c, "  int tdf_pending = 0;");
+            let _ = writeln!(c, "{decl}");
         } else {
-            let _ = writeln!(body, "  int tdf_pending = 0;");
+            let _ = writeln!(body, "{decl}");
         }
         let _ = writeln!(body, "  for (long tdf_r = 0; tdf_r < tdf_rows; tdf_r++) {{");
         let _ = writeln!(
             body,
-            "    tessera_df_write_row<{}, {}, {PENDING_WRITES}, {}>({port}, {}, {n}, {port}_out, tdf_pending);",
+            "    tessera_df_write_row{suffix}<{}, {}, {PENDING_WRITES}, {}>({ports}, {}, {n}, {port}_out, {pending});",
             self.w(),
             self.seg(o.elem),
             o.elem.c_name(),
@@ -1083,7 +1162,12 @@ impl Gen<'_> {
         );
         let _ = writeln!(body, "  }}");
         self.in_strips(c, &body);
-        let _ = writeln!(c, "  tessera_df_write_drain({port}, tdf_pending);");
+        if two {
+            let _ = writeln!(c, "  tessera_df_write_drain({port}_b0, tdf_pending0);");
+            let _ = writeln!(c, "  tessera_df_write_drain({port}_b1, tdf_pending1);");
+        } else {
+            let _ = writeln!(c, "  tessera_df_write_drain({port}, tdf_pending);");
+        }
         let _ = writeln!(c, "}}\n");
     }
 
@@ -1531,6 +1615,15 @@ impl Gen<'_> {
             self.store_process(&mut c, o);
         }
         let write_ports = an.write_ports(region);
+        let interleaved = an.interleaved(region);
+        // Memory parameters after the variables' own: the write ports, then (two banks,
+        // interleaved) the second halves and their write ports.
+        let extra: Vec<(usize, String)> = write_ports
+            .iter()
+            .map(|&i| (i, write_port_name(&region.vars[i].name)))
+            .chain(interleaved.iter().map(|&i| (i, bank_port_name(&region.vars[i].name))))
+            .chain(write_ports.iter().filter(|i| interleaved.contains(i)).map(|&i| (i, bank_write_port_name(&region.vars[i].name))))
+            .collect();
         let params: Vec<String> = region
             .vars
             .iter()
@@ -1538,10 +1631,7 @@ impl Gen<'_> {
                 VarKind::Scalar if !v.writes_back() => format!("{} {}", v.elem.c_name(), ident(&v.name)),
                 _ => format!("{} {}", self.port_type(v.elem), ident(&v.name)),
             })
-            .chain(write_ports.iter().map(|&i| {
-                let v = &region.vars[i];
-                format!("{} {}", self.port_type(v.elem), write_port_name(&v.name))
-            }))
+            .chain(extra.iter().map(|(i, p)| format!("{} {p}", self.port_type(region.vars[*i].elem))))
             .collect();
         let _ = writeln!(c, "extern \"C\" void {name}({}) {{", params.join(", "));
         // Every memory parameter its own bundle; a write port only writes (its
@@ -1551,7 +1641,7 @@ impl Gen<'_> {
             .iter()
             .filter(|v| v.kind != VarKind::Scalar || v.writes_back())
             .map(|v| (v, ident(&v.name)))
-            .chain(write_ports.iter().map(|&i| (&region.vars[i], write_port_name(&region.vars[i].name))));
+            .chain(extra.iter().map(|(i, p)| (&region.vars[*i], p.clone())));
         for (bundle, (v, port)) in memory.enumerate() {
             let seg = self.seg(v.elem);
             let _ = writeln!(
@@ -1580,12 +1670,17 @@ impl Gen<'_> {
         let mut procs: Vec<(String, String)> = Vec::new();
         for a in &an.inputs {
             let p = ident(&a.name);
-            procs.push((format!("load_{p}"), format!("{name}_load_{p}({p}, {p}_in{sargs})")));
+            let ports = if an.interleave { format!("{p}, {}", bank_port_name(&a.name)) } else { p.clone() };
+            procs.push((format!("load_{p}"), format!("{name}_load_{p}({ports}, {p}_in{sargs})")));
         }
         procs.push(("compute".into(), format!("{name}_compute({}{sargs})", streams.join(", "))));
         for o in &an.outputs {
             let p = ident(&o.name);
-            let port = if an.in_place(o) { write_port_name(&o.name) } else { p.clone() };
+            let mut port = if an.in_place(o) { write_port_name(&o.name) } else { p.clone() };
+            if an.interleave {
+                let half = if an.in_place(o) { bank_write_port_name(&o.name) } else { bank_port_name(&o.name) };
+                port = format!("{port}, {half}");
+            }
             procs.push((format!("store_{p}"), format!("{name}_store_{p}({port}, {p}_out{sargs})")));
         }
         let _ = writeln!(c, "#ifdef TESSERA_HLS_VITIS");
@@ -1601,8 +1696,12 @@ impl Gen<'_> {
         let _ = writeln!(c, "  tdf_region.run();");
         let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "}}");
-        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports);
-        Kernel { name: name.to_string(), source: c, emu_entry, write_ports, interleave: None }
+        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports, &interleaved);
+        let interleave = an.interleave.then(|| tessera_ir::manifest::Interleave {
+            args: interleaved,
+            segment_bytes: an.segment_bytes().expect("set_interleave checked the segments"),
+        });
+        Kernel { name: name.to_string(), source: c, emu_entry, write_ports, interleave }
     }
 
     fn port_type(&self, elem: ScalarType) -> String {

@@ -50,12 +50,17 @@ pub struct Kernel {
 /// buffer and its traffic counters), scalars from their value pointers in `args`; a
 /// scalar the region returns to the host is a one-element array, so a port too. The
 /// write ports (`write_ports`, variable indices) are further port objects on their
-/// variables' descriptors, passed after the variables.
+/// variables' descriptors, passed after the variables. An interleaved array
+/// (`interleaved`, variable indices, `tessera_ir::manifest::Interleave`): its own
+/// descriptor is its first half's; the descriptor after the variables' at its position
+/// in `interleaved` is its second half's, passed (after the write ports) as its
+/// second-half port, and again as its second-half write port when it has a write port.
 pub(crate) fn emu_entry(
     region: &tessera_ir::Region,
     name: &str,
     port_type: &dyn Fn(&tessera_ir::Var) -> String,
     write_ports: &[usize],
+    interleaved: &[usize],
 ) -> String {
     use std::fmt::Write;
     use tessera_ir::VarKind;
@@ -85,6 +90,11 @@ pub(crate) fn emu_entry(
             false => format!("{}(ports[{i}])", port_type(v)),
         })
         .chain(write_ports.iter().map(|&i| format!("{}(ports[{i}])", port_type(&region.vars[i]))))
+        .chain(interleaved.iter().enumerate().map(|(k, &i)| format!("{}(ports[{}])", port_type(&region.vars[i]), region.vars.len() + k)))
+        .chain(write_ports.iter().filter_map(|&i| {
+            let k = interleaved.iter().position(|&j| j == i)?;
+            Some(format!("{}(ports[{}])", port_type(&region.vars[i]), region.vars.len() + k))
+        }))
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
     writeln!(e, "}}").unwrap();

@@ -74,6 +74,16 @@ pub struct Port {
 }
 
 impl Port {
+    /// The array the port reaches: its name without the prefix of a second port of
+    /// the array — a write port `tdf_w_<a>`, the second half `tdf_b1_<a>` of an array
+    /// interleaved over two banks and that half's write port `tdf_w_b1_<a>`
+    /// (`tessera_ir::manifest`: `write_port_name`, `bank_port_name`,
+    /// `bank_write_port_name`). A dataflow kernel's load process of an array reads
+    /// through all of its ports, its store process writes through all of them.
+    pub fn array(&self) -> &str {
+        ["tdf_w_b1_", "tdf_b1_", "tdf_w_"].iter().find_map(|p| self.name.strip_prefix(p)).unwrap_or(&self.name)
+    }
+
     /// A port without traffic.
     pub fn new(name: &str, beat_bytes: u64) -> Port {
         Port {

@@ -800,7 +800,7 @@ impl Printer<'_> {
         crate::emu_entry(self.region, name, &|v| match v.kind {
             VarKind::Scalar => format!("tessera::maxi<{}>", v.elem.c_name()),
             _ => self.port_type(v.elem),
-        }, &[])
+        }, &[], &[])
     }
 }
 
