@@ -186,6 +186,7 @@ variants! {
         device_clause_names_a_device_or_the_host => "device_clause.c",
         statements_reading_and_writing_one_array => "statement_order.c",
         strips_of_run_time_extents => "strips.c",
+        arrays_interleaved_over_two_banks => "two_banks.c",
     ]
 }
 
@@ -267,6 +268,64 @@ fn dataflow_kernels_with_fewer_lanes_than_the_port_width() {
             assert!(plan.contains("lanes: 4 per cycle, a word of 16 every 4 cycles (lanes=4;"), "{plan}");
         }
         assert!(dataflow > 0, "{program}: no dataflow kernel in {}.tessera", bin.display());
+        drop(work);
+    }
+}
+
+/// `-fplugin-arg-tessera-banks=2` with dataflow kernels: a kernel whose streams whole
+/// arrays cannot split evenly between the banks interleaves its arrays over both (two
+/// ports per array, segments alternating between the banks) — three regions of
+/// two_banks.c, inplace.c's first, data_present.c's in-place product and three of
+/// parallel_offload.c's (launched from four threads at once); the others
+/// keep whole arrays (their streams split evenly: one array read and one written, or
+/// two against an in-place one). Either way the outputs are the CPU's bit for bit, in
+/// data regions, over time steps and through a present pointer into the middle of a
+/// mapping; the emulated device reports each half's traffic (`tdf_b1_<array>`), half
+/// of each interleaved stream per bank give or take a segment.
+#[test]
+fn dataflow_kernels_on_two_banks() {
+    let flags = ["-fplugin-arg-tessera-mode=dataflow".to_string(), "-fplugin-arg-tessera-banks=2".to_string()];
+    let programs = [
+        ("two_banks.c", 3),
+        ("inplace.c", 1),
+        ("data_time_loop.c", 0),
+        ("data_present.c", 1),
+        ("stencil3d.c", 0),
+        ("types.c", 0),
+        ("parallel_offload.c", 3),
+    ];
+    for (program, want) in programs {
+        let (work, bin) = tessera_tests::differential_with_flags(program, &flags);
+        let sources = kernel_sources(&bin);
+        let interleaved: Vec<_> = sources.iter().filter(|(_, src)| src.contains("hls::burst_maxi") && src.contains(" tdf_b1_")).collect();
+        assert_eq!(interleaved.len(), want, "{program}: interleaved kernels in {}.tessera", bin.display());
+        for (path, _) in &interleaved {
+            let plan = std::fs::read_to_string(path.with_extension("plan.txt")).unwrap();
+            assert!(plan.contains("interleaved in segments of 4096 bytes"), "{plan}");
+        }
+        if want > 0 {
+            let report = work.path().join("report.jsonl");
+            run_one_thread(&bin, &report);
+            let text = std::fs::read_to_string(&report).unwrap();
+            // Arrays of one segment (inplace.c's) have an empty second half.
+            let (mut halves, mut both) = (0, 0);
+            for line in text.lines() {
+                let r: serde_json::Value = serde_json::from_str(line).unwrap();
+                let Some(arrays) = r["arrays"].as_object() else { continue };
+                for (name, t) in arrays.iter().filter(|(n, _)| n.starts_with("tdf_b1_")) {
+                    halves += 1;
+                    let own = &arrays[name.trim_start_matches("tdf_b1_")];
+                    let bytes = |t: &serde_json::Value| t["read_bytes"].as_u64().unwrap() + t["write_bytes"].as_u64().unwrap();
+                    let (a, b) = (bytes(own), bytes(t));
+                    assert!(a.abs_diff(b) <= 2 * 4096 * 2, "{program}: {name} {b} bytes against {a}: {line}");
+                    if b > 0 {
+                        both += 1;
+                    }
+                }
+            }
+            assert!(halves > 0, "{program}: no second half in the report:\n{text}");
+            assert!(program != "two_banks.c" || both >= 3, "{program}: second halves without traffic:\n{text}");
+        }
         drop(work);
     }
 }
