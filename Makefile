@@ -66,18 +66,20 @@ test: build
 # small seed set). Every failing program is kept in $(FUZZ_DIR)/case_<seed>/ with both
 # outputs, a shrunk version and repro.sh; summary.txt lists the failure classes.
 # FUZZ_FEATURES: e.g. -threads,-fb-if (see tests/datagen/mod.rs, Feat); FUZZ_CASES:
-# re-run exactly these case seeds.
+# re-run exactly these case seeds; FUZZ_FLAGS: extra tessera cc options, e.g.
+# -fplugin-arg-tessera-banks=2.
 FUZZ_COUNT ?= 2000
 FUZZ_SEED ?= 1
 FUZZ_JOBS ?= 2
 FUZZ_FEATURES ?=
 FUZZ_CASES ?=
 FUZZ_MINIMIZE ?= 12
+FUZZ_FLAGS ?=
 FUZZ_DIR ?= $(TARGET)/fuzz
 fuzz: build
 	TESSERA_FUZZ_COUNT=$(FUZZ_COUNT) TESSERA_FUZZ_SEED=$(FUZZ_SEED) TESSERA_FUZZ_JOBS=$(FUZZ_JOBS) \
 	TESSERA_FUZZ_FEATURES='$(FUZZ_FEATURES)' TESSERA_FUZZ_CASES='$(FUZZ_CASES)' \
-	TESSERA_FUZZ_MINIMIZE=$(FUZZ_MINIMIZE) TESSERA_FUZZ_DIR=$(FUZZ_DIR) \
+	TESSERA_FUZZ_MINIMIZE=$(FUZZ_MINIMIZE) TESSERA_FUZZ_DIR=$(FUZZ_DIR) TESSERA_FUZZ_FLAGS='$(FUZZ_FLAGS)' \
 	  $(CARGO) test --release -p tessera-tests --test fuzz_data -- --ignored --nocapture fuzz_many
 
 # Offload figures of the program corpus (tests/programs/): regions on the device, tiled

@@ -17,7 +17,8 @@
 //!   re-runs exactly those cases), `TESSERA_FUZZ_DIR` (where failing programs are
 //!   kept, default `target/fuzz`), `TESSERA_FUZZ_JOBS` (default 2),
 //!   `TESSERA_FUZZ_MINIMIZE` (how many failures to shrink, default 12),
-//!   `TESSERA_FUZZ_BATCH` (cases per program, default 10).
+//!   `TESSERA_FUZZ_BATCH` (cases per program, default 10), `TESSERA_FUZZ_FLAGS`
+//!   (extra `tessera cc` options, e.g. `-fplugin-arg-tessera-banks=2`).
 //!
 //! Every failing case is kept in `<dir>/case_<id>/`: the program alone (`prog.c`),
 //! both outputs, Tessera's stderr, the features it uses, a shrunk program
@@ -200,6 +201,12 @@ fn check_runs(text: &str, dir: &Path, runs: usize) -> Outcome {
     }
 }
 
+/// Extra `tessera cc` options of every Tessera build (`TESSERA_FUZZ_FLAGS`, split at
+/// white space; `make fuzz FUZZ_FLAGS=...`), e.g. `-fplugin-arg-tessera-banks=2`.
+fn fuzz_flags() -> Vec<String> {
+    std::env::var("TESSERA_FUZZ_FLAGS").unwrap_or_default().split_whitespace().map(str::to_string).collect()
+}
+
 fn check_once(text: &str, dir: &Path) -> Outcome {
     std::fs::create_dir_all(dir).expect("work dir");
     let src = dir.join("prog.c");
@@ -222,7 +229,7 @@ fn check_once(text: &str, dir: &Path) -> Outcome {
             String::from_utf8_lossy(&b.stderr)
         );
     }
-    let t = run_limited(tessera_build_command(&src, &tes_bin, &[]));
+    let t = run_limited(tessera_build_command(&src, &tes_bin, &fuzz_flags()));
     if t.status != Some(0) {
         return Outcome::Fail(Failure {
             kind: "tessera build failed".into(),
@@ -521,11 +528,12 @@ fn write_failure(dir: &Path, found: &Found, min: Option<&(Case, Failure, usize)>
     let root = repo_root();
     let repro = format!(
         "#!/bin/sh\n# Builds {prog} with plain clang and with tessera cc and compares the runs.\ncd \"$(dirname \"$0\")\"\n\
-         clang-19 -fopenmp -O2 -o ref.bin {prog} -lm && \\\n{} cc -O2 -o tes.bin {prog} -lm && \\\n\
+         clang-19 -fopenmp -O2 -o ref.bin {prog} -lm && \\\n{} cc -O2 {} -o tes.bin {prog} -lm && \\\n\
          TESSERA_DEVICE=emu ./ref.bin > ref.txt; echo \"reference: exit $?\"\n\
          TESSERA_DEVICE=emu ./tes.bin > tes.txt; echo \"tessera: exit $?\"\n\
          diff ref.txt tes.txt > /dev/null && echo same output || echo OUTPUT DIFFERS\n",
-        root.join("target/release/tessera").display()
+        root.join("target/release/tessera").display(),
+        fuzz_flags().join(" ")
     );
     std::fs::write(d.join("repro.sh"), repro).expect("write");
     let _ = Command::new("chmod").arg("+x").arg(d.join("repro.sh")).status();
