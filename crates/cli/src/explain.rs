@@ -46,6 +46,11 @@ pub struct ExplainArgs {
     /// of two up to the port width); default: chosen from the resource model.
     #[arg(long)]
     pub lanes: Option<u32>,
+    /// DDR banks, as `-fplugin-arg-tessera-banks` (1 or 2): with 2, the dataflow
+    /// kernel's placement of its arrays (whole arrays, or interleaved over both banks
+    /// where whole arrays cannot balance them).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub banks: u32,
     /// Allow floating sums and products to be reassociated, as
     /// `-fplugin-arg-tessera-reassociate` does (reductions may then be tiled in any order).
     #[arg(long)]
@@ -139,11 +144,14 @@ pub fn run(a: &ExplainArgs) -> ExitCode {
             }
             // The dataflow kernel's processes and channels (mode `dataflow`).
             match tessera_compiler::tiles::dataflow_analysis(region, a.port_width.max(1), a.lanes) {
-                Ok((an, lanes)) => {
+                Ok((mut an, lanes)) => {
                     print!("  dataflow kernel (port width {}) ", a.port_width.max(1));
                     print!("{}", tessera_hls::dataflow::describe_channels(&an.channels()));
                     println!("  {}", an.strip_note);
                     println!("  {lanes}");
+                    if a.banks == 2 {
+                        println!("  {}", an.set_interleave(region));
+                    }
                     let p = ResourceParams::XCVU9P;
                     let k = shape::dataflow(region, &an);
                     println!("  dataflow kernel: {} lanes, line buffers, rings and streams as declared", k.lanes);
