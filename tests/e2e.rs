@@ -63,6 +63,7 @@ programs! {
     device_clause_names_a_device_or_the_host => "device_clause.c",
     statements_reading_and_writing_one_array => "statement_order.c",
     strips_of_run_time_extents => "strips.c",
+    arrays_interleaved_over_two_banks => "two_banks.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated

@@ -596,12 +596,7 @@ int main(void) {{
     let r = run(&[]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.out(), "ok=1 on_host=0", "{}", r.stderr);
-    let kernels: Vec<String> = r
-        .report
-        .iter()
-        .filter(|l| l["kernel"].is_string())
-        .map(|l| format!("{}@{}", l["kernel"].as_str().unwrap(), l["device"].as_str().unwrap()))
-        .collect();
+    let kernels = r.kernels();
     assert_eq!(kernels, ["scale1d@xrt", "addone@xrt"].repeat(STEPS));
     let lines = log_lines(&log);
     let loads: Vec<&String> = lines.iter().filter(|l| l.starts_with("load ")).collect();
@@ -709,7 +704,7 @@ int main(void) {{
     let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir)]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.out(), "good=1 on_host=1", "{}", r.stderr);
-    let kernels: Vec<String> = r.report.iter().map(|l| format!("{}@{}", l["kernel"].as_str().unwrap_or("?"), l["device"].as_str().unwrap())).collect();
+    let kernels = r.kernels();
     assert_eq!(kernels, ["inplace_ok@xrt", "inplace_bad@host"], "{:#?}", r.report);
     let why = r.report[1]["reason"].as_str().unwrap();
     assert!(why.contains("write port 'tdf_w_ey' is connected to memory group 2 and 'ey' to 1"), "{why}");
@@ -832,12 +827,7 @@ int main(void) {{
     let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bitdir), ("XRT_STANDIN_LOG", log.to_str().unwrap())]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.out(), "ok=1 first_bad=-1 on_host=1", "{}", r.stderr);
-    let kernels: Vec<String> = r
-        .report
-        .iter()
-        .filter(|l| l["kernel"].is_string())
-        .map(|l| format!("{}@{}", l["kernel"].as_str().unwrap(), l["device"].as_str().unwrap()))
-        .collect();
+    let kernels = r.kernels();
     assert_eq!(kernels, ["addone@xrt", "il@xrt", "addone@xrt", "ilw@xrt", "ilw_bad@host"], "{:#?}", r.report);
     let why = r.report.iter().find(|l| l["kernel"] == "ilw_bad").unwrap()["reason"].as_str().unwrap().to_string();
     assert!(

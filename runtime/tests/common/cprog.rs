@@ -60,6 +60,16 @@ impl Ran {
     pub fn out(&self) -> &str {
         self.stdout.trim()
     }
+
+    /// `kernel@device` of every report line that names a kernel, in order.
+    #[allow(dead_code)]
+    pub fn kernels(&self) -> Vec<String> {
+        self.report
+            .iter()
+            .filter(|l| l["kernel"].is_string())
+            .map(|l| format!("{}@{}", l["kernel"].as_str().unwrap_or("?"), l["device"].as_str().unwrap_or("?")))
+            .collect()
+    }
 }
 
 impl CProgram {
