@@ -287,6 +287,18 @@ int xrtRunClose(xrtRunHandle h) {
     return 0;
 }
 
+/* A new buffer object's size, group and id on device d (one reference). */
+static void bo_register(struct device *d, struct bo *b, size_t size, xrtMemoryGroup grp) {
+    b->dev = d;
+    b->size = size;
+    b->group = grp;
+    b->refs = 1;
+    pthread_mutex_lock(&lock);
+    b->id = ++d->next_bo;
+    d->live_bos++;
+    pthread_mutex_unlock(&lock);
+}
+
 xrtBufferHandle xrtBOAllocUserPtr(xrtDeviceHandle h, void *userptr, size_t size, xrtBufferFlags flags,
                                   xrtMemoryGroup grp) {
     struct device *d = h;
@@ -301,15 +313,8 @@ xrtBufferHandle xrtBOAllocUserPtr(xrtDeviceHandle h, void *userptr, size_t size,
     if (!b->mem) return free(b), errno = ENOMEM, NULL;
     /* Device memory starts as garbage: data the runtime never synced shows up. */
     memset(b->mem, 0xA5, size);
-    b->dev = d;
     b->host = userptr;
-    b->size = size;
-    b->group = grp;
-    b->refs = 1;
-    pthread_mutex_lock(&lock);
-    b->id = ++d->next_bo;
-    d->live_bos++;
-    pthread_mutex_unlock(&lock);
+    bo_register(d, b, size, grp);
     logf_("alloc %ld %zu group %u", b->id, size, grp);
     return b;
 }
@@ -333,16 +338,9 @@ xrtBufferHandle xrtBOAlloc(xrtDeviceHandle h, size_t size, xrtBufferFlags flags,
     /* Garbage in both: data the runtime never wrote or synced shows up. */
     memset(host, 0x5A, size);
     memset(b->mem, 0xA5, size);
-    b->dev = d;
     b->host = host;
     b->owns_host = 1;
-    b->size = size;
-    b->group = grp;
-    b->refs = 1;
-    pthread_mutex_lock(&lock);
-    b->id = ++d->next_bo;
-    d->live_bos++;
-    pthread_mutex_unlock(&lock);
+    bo_register(d, b, size, grp);
     logf_("alloc_bo %ld %zu group %u", b->id, size, grp);
     return b;
 }
