@@ -186,25 +186,26 @@ impl Device for EmuDevice {
         // Interleaved arrays (`Manifest::interleave`): each half a buffer of its own,
         // filled from the array before the launch and gathered back after it, the
         // second half's descriptor after the arguments' (the entry's order).
-        let il: &[usize] = kernel.interleave.as_ref().map_or(&[], |il| &il.args);
-        let seg = kernel.interleave.as_ref().map_or(1, |il| il.segment_bytes as usize);
-        let mut halves: Vec<(usize, usize, [HostBuffer; 2], [usize; 2])> = Vec::with_capacity(il.len());
-        for &i in il {
-            let Some(KernelArg::Array { buffer, offset, elems, elem_size, .. }) = args.get_mut(i) else {
-                return Err(format!("internal error: kernel {}: interleaved argument {i} is not an array", kernel.name));
-            };
-            let bytes = *elems * *elem_size;
-            if *offset + bytes > buffer.capacity() {
-                return Err(format!("array argument {i} reaches beyond its device buffer"));
+        let interleave = kernel.interleave.as_ref();
+        let il: &[usize] = interleave.map_or(&[], |il| &il.args);
+        let seg = interleave.map_or(1, |il| il.segment_bytes as usize);
+        let mut halves: Vec<(usize, usize, [HostBuffer; 2])> = Vec::with_capacity(il.len());
+        if let Some(layout) = interleave {
+            for &i in &layout.args {
+                let Some(KernelArg::Array { buffer, offset, elems, elem_size, .. }) = args.get_mut(i) else {
+                    return Err(format!("internal error: kernel {}: interleaved argument {i} is not an array", kernel.name));
+                };
+                let bytes = *elems * *elem_size;
+                if *offset + bytes > buffer.capacity() {
+                    return Err(format!("array argument {i} reaches beyond its device buffer"));
+                }
+                let [b0, b1] = layout.half_bytes(bytes);
+                let mut h = [HostBuffer::new(b0.max(1))?, HostBuffer::new(b1.max(1))?];
+                let [h0, h1] = &mut h;
+                let src = &buffer.host_view()[*offset..*offset + bytes];
+                tessera_ir::manifest::deinterleave(src, seg, [&mut h0.host_view()[..b0], &mut h1.host_view()[..b1]]);
+                halves.push((i, bytes, h));
             }
-            let [b0, b1] = kernel.interleave.as_ref().expect("il is not empty").half_bytes(bytes);
-            let mut h = [HostBuffer::new(b0.max(1))?, HostBuffer::new(b1.max(1))?];
-            let [h0, h1] = &mut h;
-            let src = &buffer.host_view()[*offset..*offset + bytes];
-            tessera_ir::manifest::deinterleave(src, seg, [&mut h0.host_view()[..b0], &mut h1.host_view()[..b1]]);
-            // The array's bytes in each half: whole segments, the last one perhaps not.
-            let real = [0usize, 1].map(|h| src.chunks(seg).enumerate().filter(|(k, _)| k % 2 == h).map(|(_, c)| c.len()).sum());
-            halves.push((i, bytes, h, real));
         }
         let names: Vec<CString> = args
             .iter()
@@ -269,15 +270,16 @@ impl Device for EmuDevice {
             }
             descs.push(d);
         }
-        for (k, (i, _, h, real)) in halves.iter_mut().enumerate() {
+        // Each half's descriptor: the argument's own for the first, a new one after the
+        // arguments' for the second; elements: the array's own in that half.
+        for (k, (i, bytes, h)) in halves.iter_mut().enumerate() {
+            descs.push(desc(n + k));
             let elem_size = descs[*i].elem_size;
-            for (half, d) in [(0usize, *i), (1, n + k)] {
-                if half == 1 {
-                    descs.push(desc(n + k));
-                }
+            let data = interleave.expect("halves are of interleaved arrays").data_bytes(*bytes);
+            for (half, d) in [*i, n + k].into_iter().enumerate() {
                 let dd = &mut descs[d];
                 dd.base = h[half].as_mut_ptr() as *mut c_void;
-                dd.elems = real[half] as u64 / elem_size.max(1);
+                dd.elems = data[half] as u64 / elem_size.max(1);
                 dd.elem_size = elem_size;
                 dd.capacity = h[half].capacity() as u64;
             }
@@ -293,7 +295,7 @@ impl Device for EmuDevice {
         if let Some(s) = sink.as_mut() {
             s.flush();
         }
-        for (i, bytes, mut h, _) in halves {
+        for (i, bytes, mut h) in halves {
             let [h0, h1] = &mut h;
             if let KernelArg::Array { buffer, offset, .. } = &mut args[i] {
                 let dst = &mut buffer.host_view()[*offset..*offset + bytes];

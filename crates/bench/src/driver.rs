@@ -537,7 +537,7 @@ fn stencil_into(cfg: &Config, env: &Env, name: &str, p: &Params, clock_mhz: f64,
 /// ([`tessera_compiler::port_bank`]; the kernel's arrays are interleaved when the
 /// runtime reported second halves).
 pub(crate) fn place_ports(traffic: &mut Traffic, region: &Region, banks: u32) {
-    let interleaved = traffic.ports.iter().any(|p| p.name.starts_with("tdf_b1_"));
+    let interleaved = traffic.ports.iter().any(|p| tessera_model::port_of(&p.name).1);
     for port in &mut traffic.ports {
         port.bank = tessera_compiler::port_bank(region, &port.name, interleaved, banks);
     }
@@ -560,7 +560,7 @@ fn two_bank_run(cfg: &Config, env: &Env, name: &str, dir: &Path, region: &Region
         return Err(format!("the two-bank build ran a {} kernel instead of dataflow", ran.record.mode));
     }
     let mut t = ran.record.traffic()?;
-    if !t.ports.iter().any(|p| p.name.starts_with("tdf_b1_")) {
+    if !t.ports.iter().any(|p| tessera_model::port_of(&p.name).1) {
         return Err("the two-bank dataflow kernel did not interleave its arrays".into());
     }
     place_ports(&mut t, region, 2);

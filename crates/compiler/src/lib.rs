@@ -259,7 +259,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         emu_entry_source: base.emu_entry,
                         xclbin: fb.xclbin,
                         write_ports: Vec::new(),
-        interleave: None,
+                        interleave: None,
                     },
                 });
                 plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
@@ -438,11 +438,11 @@ pub fn bank_of(region: &Region, name: &str, banks: u32) -> u32 {
 /// `tessera_ir::manifest::Interleave`), 1 for a second half's ports and 0 for the
 /// first half's; else its array's [`bank_of`].
 pub fn port_bank(region: &Region, name: &str, interleaved: bool, banks: u32) -> u32 {
-    let second_half = name.starts_with("tdf_b1_") || name.starts_with("tdf_w_b1_");
+    let (array, second_half) = tessera_model::port_of(name);
     if banks == 2 && interleaved {
         return u32::from(second_half);
     }
-    bank_of(region, name.strip_prefix("tdf_w_").unwrap_or(name), banks)
+    bank_of(region, array, banks)
 }
 
 /// The runtime's view of the region variables: shapes resolved from types and map

@@ -109,7 +109,7 @@ use crate::cpp::{self, ident, Leaves};
 use crate::Kernel;
 use std::cell::Cell;
 use std::fmt::Write as _;
-use tessera_ir::manifest::{bank_port_name, bank_write_port_name, write_port_name};
+use tessera_ir::manifest::{bank_port_name, bank_write_port_name, extra_params, write_port_name};
 use tessera_ir::reject::Reason;
 use tessera_ir::{Expr, LValue, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, Scop, Sym};
@@ -1618,12 +1618,8 @@ impl Gen<'_> {
         let interleaved = an.interleaved(region);
         // Memory parameters after the variables' own: the write ports, then (two banks,
         // interleaved) the second halves and their write ports.
-        let extra: Vec<(usize, String)> = write_ports
-            .iter()
-            .map(|&i| (i, write_port_name(&region.vars[i].name)))
-            .chain(interleaved.iter().map(|&i| (i, bank_port_name(&region.vars[i].name))))
-            .chain(write_ports.iter().filter(|i| interleaved.contains(i)).map(|&i| (i, bank_write_port_name(&region.vars[i].name))))
-            .collect();
+        let extra: Vec<(usize, String)> =
+            extra_params(&write_ports, &interleaved).iter().map(|p| (p.arg, p.name(&region.vars[p.arg].name))).collect();
         let params: Vec<String> = region
             .vars
             .iter()

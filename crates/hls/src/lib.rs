@@ -89,11 +89,14 @@ pub(crate) fn emu_entry(
             true => format!("*static_cast<const {} *>(args[{i}])", v.elem.c_name()),
             false => format!("{}(ports[{i}])", port_type(v)),
         })
-        .chain(write_ports.iter().map(|&i| format!("{}(ports[{i}])", port_type(&region.vars[i]))))
-        .chain(interleaved.iter().enumerate().map(|(k, &i)| format!("{}(ports[{}])", port_type(&region.vars[i]), region.vars.len() + k)))
-        .chain(write_ports.iter().filter_map(|&i| {
-            let k = interleaved.iter().position(|&j| j == i)?;
-            Some(format!("{}(ports[{}])", port_type(&region.vars[i]), region.vars.len() + k))
+        .chain(tessera_ir::manifest::extra_params(write_ports, interleaved).iter().map(|p| {
+            // A first half's port is on its variable's descriptor, a second half's on
+            // the one after the variables' at the array's position in `interleaved`.
+            let desc = match p.half {
+                0 => p.arg,
+                _ => region.vars.len() + interleaved.iter().position(|&j| j == p.arg).expect("an interleaved array"),
+            };
+            format!("{}(ports[{desc}])", port_type(&region.vars[p.arg]))
         }))
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();

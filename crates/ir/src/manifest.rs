@@ -119,6 +119,16 @@ impl Interleave {
         let segs = bytes.div_ceil(s);
         [segs.div_ceil(2) * s, (segs / 2) * s]
     }
+
+    /// The argument's own bytes in each half of an argument of `bytes` bytes: its
+    /// segments there, the last one perhaps partial (a prefix of the half).
+    pub fn data_bytes(&self, bytes: usize) -> [usize; 2] {
+        let s = self.segment_bytes as usize;
+        let (whole, rest) = (bytes / s, bytes % s);
+        let mut d = [whole.div_ceil(2) * s, (whole / 2) * s];
+        d[whole % 2] += rest;
+        d
+    }
 }
 
 /// Copies the `src.len()` bytes of an argument into its two halves (each at least
@@ -154,6 +164,22 @@ pub fn bank_write_port_name(array: &str) -> String {
     format!("tdf_w_b1_{array}")
 }
 
+/// The memory parameters of a kernel after its arguments' own, in order (names left
+/// empty; [`KernelParam::name`] gives them): a write port per entry of `write_ports`,
+/// then a second-half port per entry of `interleaved`, then a second-half write port
+/// per entry of `write_ports` that is interleaved. The one order of
+/// [`Manifest::kernel_params`], the generated kernel's signature and its emulation
+/// entry.
+pub fn extra_params(write_ports: &[usize], interleaved: &[usize]) -> Vec<KernelParam> {
+    let param = |arg, write_port, half| KernelParam { name: String::new(), arg, write_port, half };
+    write_ports
+        .iter()
+        .map(|&i| param(i, true, 0))
+        .chain(interleaved.iter().map(|&i| param(i, false, 1)))
+        .chain(write_ports.iter().filter(|i| interleaved.contains(i)).map(|&i| param(i, true, 1)))
+        .collect()
+}
+
 /// The name of the write-only `m_axi` parameter of array `array` in a kernel with
 /// [`Manifest::write_ports`]: `tdf_w_<array>` (the dataflow generator reserves the
 /// prefix `tdf_`).
@@ -175,6 +201,19 @@ pub struct KernelParam {
     /// argument's own parameter and write port, and every parameter of an array that
     /// is not interleaved) or 1 (bank 1).
     pub half: u8,
+}
+
+impl KernelParam {
+    /// Its name for array `array`: the array's own, [`write_port_name`],
+    /// [`bank_port_name`] or [`bank_write_port_name`].
+    pub fn name(&self, array: &str) -> String {
+        match (self.write_port, self.half) {
+            (false, 0) => array.to_string(),
+            (true, 0) => write_port_name(array),
+            (false, _) => bank_port_name(array),
+            (true, _) => bank_write_port_name(array),
+        }
+    }
 }
 
 /// Launch conditions of a kernel and the kernel that runs when one fails.
@@ -404,20 +443,12 @@ impl Manifest {
     /// parameters; the flows connect each to its bank ([`Manifest::param_bank`]).
     pub fn kernel_params(&self) -> Vec<KernelParam> {
         let own = self.args.iter().enumerate().map(|(i, a)| KernelParam { name: a.name.clone(), arg: i, write_port: false, half: 0 });
-        let writes = self.write_ports.iter().filter_map(|&i| {
-            let a = self.args.get(i)?;
-            Some(KernelParam { name: write_port_name(&a.name), arg: i, write_port: true, half: 0 })
-        });
         let il: &[usize] = self.interleave.as_ref().map_or(&[], |il| &il.args);
-        let halves = il.iter().filter_map(|&i| {
-            let a = self.args.get(i)?;
-            Some(KernelParam { name: bank_port_name(&a.name), arg: i, write_port: false, half: 1 })
+        let extra = extra_params(&self.write_ports, il).into_iter().filter_map(|p| {
+            let a = self.args.get(p.arg)?;
+            Some(KernelParam { name: p.name(&a.name), ..p })
         });
-        let half_writes = self.write_ports.iter().filter(|i| il.contains(i)).filter_map(|&i| {
-            let a = self.args.get(i)?;
-            Some(KernelParam { name: bank_write_port_name(&a.name), arg: i, write_port: true, half: 1 })
-        });
-        own.chain(writes).chain(halves).chain(half_writes).collect()
+        own.chain(extra).collect()
     }
 
     /// The DDR bank of kernel parameter `p`: its half for an interleaved array, else
@@ -640,6 +671,8 @@ mod tests {
                 let src: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
                 let [b0, b1] = il.half_bytes(bytes);
                 assert!(b0 + b1 >= bytes && b0 + b1 < bytes + 2 * seg, "{bytes} {seg}");
+                let real = [0, 1].map(|h| src.chunks(seg).enumerate().filter(|(k, _)| k % 2 == h).map(|(_, c)| c.len()).sum::<usize>());
+                assert_eq!(il.data_bytes(bytes), real, "{bytes} {seg}");
                 let (mut h0, mut h1) = (vec![0u8; b0], vec![0u8; b1]);
                 deinterleave(&src, seg, [&mut h0, &mut h1]);
                 for (i, &v) in src.iter().enumerate() {

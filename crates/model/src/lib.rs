@@ -97,7 +97,7 @@ pub mod traffic;
 pub use dataflow::Dataflow;
 pub use params::{Param, Params};
 pub use resources::{estimate_resources, usage, KernelShape, ResourceEstimate, ResourceParams, Resources, Usage};
-pub use traffic::{Bursts, Port, Traffic};
+pub use traffic::{port_of, Bursts, Port, Traffic};
 
 use serde::Serialize;
 use std::fmt;

@@ -73,6 +73,17 @@ pub struct Port {
     pub bank: u32,
 }
 
+/// The array a port named `name` reaches ([`Port::array`]), and whether it is the
+/// second half (`tdf_b1_<a>`, `tdf_w_b1_<a>`) of an array interleaved over two banks.
+pub fn port_of(name: &str) -> (&str, bool) {
+    for (prefix, second_half) in [("tdf_w_b1_", true), ("tdf_b1_", true), ("tdf_w_", false)] {
+        if let Some(array) = name.strip_prefix(prefix) {
+            return (array, second_half);
+        }
+    }
+    (name, false)
+}
+
 impl Port {
     /// The array the port reaches: its name without the prefix of a second port of
     /// the array — a write port `tdf_w_<a>`, the second half `tdf_b1_<a>` of an array
@@ -81,7 +92,7 @@ impl Port {
     /// `bank_write_port_name`). A dataflow kernel's load process of an array reads
     /// through all of its ports, its store process writes through all of them.
     pub fn array(&self) -> &str {
-        ["tdf_w_b1_", "tdf_b1_", "tdf_w_"].iter().find_map(|p| self.name.strip_prefix(p)).unwrap_or(&self.name)
+        port_of(&self.name).0
     }
 
     /// A port without traffic.
