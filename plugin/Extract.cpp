@@ -386,6 +386,7 @@ private:
   json::Value forStmt(const ForStmt *F);
   json::Value ifStmt(const IfStmt *If);
   json::Value exprStmt(const Expr *E);
+  json::Value incrementStmt(const UnaryOperator *UO, const Expr *S);
   json::Value lvalue(const Expr *E, const Stmt *Whole, bool &Ok);
 };
 
@@ -2406,6 +2407,48 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
   return unsupported("assignment", Whole);
 }
 
+/// `x++`, `++x`, `x--`, `--x` whose value is unused: `x += 1` / `x -= 1`, that
+/// is `x = (T)((P)x op 1)` with P the promoted type of T (C 6.5.2.4, 6.5.3.1;
+/// C++ [expr.pre.incr]), so `uint8_t` wraps as on the host. Pointers and
+/// `bool` (whose increment sets it to true) stay unsupported.
+json::Value RegionExtractor::incrementStmt(const UnaryOperator *UO,
+                                           const Expr *S) {
+  QualType T = UO->getSubExpr()->getType();
+  if (T->isPointerType())
+    return unsupported("pointer arithmetic", S);
+  std::optional<llvm::StringRef> TargetTy = scalar(T);
+  if (!TargetTy || T->isBooleanType() || !T->isArithmeticType())
+    return unsupported("increment", S);
+  QualType P = T.getUnqualifiedType();
+  if (P->isIntegralOrEnumerationType() && Ctx.isPromotableIntegerType(P))
+    P = Ctx.getPromotedIntegerType(P);
+  std::optional<llvm::StringRef> PromTy = scalar(P);
+  if (!PromTy)
+    return unsupported("increment", S);
+  json::Value One =
+      P->isRealFloatingType()
+          ? json::Value(json::Object{
+                {"kind", "float"},
+                {"bits", llvm::APFloat(1.0).bitcastToAPInt().getZExtValue()},
+                {"ty", *PromTy}})
+          : intLit(1, *PromTy);
+  bool Ok;
+  json::Value Target = lvalue(UO->getSubExpr(), S, Ok);
+  if (!Ok)
+    return Target;
+  json::Value Value = castTo(
+      json::Object{{"kind", "binary"},
+                   {"op", UO->isIncrementOp() ? "add" : "sub"},
+                   {"lhs", castTo(expr(UO->getSubExpr()), *PromTy)},
+                   {"rhs", std::move(One)},
+                   {"ty", *PromTy}},
+      *TargetTy);
+  return json::Object{{"kind", "assign"},
+                      {"target", std::move(Target)},
+                      {"value", std::move(Value)},
+                      {"loc", loc(S->getBeginLoc())}};
+}
+
 json::Value RegionExtractor::exprStmt(const Expr *E) {
   const Expr *S = E;
   E = skipTransparent(E);
@@ -2455,7 +2498,7 @@ json::Value RegionExtractor::exprStmt(const Expr *E) {
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(E);
       UO && UO->isIncrementDecrementOp())
-    return unsupported("increment", S);
+    return incrementStmt(UO, S);
   if (isa<CallExpr>(E))
     return unsupported("call: its value is unused, so it could only act "
                        "through side effects, which Tessera does not inline",

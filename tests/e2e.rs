@@ -64,6 +64,7 @@ programs! {
     statements_reading_and_writing_one_array => "statement_order.c",
     strips_of_run_time_extents => "strips.c",
     arrays_interleaved_over_two_banks => "two_banks.c",
+    increments_and_counting_reductions => "increments.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -188,6 +189,7 @@ variants! {
         statements_reading_and_writing_one_array => "statement_order.c",
         strips_of_run_time_extents => "strips.c",
         arrays_interleaved_over_two_banks => "two_banks.c",
+        increments_and_counting_reductions => "increments.c",
     ]
 }
 
