@@ -290,9 +290,14 @@ impl Program {
         String::from_utf8_lossy(&out.stderr).to_string()
     }
 
-    /// Runs a binary on the emulated device, writing its report to `report`.
-    fn exec(&self, bin: &Path, report: &Path, what: &str) -> std::process::Output {
-        run(&mut emu_run_command(bin, report), &format!("{what}: running {}", bin.display()))
+    /// Runs a binary on the emulated device, writing its report to `report`; its
+    /// kernels compiled at `emu_opt` (`TESSERA_EMU_OPT`) when given.
+    fn exec(&self, bin: &Path, report: &Path, what: &str, emu_opt: Option<u8>) -> std::process::Output {
+        let mut cmd = emu_run_command(bin, report);
+        if let Some(o) = emu_opt {
+            cmd.env("TESSERA_EMU_OPT", o.to_string());
+        }
+        run(&mut cmd, &format!("{what}: running {}", bin.display()))
     }
 
     /// The CPU run's stdout (plain clang -fopenmp), computed once per test process.
@@ -305,7 +310,7 @@ impl Program {
             let bin = work.path().join("ref");
             run(&mut reference_build_command(&self.src, &bin), &format!("{}: reference build", self.name));
             let report = work.path().join("report.jsonl");
-            let out = self.exec(&bin, &report, &format!("{}: reference", self.name));
+            let out = self.exec(&bin, &report, &format!("{}: reference", self.name), None);
             assert!(!report.exists(), "the reference binary must not call the Tessera runtime");
             Arc::new(out.stdout)
         })
@@ -370,7 +375,7 @@ pub fn active(exps: Vec<Expect>, flags: &[String]) -> Vec<Expect> {
 /// Runs the differential test of `tests/programs/<name>` and checks its expectations.
 pub fn differential(name: &str) {
     let p = Program::new(name);
-    check_program(&p, &[], name);
+    check_program(&p, &[], name, None);
 }
 
 /// The differential test of `tests/programs/<name>` built with extra `tessera cc`
@@ -378,7 +383,7 @@ pub fn differential(name: &str) {
 /// (its kernels are in `<binary>.tessera/`).
 pub fn differential_with_flags(name: &str, flags: &[String]) -> (tempfile::TempDir, PathBuf) {
     let p = Program::new(name);
-    check_program(&p, flags, &format!("{name} {}", flags.join(" ")))
+    check_program(&p, flags, &format!("{name} {}", flags.join(" ")), None)
 }
 
 /// The differential test of `tests/programs/<name>` compiled in `variant`, with the
@@ -391,7 +396,7 @@ pub fn variant_differential(name: &str, variant: &Variant) {
         expectations(&p.source).iter().any(|x| matches!(x, Expect::Device { device, .. } if device == "emu")),
         "{label}: no region is expected on the emulated device, so the variant tests nothing"
     );
-    let (work, bin) = check_program(&p, &variant.flags(), &label);
+    let (work, bin) = check_program(&p, &variant.flags(), &label, Some(VARIANT_EMU_OPT));
     let want = p.default_modes(variant.mode);
     let got = p.kernel_modes(&bin);
     let plan = |k: &str| std::fs::read_to_string(format!("{}.tessera/{k}.plan.txt", bin.display())).unwrap_or_default();
@@ -411,17 +416,25 @@ pub fn variant_differential(name: &str, variant: &Variant) {
     drop(work);
 }
 
-/// Builds the program with `flags`, runs it on the emulated device, compares its output
-/// with the CPU run's and checks the expectations. Returns the work directory and the
-/// binary (its kernels are in `<binary>.tessera/`).
-fn check_program(p: &Program, flags: &[String], label: &str) -> (tempfile::TempDir, PathBuf) {
+/// The optimisation level the variant matrix compiles emulation kernels at
+/// (`TESSERA_EMU_OPT`). The variants test the generator's plans, which do not depend
+/// on it, and compiling the matrix's ~1 600 kernels is most of `make test`'s time: -O1
+/// about halves it. Every other test, the bench and users keep the default -O3 (the
+/// results are the same bits at every level).
+pub const VARIANT_EMU_OPT: u8 = 1;
+
+/// Builds the program with `flags`, runs it on the emulated device (kernels compiled at
+/// `emu_opt`, else the default), compares its output with the CPU run's and checks the
+/// expectations. Returns the work directory and the binary (its kernels are in
+/// `<binary>.tessera/`).
+fn check_program(p: &Program, flags: &[String], label: &str, emu_opt: Option<u8>) -> (tempfile::TempDir, PathBuf) {
     let name = p.name.as_str();
     let work = tempfile::tempdir().expect("temp dir");
     let tes_bin = work.path().join("tessera");
     let reference = p.reference();
     let remarks = p.build(&tes_bin, flags, label);
     let report = work.path().join("report.jsonl");
-    let tessera_out = p.exec(&tes_bin, &report, label);
+    let tessera_out = p.exec(&tes_bin, &report, label, emu_opt);
     if *reference != tessera_out.stdout {
         let (r, t) = (String::from_utf8_lossy(&reference), String::from_utf8_lossy(&tessera_out.stdout));
         let diff = r.lines().zip(t.lines()).position(|(a, b)| a != b);

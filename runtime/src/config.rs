@@ -53,6 +53,10 @@ pub const DEFAULT_COMPILERS: &[&str] = &["c++", "g++", "clang++-19", "clang++"];
 /// (or not a number): 10 minutes.
 pub const DEFAULT_XRT_TIMEOUT_MS: u32 = 600_000;
 
+/// The optimisation level of emulation kernels when `TESSERA_EMU_OPT` is unset: `-O3`,
+/// which vectorises the kernels' lanes (`emu::CXX_FLAGS`).
+pub const DEFAULT_EMU_OPT: u8 = 3;
+
 /// The runtime configuration (one snapshot of the environment).
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -83,6 +87,10 @@ pub struct Config {
     /// simulation's schedule (processes one after the other, unbounded streams; the
     /// kernel reads the variable itself, `tessera_dataflow.h`); otherwise concurrent.
     pub emu_dataflow_sequential: bool,
+    /// `TESSERA_EMU_OPT=0|1|2|3`: the optimisation level emulation kernels are compiled
+    /// at (default [`DEFAULT_EMU_OPT`]; other values keep the default). Lower levels
+    /// halve a kernel's compile time and slow its run; results are the same bits.
+    pub emu_opt: u8,
     /// `TESSERA_BITSTREAM_DIR`: where the XRT backend takes bitstreams from (when
     /// set, the only place; see `xrt::bitstream_candidates`).
     pub bitstream_dir: Option<PathBuf>,
@@ -137,6 +145,10 @@ impl Config {
             hls_headers: get("TESSERA_HLS_HEADERS").map(PathBuf::from),
             emu_trace: get("TESSERA_EMU_TRACE").map(PathBuf::from),
             emu_dataflow_sequential: text("TESSERA_EMU_DATAFLOW").is_some_and(|v| v == "sequential"),
+            emu_opt: text("TESSERA_EMU_OPT")
+                .and_then(|v| v.trim().trim_start_matches("-O").parse().ok())
+                .filter(|o| *o <= 3)
+                .unwrap_or(DEFAULT_EMU_OPT),
             bitstream_dir: get("TESSERA_BITSTREAM_DIR").map(PathBuf::from),
             xrt_timeout_ms: text("TESSERA_XRT_TIMEOUT_MS")
                 .and_then(|v| v.trim().parse().ok())
@@ -162,6 +174,7 @@ impl Config {
             hls_headers: None,
             emu_trace: None,
             emu_dataflow_sequential: false,
+            emu_opt: DEFAULT_EMU_OPT,
             bitstream_dir: None,
             xrt_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
             tapasco_timeout_ms: DEFAULT_XRT_TIMEOUT_MS,
@@ -235,6 +248,11 @@ mod tests {
         assert!(!c.emu_dataflow_sequential);
         assert!(config(&[("TESSERA_EMU_DATAFLOW", "sequential")]).emu_dataflow_sequential);
         assert!(!config(&[("TESSERA_EMU_DATAFLOW", "concurrent")]).emu_dataflow_sequential);
+        assert_eq!(c.emu_opt, DEFAULT_EMU_OPT);
+        assert_eq!(config(&[("TESSERA_EMU_OPT", "1")]).emu_opt, 1);
+        assert_eq!(config(&[("TESSERA_EMU_OPT", "-O0")]).emu_opt, 0);
+        assert_eq!(config(&[("TESSERA_EMU_OPT", "7")]).emu_opt, DEFAULT_EMU_OPT);
+        assert_eq!(config(&[("TESSERA_EMU_OPT", "fast")]).emu_opt, DEFAULT_EMU_OPT);
         assert_eq!(c.offload, OffloadPolicy::Disabled);
         assert_eq!(c.device, DeviceRequest::Device(DeviceKind::Emu));
         assert!(c.verbose);

@@ -38,9 +38,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use tessera_ir::manifest::Manifest;
 
-/// Flags of every emulation compile (before `-I` and `-o`). `-ffp-contract=off` and
+/// Flags of every emulation compile (before `-I` and `-o`), at the default
+/// optimisation level ([`cxx_flags`] gives them at another). `-ffp-contract=off` and
 /// `-fno-fast-math` keep floating point identical to the unfused host computation
-/// (vectorised or not: no contraction, no reassociation, no flush to zero);
+/// (vectorised or not, at any optimisation level: no contraction, no reassociation,
+/// no flush to zero);
 /// `-O3 -march=native` let the compiler vectorise the kernel's lanes with this
 /// machine's instructions (the CPU's model and features are therefore part of the
 /// cache key, [`cpu_identity`]);
@@ -57,6 +59,15 @@ pub const CXX_FLAGS: &[&str] = &[
     "-Wno-unknown-pragmas",
     "-Wl,-Bsymbolic",
 ];
+
+/// [`CXX_FLAGS`] with the optimisation level `opt` (`Config::emu_opt`, 0–3) in place
+/// of `-O3`. Lower levels compile a kernel in about half the time and run it slower;
+/// the results are the same bits (the floating-point flags above hold at every level).
+pub fn cxx_flags(opt: u8) -> Vec<&'static str> {
+    const LEVELS: [&str; 4] = ["-O0", "-O1", "-O2", "-O3"];
+    let level = LEVELS[usize::from(opt.min(3))];
+    CXX_FLAGS.iter().map(|f| if *f == "-O3" { level } else { f }).collect()
+}
 
 /// Headers the runtime materialises into an include directory of every emulation
 /// compile: `(file name, contents)`, embedded from `host/include/` at build time;
@@ -102,6 +113,8 @@ type KernelCell = OnceLock<Result<Arc<EmuKernel>, String>>;
 pub struct EmuDevice {
     root: PathBuf,
     compiler: PathBuf,
+    /// [`cxx_flags`] at `Config::emu_opt`.
+    flags: Vec<&'static str>,
     hls_headers: Option<PathBuf>,
     trace: Option<PathBuf>,
     /// `Config::emu_dataflow_sequential`: stream peaks may exceed their depths.
@@ -117,6 +130,7 @@ impl EmuDevice {
         Ok(EmuDevice {
             root,
             compiler: config.compiler()?,
+            flags: cxx_flags(config.emu_opt),
             hls_headers: config.hls_headers.clone(),
             trace: config.emu_trace.clone(),
             sequential: config.emu_dataflow_sequential,
@@ -149,7 +163,7 @@ impl EmuDevice {
     fn kernel_dir_with(&self, manifest: &Manifest, vendor: Option<&VendorHeaders>) -> Result<PathBuf, String> {
         let version = compiler_version(&self.compiler)?;
         let vendor_hash = vendor.map(|v| v.hash.as_str());
-        Ok(self.root.join(kernel_hash(manifest, &self.compiler, &version, SHIM_HEADERS, vendor_hash)))
+        Ok(self.root.join(kernel_hash(manifest, &self.compiler, &version, &self.flags, SHIM_HEADERS, vendor_hash)))
     }
 }
 
@@ -171,7 +185,7 @@ impl Device for EmuDevice {
         };
         // Other kernels compile in parallel; threads wanting this one wait here.
         cell.get_or_init(|| {
-            build_and_load(&self.root, &dir, &self.compiler, manifest, vendor.as_deref())
+            build_and_load(&self.root, &dir, &self.compiler, &self.flags, manifest, vendor.as_deref())
                 .map(|k| Arc::new(EmuKernel { interleave: manifest.interleave.clone(), ..k }))
         })
         .clone()
@@ -524,6 +538,7 @@ pub fn kernel_hash(
     manifest: &Manifest,
     compiler: &Path,
     version: &str,
+    flags: &[&str],
     headers: &[(&str, &str)],
     vendor: Option<&str>,
 ) -> String {
@@ -537,7 +552,7 @@ pub fn kernel_hash(
     field(manifest.emu_entry_source.as_bytes());
     field(compiler.as_os_str().as_encoded_bytes());
     field(version.as_bytes());
-    field(CXX_FLAGS.join(" ").as_bytes());
+    field(flags.join(" ").as_bytes());
     field(cpu_identity().as_bytes());
     field(env!("CARGO_PKG_VERSION").as_bytes());
     for (name, text) in headers {
@@ -595,6 +610,7 @@ fn build_and_load(
     root: &Path,
     dir: &Path,
     compiler: &Path,
+    flags: &[&str],
     manifest: &Manifest,
     vendor: Option<&VendorHeaders>,
 ) -> Result<EmuKernel, String> {
@@ -616,7 +632,7 @@ fn build_and_load(
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("tessera: compiling kernel {name} for the emulated device (first run; cached in {})", dir.display());
     }
-    compile(root, dir, compiler, manifest, vendor)?;
+    compile(root, dir, compiler, flags, manifest, vendor)?;
     load(&so, name)
 }
 
@@ -625,6 +641,7 @@ fn compile(
     root: &Path,
     dir: &Path,
     compiler: &Path,
+    flags: &[&str],
     manifest: &Manifest,
     vendor: Option<&VendorHeaders>,
 ) -> Result<(), String> {
@@ -652,10 +669,10 @@ fn compile(
         }
     };
     let tmp = dir.join(format!("kernel.so.tmp.{}", std::process::id()));
-    let pch = inc.as_deref().and_then(|inc| precompiled_headers(root, compiler, inc, vendor_dir.as_deref()));
+    let pch = inc.as_deref().and_then(|inc| precompiled_headers(root, compiler, flags, inc, vendor_dir.as_deref()));
     let kernel_cmd = |pch: Option<&Path>| {
         let mut cmd = Command::new(compiler);
-        cmd.args(CXX_FLAGS);
+        cmd.args(flags);
         if let Some(p) = pch {
             cmd.arg("-include").arg(p);
         }
@@ -712,7 +729,7 @@ const PCH_HEADERS: &[&str] =
 const PCH_HEADERS_PLAIN: &[&str] = &["tessera_hls.h", "tessera_math.h"];
 
 /// A header including every shim header (and through them the vendor's `ap_int.h`
-/// & co.), precompiled for kernels compiled with [`CXX_FLAGS`] against the headers
+/// & co.), precompiled for kernels compiled with `flags` against the headers
 /// in `inc` and `vendor`: `<root>/pch-<hash>/tessera_emu.h` with its precompiled form
 /// beside it (`.gch` for GCC, `.pch` for clang, which both compilers use for
 /// `-include tessera_emu.h`), built once per cache (atomically: concurrent builders
@@ -722,14 +739,15 @@ const PCH_HEADERS_PLAIN: &[&str] = &["tessera_hls.h", "tessera_math.h"];
 /// kernel's code, and so its results, are the same. The headers are guarded, so a
 /// kernel's own `#include`s of them add nothing. Returns the header to `-include`;
 /// `None` when it cannot be built (the kernel then compiles without it).
-fn precompiled_headers(root: &Path, compiler: &Path, inc: &Path, vendor: Option<&Path>) -> Option<PathBuf> {
+fn precompiled_headers(root: &Path, compiler: &Path, flags: &[&str], inc: &Path, vendor: Option<&Path>) -> Option<PathBuf> {
     let version = compiler_version(compiler).ok()?;
     let mut h = Sha256::new();
+    let joined = flags.join(" ");
     for field in [
         b"tessera-emu-pch-1".as_slice(),
         compiler.as_os_str().as_encoded_bytes(),
         version.as_bytes(),
-        CXX_FLAGS.join(" ").as_bytes(),
+        joined.as_bytes(),
         cpu_identity().as_bytes(),
         inc.as_os_str().as_encoded_bytes(),
         vendor.map_or(&[][..], |v| v.as_os_str().as_encoded_bytes()),
@@ -760,7 +778,7 @@ fn precompiled_headers(root: &Path, compiler: &Path, inc: &Path, vendor: Option<
         // link flags: for building the header and for checking it.
         let headers_cmd = || {
             let mut cmd = Command::new(compiler);
-            cmd.args(CXX_FLAGS.iter().filter(|f| **f != "-shared" && !f.starts_with("-Wl,")));
+            cmd.args(flags.iter().filter(|f| **f != "-shared" && !f.starts_with("-Wl,")));
             cmd.arg("-I").arg(inc);
             if let Some(v) = vendor {
                 cmd.arg("-isystem").arg(v);
@@ -929,21 +947,26 @@ mod tests {
             hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
         };
         let c = Path::new("/usr/bin/c++");
-        let base = kernel_hash(&m, c, "gcc 12", &[], None);
+        let base = kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], None);
         assert_eq!(base.len(), 32);
-        assert_eq!(base, kernel_hash(&m, c, "gcc 12", &[], None));
-        assert_ne!(base, kernel_hash(&m, c, "gcc 13", &[], None));
-        assert_ne!(base, kernel_hash(&m, Path::new("/usr/bin/g++"), "gcc 12", &[], None));
-        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &[("a.h", "")], None));
-        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &[], Some("0123")));
-        assert_ne!(kernel_hash(&m, c, "gcc 12", &[], Some("0124")), kernel_hash(&m, c, "gcc 12", &[], Some("0123")));
+        assert_eq!(base, kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 13", CXX_FLAGS, &[], None));
+        assert_ne!(base, kernel_hash(&m, Path::new("/usr/bin/g++"), "gcc 12", CXX_FLAGS, &[], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[("a.h", "")], None));
+        // The optimisation level is part of the key; the default level is CXX_FLAGS.
+        assert_eq!(base, kernel_hash(&m, c, "gcc 12", &cxx_flags(3), &[], None));
+        assert_ne!(base, kernel_hash(&m, c, "gcc 12", &cxx_flags(1), &[], None));
+        assert!(cxx_flags(1).contains(&"-O1") && !cxx_flags(1).contains(&"-O3"));
+        assert_eq!(cxx_flags(9), CXX_FLAGS);
+        assert_ne!(base, kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], Some("0123")));
+        assert_ne!(kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], Some("0124")), kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], Some("0123")));
         let mut m2 = m.clone();
         m2.kernel_source.push(' ');
-        assert_ne!(base, kernel_hash(&m2, c, "gcc 12", &[], None));
+        assert_ne!(base, kernel_hash(&m2, c, "gcc 12", CXX_FLAGS, &[], None));
         // The region's name and mode do not change the binary.
         let mut m3 = m.clone();
         m3.region = "u.c:9".into();
-        assert_eq!(base, kernel_hash(&m3, c, "gcc 12", &[], None));
+        assert_eq!(base, kernel_hash(&m3, c, "gcc 12", CXX_FLAGS, &[], None));
         assert!(!needs_vendor_headers(&m));
         m3.kernel_source = "#include \"tessera_wide.h\"\n".into();
         assert!(needs_vendor_headers(&m3));
