@@ -148,6 +148,15 @@ impl Failure {
     }
 }
 
+/// The harness's emulated run of a Tessera build, its kernels compiled at the variant
+/// matrix's optimisation level (`tessera_tests::VARIANT_EMU_OPT`): the fuzzer tests the
+/// data environment, and compiling a batch's ~50 kernels is most of its time.
+fn fuzz_run_command(bin: &Path, report: &Path) -> std::process::Command {
+    let mut c = emu_run_command(bin, report);
+    c.env("TESSERA_EMU_OPT", tessera_tests::VARIANT_EMU_OPT.to_string());
+    c
+}
+
 /// Builds `text` both ways in `dir` and compares the runs.
 fn check_text(text: &str, dir: &Path) -> Outcome {
     check_runs(text, dir, 1)
@@ -157,7 +166,7 @@ fn check_text(text: &str, dir: &Path) -> Outcome {
 fn rerun_failures(dir: &Path, reference: &[u8], n: usize) -> usize {
     (0..n)
         .filter(|_| {
-            let x = run_limited(emu_run_command(&dir.join("tes"), &dir.join("rerun-report.jsonl")));
+            let x = run_limited(fuzz_run_command(&dir.join("tes"), &dir.join("rerun-report.jsonl")));
             x.timed_out || x.status != Some(0) || x.stdout != reference
         })
         .count()
@@ -174,7 +183,7 @@ fn check_runs(text: &str, dir: &Path, runs: usize) -> Outcome {
         Outcome::Pass { report } => {
             let reference = std::fs::read(dir.join("ref.out")).expect("reference output");
             for k in 1..runs {
-                let x = run_limited(emu_run_command(&dir.join("tes"), &dir.join("rerun-report.jsonl")));
+                let x = run_limited(fuzz_run_command(&dir.join("tes"), &dir.join("rerun-report.jsonl")));
                 if x.timed_out || x.status != Some(0) || x.stdout != reference {
                     let detail =
                         format!("tessera {} on a re-run; {}", x.status_text(), first_difference(&reference, &x.stdout));
@@ -257,7 +266,7 @@ fn check_once(text: &str, dir: &Path) -> Outcome {
         src.display(),
         String::from_utf8_lossy(&r.stderr)
     );
-    let x = run_limited(emu_run_command(&tes_bin, &report));
+    let x = run_limited(fuzz_run_command(&tes_bin, &report));
     let kind = if x.timed_out {
         Some("tessera run timed out")
     } else if x.status != r.status {

@@ -416,11 +416,12 @@ pub fn variant_differential(name: &str, variant: &Variant) {
     drop(work);
 }
 
-/// The optimisation level the variant matrix compiles emulation kernels at
-/// (`TESSERA_EMU_OPT`). The variants test the generator's plans, which do not depend
-/// on it, and compiling the matrix's ~1 600 kernels is most of `make test`'s time: -O1
-/// about halves it. Every other test, the bench and users keep the default -O3 (the
-/// results are the same bits at every level).
+/// The optimisation level the variant matrix and the data-environment fuzzer compile
+/// emulation kernels at (`TESSERA_EMU_OPT`). They test the generator's plans and the
+/// data environment, which do not depend on it, and compiling their kernels (~1 600 in
+/// the matrix) is most of their time: -O1 saves about a quarter of it. Every other
+/// test, the bench and users keep the default -O3 (the results are the same bits at
+/// every level).
 pub const VARIANT_EMU_OPT: u8 = 1;
 
 /// Builds the program with `flags`, runs it on the emulated device (kernels compiled at

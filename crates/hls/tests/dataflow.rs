@@ -454,8 +454,8 @@ fn generated_statement_orders_are_streamed_exactly_or_refused() {
         let Ok((k, _)) = tessera_hls::dataflow::generate(&region, "tessera_gen", 4) else { return false };
         let inputs = Inputs::new(&region, &[], 99 + seed as u32);
         let base = tessera_hls::baseline::generate(&region, "tessera_gen_base");
-        let (want, _) = run(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path());
-        let (got, _) = run(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path());
+        let (want, _) = run_at(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path(), GENERATED_EMU_OPT);
+        let (got, _) = run_at(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path(), GENERATED_EMU_OPT);
         if got != want {
             failures.lock().unwrap().push(format!("seed {seed}: {text}"));
         }
@@ -611,8 +611,8 @@ fn generated_run_time_extents_are_stripped_exactly() {
             let l = pick(&mut g, 40);
             let ints = [("n", n), ("m", m), ("l", l)];
             let inputs = Inputs::new(&region, &ints[..depth], 5 + seed as u32);
-            let (want, _) = run(&region, &mb, &inputs, cache.path());
-            let (got, _) = run(&region, &md, &inputs, cache.path());
+            let (want, _) = run_at(&region, &mb, &inputs, cache.path(), GENERATED_EMU_OPT);
+            let (got, _) = run_at(&region, &md, &inputs, cache.path(), GENERATED_EMU_OPT);
             if got != want {
                 failures.lock().unwrap().push(format!("seed {seed} (w={w}, strips {st:?}, extents {:?}): {text}", &ints[..depth]));
             }

@@ -317,6 +317,17 @@ impl Inputs {
 /// Runs `m` on the emulated device over a copy of `inputs`; returns the host data
 /// afterwards and the runtime's record (which must say offloaded).
 pub fn run(region: &Region, m: &Manifest, inputs: &Inputs, cache: &Path) -> (Vec<Vec<u8>>, Record) {
+    run_at(region, m, inputs, cache, tessera_rt::config::DEFAULT_EMU_OPT)
+}
+
+/// The optimisation level of the generated-region tests' kernels (`TESSERA_EMU_OPT`):
+/// they check the generator's plans against the baseline kernel's results, which do
+/// not depend on it, and compile two kernels per case, so -O1 saves a quarter of their
+/// time. The benchmark and fixture tests keep the default -O3.
+pub const GENERATED_EMU_OPT: u8 = 1;
+
+/// [`run`] with the kernel compiled at optimisation level `opt`.
+pub fn run_at(region: &Region, m: &Manifest, inputs: &Inputs, cache: &Path, opt: u8) -> (Vec<Vec<u8>>, Record) {
     let mut data = inputs.data.clone();
     let mut ptrs: Vec<*mut u8> = data.iter_mut().map(|d| d.as_mut_ptr()).collect();
     let args: Vec<*mut c_void> = region
@@ -330,6 +341,7 @@ pub fn run(region: &Region, m: &Manifest, inputs: &Inputs, cache: &Path) -> (Vec
         .collect();
     let mut config = Config::emu(cache);
     config.hls_headers = Some(hls_headers());
+    config.emu_opt = opt;
     // SAFETY: every address points at live data of the manifest's shape for the call.
     let record = unsafe { tessera_rt::offload_with(&config, m, &args) };
     assert!(record.offloaded(), "{}: {:?}", m.region, record.reason);
