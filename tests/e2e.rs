@@ -65,6 +65,7 @@ programs! {
     strips_of_run_time_extents => "strips.c",
     arrays_interleaved_over_two_banks => "two_banks.c",
     increments_and_counting_reductions => "increments.c",
+    local_scalars_in_loop_bodies => "locals.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -190,6 +191,7 @@ variants! {
         strips_of_run_time_extents => "strips.c",
         arrays_interleaved_over_two_banks => "two_banks.c",
         increments_and_counting_reductions => "increments.c",
+        local_scalars_in_loop_bodies => "locals.c",
     ]
 }
 

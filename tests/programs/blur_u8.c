@@ -25,7 +25,7 @@ int main(void) {
     for (int x = 0; x < w; x++)
       mask[y * w + x] = blur[y * w + x] > level ? 255 : 0;
 
-#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h*w]) map(tofrom: grad[0:h*w]) // expect: emu baseline
+#pragma omp target teams distribute parallel for collapse(2) map(to: img[0:h*w]) map(tofrom: grad[0:h*w]) // expect: emu tiled
   for (int y = 0; y < h; y++)
     for (int x = 1; x < w - 1; x++) {
       int d = 2 * (img[y * w + x + 1] - img[y * w + x - 1]) + 128;

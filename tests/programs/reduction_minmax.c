@@ -15,9 +15,10 @@ int main(void) {
     w[i] = (rng_next() & 1u) ? 2.0 : ((rng_next() & 1u) ? 0.5 : -1.0);
   }
 
-  /* max |u[i-1] - 2 u[i] + u[i+1] - f[i]|: the residual's max norm. */
+  /* max |u[i-1] - 2 u[i] + u[i+1] - f[i]|: the residual's max norm, through two
+     locals (the tiled kernels compute them where they are used). */
   float res = 0.0f;
-#pragma omp target teams distribute parallel for reduction(max: res) map(to: u[0:n], f[0:n]) // expect: emu baseline ~ [unsupported-statement] local declaration 'r' is not supported
+#pragma omp target teams distribute parallel for reduction(max: res) map(to: u[0:n], f[0:n]) // expect: emu tiled
   for (int i = 1; i < n - 1; i++) {
     float r = u[i - 1] - 2.0f * u[i] + u[i + 1] - f[i];
     float a = r < 0.0f ? -r : r;

@@ -29,6 +29,7 @@ pub mod check;
 pub mod data;
 pub mod delinearize;
 pub mod footprint;
+pub mod locals;
 pub mod options;
 pub mod reject;
 pub mod shape;
@@ -194,14 +195,14 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // copies only what they cover (not the whole mapping) around the host code. Of a
     // delinearised array, the view's box linearised (what the flat section must hold).
     let fps = match &delin {
-        Some(d) => footprint::footprints(&d.region)
+        Some(d) => footprint::footprints(&locals::inline(&d.region))
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
             .collect(),
-        None => footprint::footprints(region),
+        None => footprint::footprints(&locals::inline(region)),
     };
     for (array, fp) in fps {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
@@ -332,10 +333,15 @@ pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
 /// The last element says why a tiled mode fell back to the baseline kernel (the text
 /// the plugin remarks, and the reason).
 fn generate_kernel(
-    region: &Region,
+    written: &Region,
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
+    // The tiled kernels see the region with its local scalars substituted into their
+    // uses where that computes the same (`locals`); the baseline kernel the region as
+    // written.
+    let view = locals::inline(written);
+    let region = &*view;
     // A preset's sizes for this region's depth (a region the optimizer cannot read
     // has no depth: its planning below reports why).
     let tile = opts.tile.clone().or_else(|| {
@@ -388,7 +394,7 @@ fn generate_kernel(
             };
             let w = format!("not tiled: {}", reason.remark());
             text.push_str(&format!("{w}\nkernel: baseline (fallback from {} mode)\n", opts.mode.name()));
-            return (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
+            return (tessera_hls::baseline::generate_with(written, name, opts.reassociate), Mode::Baseline, text, Some((w, reason)));
         }
     }
     let variant = match opts.mode {
@@ -412,7 +418,7 @@ fn generate_kernel(
         }
         text.push_str(&format!("kernel: baseline (fallback from {} mode)\n", variant.name()));
     }
-    (tessera_hls::baseline::generate_with(region, name, opts.reassociate), Mode::Baseline, text, why)
+    (tessera_hls::baseline::generate_with(written, name, opts.reassociate), Mode::Baseline, text, why)
 }
 
 /// Two DDR banks: every array the region writes goes to bank 1, every other array

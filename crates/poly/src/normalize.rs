@@ -245,7 +245,7 @@ fn assigns(body: &[Stmt], name: &str) -> bool {
 }
 
 /// `s` with every use of the scalar `var` replaced by `by` (converted to the use's type).
-fn subst_stmt(s: &Stmt, var: &str, by: &Expr) -> Stmt {
+pub fn subst_stmt(s: &Stmt, var: &str, by: &Expr) -> Stmt {
     let e = |x: &Expr| subst(x, var, by);
     let all = |b: &[Stmt]| b.iter().map(|s| subst_stmt(s, var, by)).collect::<Vec<_>>();
     match s {
