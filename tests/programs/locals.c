@@ -80,6 +80,18 @@ int main(void) {
       total += w;
     }
 
+  /* The index declared before its loop, as conformance tests write it: the loop
+     assigns the local, so it is no constant to substitute. */
+  static float e[M];
+  for (int j = 0; j < M; j++) e[j] = (float)j;
+#pragma omp target map(tofrom: e) // expect: emu
+  {
+    int j = 0;
+    for (j = 0; j < M; j++)
+      e[j] = e[j] * 2.0f + 1.0f;
+  }
+  print_floats("e", e, M);
+
   for (int i = 0; i < N; i += 7) {
     print_floats("b", b[i], M);
     print_doubles("d", d[i], M);

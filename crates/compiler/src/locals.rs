@@ -8,8 +8,8 @@
 //! tiled generators the region with `(T)e` in place of every use of a local `T t = e;`
 //! wherever that computes the same:
 //!
-//! - the local is never assigned after its declaration (one value per execution of
-//!   the declaration);
+//! - the local is never assigned after its declaration, by an assignment or as the
+//!   index of a loop (one value per execution of the declaration);
 //! - no statement between the declaration and a use writes what `e` reads (an array it
 //!   reads, a scalar it reads); a use in the value of an assignment is evaluated before
 //!   that assignment stores (`a[i] = t * 2` after `t = a[i]` reads the old `a[i]`
@@ -182,11 +182,16 @@ impl Walk<'_> {
                 *clobbered = a || b;
                 ok
             }
-            Stmt::For { lower, upper, body, .. } => {
+            Stmt::For { var, lower, upper, body, .. } => {
                 if !self.check(lower, *clobbered) || !self.check(upper, *clobbered) {
                     return false;
                 }
-                let mut writes = false;
+                if var == self.name {
+                    return false; // the loop assigns the local (`int j = 0; for (j = 0; …)`)
+                }
+                // A loop over a variable the initialiser reads assigns it before the body.
+                let mut writes = self.reads.scalars.contains(var.as_str());
+                *clobbered |= writes;
                 let mut used = false;
                 for b in body {
                     b.visit(&mut |x| {
@@ -425,11 +430,20 @@ mod tests {
                         Stmt::If { cond, then, otherwise, loc: Loc::default() }
                     }
                     9 if depth < 2 => {
-                        let var = format!("j{}", self.next_local);
-                        self.next_local += 1;
+                        // C code often declares the index first: `int j = 0; for (j = 0; …)`.
+                        let var = if !locals.is_empty() && self.below(3) == 0 {
+                            locals[self.below(locals.len() as u64) as usize].clone()
+                        } else {
+                            self.next_local += 1;
+                            format!("j{}", self.next_local - 1)
+                        };
+                        // The body reads the index but never assigns it (a canonical loop).
+                        let saved = locals.clone();
+                        locals.retain(|l| *l != var);
                         loops.push(var.clone());
                         let body = self.block(depth + 1, loops, locals);
                         loops.pop();
+                        *locals = saved;
                         Stmt::For { var, ty: I, lower: Expr::Int { value: 0, ty: I }, upper: Expr::Int { value: 3, ty: I }, step: 1, ne: false, body, loc: Loc::default() }
                     }
                     _ => continue,
