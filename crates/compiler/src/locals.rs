@@ -19,6 +19,9 @@
 //!   represent, and is small enough that copying it into every use stays small
 //!   ([`MAX_COPIED_NODES`]).
 //!
+//! A local used only as the index of loops over it (`int j = 0; for (j = 0; …)`, C89's
+//! `int i; for (i = 0; …)`) loses its declaration: each loop assigns it before reading.
+//!
 //! Expressions of the IR have no side effects, and a kernel computes each operation
 //! with the host's rounding ([`tessera_ir::Expr`]), so evaluating `e` at the use gives
 //! the bits the local held. A local that does not qualify stays, and the region keeps
@@ -58,6 +61,10 @@ fn block(body: Vec<Stmt>, locals: &HashSet<String>, changed: &mut bool) -> Vec<S
     let mut out = Vec::new();
     while let Some(s) = rest.pop_front() {
         match s {
+            // Only a loop index (`int j = 0; for (j = 0; j < n; j++) …`, C89's
+            // `int i; for (i = 0; …)`): every loop over it assigns it before its body
+            // reads it, so the declared value is never seen.
+            Stmt::Let { ref name, .. } if only_loop_index(name, rest.make_contiguous()) => *changed = true,
             Stmt::Let { name, ty, init: Some(e), loc } => {
                 if inlinable(&name, &e, rest.make_contiguous(), locals) {
                     let by = if e.ty() == Some(ty) { e } else { Expr::Cast { arg: Box::new(e), ty } };
@@ -82,6 +89,45 @@ fn block(body: Vec<Stmt>, locals: &HashSet<String>, changed: &mut bool) -> Vec<S
         }
     }
     out
+}
+
+/// Whether the local `name` is used in `rest` (the statements after its declaration)
+/// only as the index of loops over it: read only inside such a loop's body, never
+/// assigned otherwise, not in the bounds of a loop over it, and there is such a loop.
+fn only_loop_index(name: &str, rest: &[Stmt]) -> bool {
+    fn mentions(e: &Expr, name: &str) -> bool {
+        let mut found = false;
+        e.visit(&mut |x| found |= matches!(x, Expr::Var { name: n, .. } if n == name));
+        found
+    }
+    fn go(s: &Stmt, name: &str, inside: bool, loops: &mut usize) -> bool {
+        let outside_use = |e: &Expr| !inside && mentions(e, name);
+        match s {
+            Stmt::For { var, lower, upper, body, .. } => {
+                let own = var == name;
+                if own && (mentions(lower, name) || mentions(upper, name)) || outside_use(lower) || outside_use(upper) {
+                    return false;
+                }
+                *loops += usize::from(own);
+                body.iter().all(|b| go(b, name, inside || own, loops))
+            }
+            Stmt::Assign { target, value, .. } => {
+                let index_use = match target {
+                    LValue::Element { index, .. } => index.iter().any(outside_use),
+                    LValue::Local { name: n, .. } => n == name,
+                    LValue::Scalar { .. } => false,
+                };
+                !index_use && !outside_use(value)
+            }
+            Stmt::Let { init, .. } => !init.as_ref().is_some_and(outside_use),
+            Stmt::If { cond, then, otherwise, .. } => {
+                !outside_use(cond) && then.iter().chain(otherwise).all(|b| go(b, name, inside, loops))
+            }
+            Stmt::Unsupported { .. } => false,
+        }
+    }
+    let mut loops = 0;
+    rest.iter().all(|s| go(s, name, false, &mut loops)) && loops > 0
 }
 
 /// What an initialiser reads.
@@ -320,6 +366,30 @@ mod tests {
         };
         assert!(matches!(inline(&branch(false)), Cow::Owned(_)));
         assert!(matches!(inline(&branch(true)), Cow::Borrowed(_)));
+    }
+
+    /// A local that only serves as the index of a loop over it loses its declaration;
+    /// one read after the loop keeps it.
+    #[test]
+    fn drops_locals_that_are_only_loop_indices() {
+        let j = |body: Vec<Stmt>| Stmt::For {
+            var: "t".into(),
+            ty: ScalarType::I32,
+            lower: Expr::int(0),
+            upper: Expr::int(4),
+            step: 1,
+            ne: false,
+            body,
+            loc: Loc::default(),
+        };
+        let r = region(vec![let_("t", ScalarType::I32, Expr::int(0)), j(vec![store("b", "t", read("a", "t"))])]);
+        assert_eq!(body(&inline(&r)), vec![j(vec![store("b", "t", read("a", "t"))])]);
+        let after = region(vec![
+            let_("t", ScalarType::I32, Expr::int(0)),
+            j(vec![store("b", "t", read("a", "t"))]),
+            store("c", "i", Expr::var("t", ScalarType::I32)),
+        ]);
+        assert!(matches!(inline(&after), Cow::Borrowed(_)));
     }
 
     /// A chain of locals: each substituted into the next, in order.
