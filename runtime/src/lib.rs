@@ -291,6 +291,16 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
         eprintln!("{msg}");
         std::process::exit(1);
     }
+    // Inside an active parallel region the other threads may read and write the host
+    // copies of mapped data while the host run below swaps the device copies in:
+    // that would lose their writes (found by the data-environment fuzzer).
+    let limit = limit.or_else(|| {
+        in_active_parallel().then_some(
+            "it runs inside a parallel region, whose other threads may use the host copies of mapped data \
+             while its host run puts the device copies in their place (give the region its arrays directly, \
+             or run it outside the parallel region)",
+        )
+    });
     let envs = directives::process_envs();
     if let Some(limit) = limit {
         emit(config, &record);
@@ -315,6 +325,21 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
             std::process::exit(1);
         }
     }
+}
+
+/// Whether the calling thread is inside an active parallel region (OpenMP's
+/// `omp_in_parallel()`, looked up in the process: false when no OpenMP runtime is
+/// loaded, as in the runtime's own tests).
+fn in_active_parallel() -> bool {
+    static F: OnceLock<Option<unsafe extern "C" fn() -> c_int>> = OnceLock::new();
+    let f = F.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; the symbol, when present, is
+        // libomp's `int omp_in_parallel(void)`.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_in_parallel".as_ptr()) };
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(p) })
+    });
+    // SAFETY: omp_in_parallel takes no arguments and only reads the caller's state.
+    f.is_some_and(|f| unsafe { f() } != 0)
 }
 
 // `__tessera_offload(const char *manifest, int nargs, ...)`, the variadic entry that

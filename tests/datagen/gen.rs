@@ -400,7 +400,9 @@ impl Gen {
         if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();
             for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbStmt, Fb::Stmt), (Feat::FbOpaque, Fb::Opaque), (Feat::FbNowait, Fb::Nowait)] {
-                if self.has(f) {
+                // A region of unknown footprint inside the threads' parallel region stops
+                // the program while data is mapped (tests/fatal/opaque_parallel.c).
+                if self.has(f) && !(x == Fb::Opaque && ctx.thr.is_some()) {
                     fbs.push(x);
                 }
             }
