@@ -68,6 +68,20 @@ fn cc(args: &[&str], extra: &[&Path]) {
 /// runtime with feature `tapasco` against it into `<root>/build`; returns the
 /// directory holding that `libtessera_rt.so`.
 fn build_runtime_on_standin(root: &Path) -> PathBuf {
+    // Once per process and root: the tests run in parallel, and a rebuild (a new
+    // archive, then a relinked runtime) while another test's program loads the
+    // runtime would race with it.
+    static BUILT: std::sync::Mutex<Vec<(PathBuf, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, lib)) = built.iter().find(|(r, _)| r == root) {
+        return lib.clone();
+    }
+    let lib = build_runtime_on_standin_now(root);
+    built.push((root.to_path_buf(), lib.clone()));
+    lib
+}
+
+fn build_runtime_on_standin_now(root: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tapasco-standin");
     let prefix = root.join("prefix");
     let include = prefix.join("include/tapasco");

@@ -44,6 +44,19 @@ fn target_dir() -> PathBuf {
 /// the runtime with feature `xrt` against it into `<root>/build`; returns the
 /// directory holding that `libtessera_rt.so` and the prefix.
 fn build_runtime_on_standin(root: &Path) -> (PathBuf, PathBuf) {
+    // Once per process and root: the tests run in parallel, and rebuilding the
+    // library in place while another test's program loads it fails ("file too short").
+    static BUILT: std::sync::Mutex<Vec<(PathBuf, (PathBuf, PathBuf))>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r)) = built.iter().find(|(r, _)| r == root) {
+        return r.clone();
+    }
+    let r = build_runtime_on_standin_now(root);
+    built.push((root.to_path_buf(), r.clone()));
+    r
+}
+
+fn build_runtime_on_standin_now(root: &Path) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xrt-standin");
     let prefix = root.join("prefix");
     std::fs::create_dir_all(prefix.join("lib")).unwrap();
@@ -61,11 +74,17 @@ fn build_runtime_on_standin(root: &Path) -> (PathBuf, PathBuf) {
         .arg(src.join("include"))
         .arg(src.join("standin.c"))
         .arg("-o")
-        .arg(prefix.join("lib/libxrt_coreutil.so"))
+        .arg(prefix.join(format!("lib/.libxrt_coreutil.so.tmp.{}", std::process::id())))
         .args(["-ldl", "-lpthread"])
         .output()
         .unwrap();
     assert!(out.status.success(), "the stand-in does not build:\n{}", String::from_utf8_lossy(&out.stderr));
+    // Renamed into place: a program of another process loading it sees a whole file.
+    std::fs::rename(
+        prefix.join(format!("lib/.libxrt_coreutil.so.tmp.{}", std::process::id())),
+        prefix.join("lib/libxrt_coreutil.so"),
+    )
+    .unwrap();
     let build = root.join("build");
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let out = Command::new(env!("CARGO"))
