@@ -387,6 +387,7 @@ private:
   json::Value ifStmt(const IfStmt *If);
   json::Value exprStmt(const Expr *E);
   json::Value incrementStmt(const UnaryOperator *UO, const Expr *S);
+  json::Value assignStmt(json::Value Target, json::Value Value, const Expr *S) const;
   json::Value lvalue(const Expr *E, const Stmt *Whole, bool &Ok);
 };
 
@@ -2407,6 +2408,15 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
   return unsupported("assignment", Whole);
 }
 
+/// The IR statement `target = value;` of the source statement `S`.
+json::Value RegionExtractor::assignStmt(json::Value Target, json::Value Value,
+                                        const Expr *S) const {
+  return json::Object{{"kind", "assign"},
+                      {"target", std::move(Target)},
+                      {"value", std::move(Value)},
+                      {"loc", loc(S->getBeginLoc())}};
+}
+
 /// `x++`, `++x`, `x--`, `--x` whose value is unused: `x += 1` / `x -= 1`, that
 /// is `x = (T)((P)x op 1)` with P the promoted type of T (C 6.5.2.4, 6.5.3.1;
 /// C++ [expr.pre.incr]), so `uint8_t` wraps as on the host. Pointers and
@@ -2443,10 +2453,7 @@ json::Value RegionExtractor::incrementStmt(const UnaryOperator *UO,
                    {"rhs", std::move(One)},
                    {"ty", *PromTy}},
       *TargetTy);
-  return json::Object{{"kind", "assign"},
-                      {"target", std::move(Target)},
-                      {"value", std::move(Value)},
-                      {"loc", loc(S->getBeginLoc())}};
+  return assignStmt(std::move(Target), std::move(Value), S);
 }
 
 json::Value RegionExtractor::exprStmt(const Expr *E) {
@@ -2479,10 +2486,7 @@ json::Value RegionExtractor::exprStmt(const Expr *E) {
                      {"rhs", expr(CA->getRHS())},
                      {"ty", *ResTy}},
         *TargetTy);
-    return json::Object{{"kind", "assign"},
-                        {"target", std::move(Target)},
-                        {"value", std::move(Value)},
-                        {"loc", loc(S->getBeginLoc())}};
+    return assignStmt(std::move(Target), std::move(Value), S);
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     if (BO->getOpcode() == BO_Assign) {
@@ -2490,10 +2494,7 @@ json::Value RegionExtractor::exprStmt(const Expr *E) {
       json::Value Target = lvalue(BO->getLHS(), S, Ok);
       if (!Ok)
         return Target;
-      return json::Object{{"kind", "assign"},
-                          {"target", std::move(Target)},
-                          {"value", expr(BO->getRHS())},
-                          {"loc", loc(S->getBeginLoc())}};
+      return assignStmt(std::move(Target), expr(BO->getRHS()), S);
     }
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(E);

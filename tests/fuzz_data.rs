@@ -152,9 +152,7 @@ impl Failure {
 /// matrix's optimisation level (`tessera_tests::VARIANT_EMU_OPT`): the fuzzer tests the
 /// data environment, and compiling a batch's ~50 kernels is most of its time.
 fn fuzz_run_command(bin: &Path, report: &Path) -> std::process::Command {
-    let mut c = emu_run_command(bin, report);
-    c.env("TESSERA_EMU_OPT", tessera_tests::VARIANT_EMU_OPT.to_string());
-    c
+    tessera_tests::emu_run_command_at(bin, report, Some(tessera_tests::VARIANT_EMU_OPT))
 }
 
 /// Builds `text` both ways in `dir` and compares the runs.

@@ -267,6 +267,16 @@ pub fn emu_run_command(bin: &Path, report: &Path) -> Command {
     c
 }
 
+/// [`emu_run_command`] with the kernels compiled at `emu_opt` (`TESSERA_EMU_OPT`)
+/// when given, else at the runtime's default.
+pub fn emu_run_command_at(bin: &Path, report: &Path, emu_opt: Option<u8>) -> Command {
+    let mut c = emu_run_command(bin, report);
+    if let Some(o) = emu_opt {
+        c.env("TESSERA_EMU_OPT", o.to_string());
+    }
+    c
+}
+
 /// One program of `tests/programs/`.
 struct Program {
     name: String,
@@ -293,11 +303,7 @@ impl Program {
     /// Runs a binary on the emulated device, writing its report to `report`; its
     /// kernels compiled at `emu_opt` (`TESSERA_EMU_OPT`) when given.
     fn exec(&self, bin: &Path, report: &Path, what: &str, emu_opt: Option<u8>) -> std::process::Output {
-        let mut cmd = emu_run_command(bin, report);
-        if let Some(o) = emu_opt {
-            cmd.env("TESSERA_EMU_OPT", o.to_string());
-        }
-        run(&mut cmd, &format!("{what}: running {}", bin.display()))
+        run(&mut emu_run_command_at(bin, report, emu_opt), &format!("{what}: running {}", bin.display()))
     }
 
     /// The CPU run's stdout (plain clang -fopenmp), computed once per test process.

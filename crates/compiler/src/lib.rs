@@ -194,15 +194,19 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
     // delinearised array, the view's box linearised (what the flat section must hold).
+    // The region the kernels compute: the delinearised view, if any; the tiled
+    // kernels and the footprints see its local scalars substituted (`locals`).
+    let kernel_region = delin.as_ref().map_or(region, |d| &d.region);
+    let view = locals::inline(kernel_region);
     let fps = match &delin {
-        Some(d) => footprint::footprints(&locals::inline(&d.region))
+        Some(d) => footprint::footprints(&view)
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
             .collect(),
-        None => footprint::footprints(&locals::inline(region)),
+        None => footprint::footprints(&view),
     };
     for (array, fp) in fps {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
@@ -221,8 +225,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut fallback = None;
     let mut internal = None;
     if rejection.is_none() {
-        let (mut kernel, mode, mut plan, why) =
-            generate_kernel(delin.as_ref().map_or(region, |d| &d.region), &name, opts);
+        let (mut kernel, mode, mut plan, why) = generate_kernel(kernel_region, &view, &name, opts);
         if let Some((text, reason)) = why {
             if reason.kind() == reject::Kind::Bug {
                 internal = Some(text.clone());
@@ -332,16 +335,15 @@ pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
 /// handle gets the baseline kernel; the plan file says why.
 /// The last element says why a tiled mode fell back to the baseline kernel (the text
 /// the plugin remarks, and the reason).
+/// `written` is the region as written, which the baseline kernel computes; `region`
+/// the same with its local scalars substituted into their uses ([`locals::inline`]),
+/// which the optimizer and the tiled kernels see.
 fn generate_kernel(
     written: &Region,
+    region: &Region,
     name: &str,
     opts: &Options,
 ) -> (tessera_hls::Kernel, Mode, String, Option<(String, RejectReason)>) {
-    // The tiled kernels see the region with its local scalars substituted into their
-    // uses where that computes the same (`locals`); the baseline kernel the region as
-    // written.
-    let view = locals::inline(written);
-    let region = &*view;
     // A preset's sizes for this region's depth (a region the optimizer cannot read
     // has no depth: its planning below reports why).
     let tile = opts.tile.clone().or_else(|| {
