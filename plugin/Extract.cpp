@@ -220,8 +220,8 @@ public:
   std::string Condition;
   /// The scalar holding a data directive's `device` number (IR name), if any.
   std::string Device;
-  /// A variable the region uses whose type carries pointers Tessera cannot follow
-  /// (quoted, with its type); empty when there is none.
+  /// Why the region's footprint is unknown (ExtractedRegion::UnknownFootprint);
+  /// empty when it is known.
   std::string UnknownFootprint;
 
 private:
@@ -302,6 +302,13 @@ private:
   std::optional<unsigned> regionVar(const VarDecl *VD);
   json::Value extent(const Dim &D, const Stmt *Where);
   void completeVars(const Stmt *Body);
+  void calleeData(const CallExpr *CE, const FunctionDecl *FD,
+                  llvm::SmallPtrSetImpl<const FunctionDecl *> &Seen,
+                  unsigned Depth);
+  void unknownFootprint(std::string Why) {
+    if (UnknownFootprint.empty())
+      UnknownFootprint = std::move(Why);
+  }
   /// Whether a value of type \p T holds a pointer (itself, a member, an element).
   bool carriesPointer(QualType T, unsigned Depth = 0) const;
   json::Value bound(const Expr *E);
@@ -310,10 +317,21 @@ private:
                   bool Inside);
   std::optional<json::Value> invariantMember(const MemberExpr *ME,
                                             bool &Aliased);
+  std::optional<unsigned> pointerMember(const MemberExpr *ME, bool Inside,
+                                        bool &Aliased);
+  bool memberRoot(const MemberExpr *ME) const;
+  bool bodyMayWrite(QualType T, bool Calls);
+  bool chainMayChange(const MemberExpr *ME, bool Calls);
+  std::string memberName(const MemberExpr *ME);
+  /// Pointer members made region variables (pointerMember), by structural
+  /// identity: index into Vars.
+  llvm::DenseMap<unsigned, unsigned> PointerMembers;
   /// Canonical types of the memory the region body may write (see
   /// collectWrittenTypes); null until computed.
   std::optional<llvm::DenseSet<const Type *>> WrittenTypes;
   bool WritesChars = false;
+  /// The body calls a function or constructor, which may write anything.
+  bool CallsWrite = false;
   /// Set while extracting a VLA extent (see regionVar).
   bool NoMemberHoist = false;
   void collectWrittenTypes(const Stmt *Body);
@@ -354,7 +372,7 @@ private:
   // Expressions -------------------------------------------------------------
   json::Value expr(const Expr *E);
   json::Value folded(const Expr *E);
-  json::Value access(const ArraySubscriptExpr *E, const VarDecl *&Array,
+  json::Value access(const ArraySubscriptExpr *E, unsigned &Var,
                      json::Array &Index);
   json::Value read(const ArraySubscriptExpr *E);
   bool hostMayFuse(const BinaryOperator *BO, const Expr *Mul) const;
@@ -383,6 +401,20 @@ private:
   void stmts(const Stmt *S, json::Array &Out);
   void nestedDirective(const OMPExecutableDirective &D, json::Array &Out);
   void declStmt(const DeclStmt *DS, json::Array &Out);
+  /// A local pointer into a region array (pointerLocal): the array, the
+  /// subscripts of the element it points to (outermost first; the last one is
+  /// added to the pointer's own subscript, null for 0).
+  struct PtrLocal {
+    unsigned Var;
+    llvm::SmallVector<const Expr *, 4> Subscripts;
+    /// The terms of the last subscript (`A + i + off`: `i`, `off`; none: 0).
+    llvm::SmallVector<const Expr *, 2> Last;
+  };
+  llvm::DenseMap<const VarDecl *, PtrLocal> PtrLocals;
+  bool pointerLocal(const VarDecl *VD);
+  bool assignedInRegion(const VarDecl *VD);
+  /// Indices of the loops around the statement being extracted.
+  llvm::SmallVector<const VarDecl *, 4> LoopStack;
   json::Value forStmt(const ForStmt *F);
   json::Value ifStmt(const IfStmt *If);
   json::Value exprStmt(const Expr *E);
@@ -668,41 +700,11 @@ void RegionExtractor::addHoisted(const Expr *E, const std::string &Name,
 std::optional<json::Value>
 RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
   std::optional<llvm::StringRef> Ty = scalar(ME->getType());
-  if (!Ty || !Region || !Top || NoMemberHoist)
+  if (!Ty || !Region || !Top || NoMemberHoist || !memberRoot(ME))
     return std::nullopt;
-  const Expr *Base = ME;
-  while (true) {
-    Base = Base->IgnoreParenImpCasts();
-    if (const auto *M = dyn_cast<MemberExpr>(Base)) {
-      if (!isa<FieldDecl>(M->getMemberDecl()))
-        return std::nullopt;
-      Base = M->getBase();
-      continue;
-    }
-    break;
-  }
-  const auto *DRE = dyn_cast<DeclRefExpr>(Base);
-  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-  if (!VD || declaredInside(VD) || Inner.count(VD) || LoopIndices.count(VD))
+  Aliased = chainMayChange(ME, /*Calls=*/true);
+  if (Aliased)
     return std::nullopt;
-  if (!WrittenTypes)
-    collectWrittenTypes(Top && Top->hasAssociatedStmt()
-                            ? Top->getAssociatedStmt()
-                            : nullptr);
-  QualType T = ME->getType().getCanonicalType().getUnqualifiedType();
-  Aliased = true;
-  if (WritesChars || WrittenTypes->contains(T.getTypePtr()))
-    return std::nullopt;
-  if (const auto *BT = T->getAs<BuiltinType>();
-      BT && BT->isInteger() && !T->isBooleanType()) {
-    // int and unsigned int may alias each other.
-    QualType Other = BT->isSignedInteger()
-                         ? Ctx.getCorrespondingUnsignedType(T)
-                         : Ctx.getCorrespondingSignedType(T);
-    if (WrittenTypes->contains(Other.getCanonicalType().getTypePtr()))
-      return std::nullopt;
-  }
-  Aliased = false;
   llvm::FoldingSetNodeID ID;
   ME->Profile(ID, Ctx, /*Canonical=*/true);
   unsigned Key = ID.ComputeHash();
@@ -710,26 +712,158 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
   if (auto It = HoistedMembers.find(Key); It != HoistedMembers.end()) {
     Name = It->second;
   } else {
-    // Named after the access for messages and generated code (`p->g.ny` is
-    // `p_g_ny`), made unique among the region's names.
-    std::string Base;
-    for (char C : text(ME))
-      if (std::isalnum(static_cast<unsigned char>(C)) || C == '_')
-        Base += C;
-      else if (!Base.empty() && Base.back() != '_')
-        Base += '_';
-    while (!Base.empty() && Base.back() == '_')
-      Base.pop_back();
-    if (Base.empty() || std::isdigit(static_cast<unsigned char>(Base[0])))
-      Base = "member_" + Base;
-    Name = Base;
-    for (unsigned K = 1; UsedNames.contains(Name); ++K)
-      Name = Base + "_" + std::to_string(K);
+    Name = memberName(ME);
     addHoisted(ME, Name, *Ty, /*Inside=*/true);
     HoistedMembers[Key] = Name;
   }
   return json::Value(
       json::Object{{"kind", "var"}, {"name", Name}, {"ty", Ty->str()}});
+}
+
+/// Whether \p ME is a chain of `.` and `->` member accesses from a variable
+/// declared outside the region that is not one of its loop indices (`c` of
+/// `c.n`, `p` of `p->g.ny`) or from `this` (`n`, `this->u` in a member
+/// function) — not from a call, a subscript or a local of the region.
+/// Whether the region body may change what the member chain \p ME reads:
+/// it may write memory of the type of one of its links (`g->grid.p`: `g`,
+/// `g->grid`, `g->grid.p`; see bodyMayWrite, with \p Calls).
+bool RegionExtractor::chainMayChange(const MemberExpr *ME, bool Calls) {
+  const Expr *Cur = ME;
+  while (true) {
+    Cur = Cur->IgnoreParenImpCasts();
+    if (bodyMayWrite(Cur->getType(), Calls))
+      return true;
+    const auto *M = dyn_cast<MemberExpr>(Cur);
+    if (!M)
+      return false;
+    Cur = M->getBase();
+  }
+}
+
+bool RegionExtractor::memberRoot(const MemberExpr *ME) const {
+  const Expr *Base = ME;
+  while (true) {
+    Base = Base->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MemberExpr>(Base)) {
+      if (!isa<FieldDecl>(M->getMemberDecl()))
+        return false;
+      Base = M->getBase();
+      continue;
+    }
+    break;
+  }
+  if (isa<CXXThisExpr>(Base))
+    return true;
+  const auto *DRE = dyn_cast<DeclRefExpr>(Base);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && !declaredInside(VD) && !Inner.count(VD) && !LoopIndices.count(VD);
+}
+
+/// Whether the region body may write memory of type \p T: it assigns an object
+/// of that type (or of its signed/unsigned twin, which may alias it), or of a
+/// character, struct or union type, which may alias anything; with \p Calls,
+/// also when it calls a function (other than a library builtin), which may
+/// write anything.
+bool RegionExtractor::bodyMayWrite(QualType T, bool Calls) {
+  if (!WrittenTypes)
+    collectWrittenTypes(Top && Top->hasAssociatedStmt()
+                            ? Top->getAssociatedStmt()
+                            : nullptr);
+  T = T.getCanonicalType().getUnqualifiedType();
+  if (WritesChars || (Calls && CallsWrite) ||
+      WrittenTypes->contains(T.getTypePtr()))
+    return true;
+  if (const auto *BT = T->getAs<BuiltinType>();
+      BT && BT->isInteger() && !T->isBooleanType()) {
+    // int and unsigned int may alias each other.
+    QualType Other = BT->isSignedInteger()
+                         ? Ctx.getCorrespondingUnsignedType(T)
+                         : Ctx.getCorrespondingSignedType(T);
+    if (WrittenTypes->contains(Other.getCanonicalType().getTypePtr()))
+      return true;
+  }
+  return false;
+}
+
+/// A region name for the member access \p ME, for messages and generated code
+/// (`p->g.ny` is `p_g_ny`), unique among the region's names.
+std::string RegionExtractor::memberName(const MemberExpr *ME) {
+  std::string Base;
+  for (char C : text(ME))
+    if (std::isalnum(static_cast<unsigned char>(C)) || C == '_')
+      Base += C;
+    else if (!Base.empty() && Base.back() != '_')
+      Base += '_';
+  while (!Base.empty() && Base.back() == '_')
+    Base.pop_back();
+  if (Base.empty() || std::isdigit(static_cast<unsigned char>(Base[0])))
+    Base = "member_" + Base;
+  std::string Name = Base;
+  for (unsigned K = 1; UsedNames.contains(Name); ++K)
+    Name = Base + "_" + std::to_string(K);
+  UsedNames.insert(Name);
+  return Name;
+}
+
+/// A pointer member of a struct (`g->u`, `s.grid.data`: a chain of `.` and `->`
+/// from a variable declared outside the region, ending in a pointer to scalars
+/// or to constant-size arrays of them) becomes a region pointer variable whose
+/// value the rewrite reads at the directive, like a pointer the region names
+/// directly: subscripts through it are array accesses, a map clause or data
+/// directive list item `g->u[0:n]` maps what it points to, and without a map
+/// clause the data must be present. \p Inside: the access is in the region body,
+/// where the pointer must not change while the region runs — the body writes no
+/// memory of the pointer's type (nor of a character, struct or union type), so
+/// C's effective-type rules guarantee no write changes it (\p Aliased is set
+/// otherwise). A list item of a clause is evaluated at the directive. Equal
+/// accesses share one variable. None when not a hoistable pointer member.
+std::optional<unsigned>
+RegionExtractor::pointerMember(const MemberExpr *ME, bool Inside,
+                               bool &Aliased) {
+  QualType T = ME->getType().getCanonicalType();
+  if (!T->isPointerType() || NoMemberHoist || !Inlining.empty() ||
+      !memberRoot(ME))
+    return std::nullopt;
+  if (Inside && (!Region || !Top))
+    return std::nullopt;
+  Shape S;
+  S.Kind = "pointer";
+  S.Dims.push_back(Dim());
+  QualType P = T->getPointeeType();
+  while (const ArrayType *AT = Ctx.getAsArrayType(P)) {
+    S.Dims.push_back(dimOf(AT));
+    if (!S.Dims.back().Extent)
+      return std::nullopt; // a pointer to variable-length rows
+    P = AT->getElementType();
+  }
+  std::optional<llvm::StringRef> Elem = scalar(P);
+  if (!Elem)
+    return std::nullopt;
+  S.Elem = *Elem;
+  // A call the kernel cannot make keeps the region on the host, where what
+  // the pointer reaches is its footprint: calls that could change the member
+  // itself are found by calleeData (they name its variable, or file-scope data
+  // that reaches it).
+  if (Inside && (Aliased = chainMayChange(ME, /*Calls=*/false)))
+    return std::nullopt;
+  llvm::FoldingSetNodeID ID;
+  ME->Profile(ID, Ctx, /*Canonical=*/true);
+  unsigned Key = ID.ComputeHash();
+  if (auto It = PointerMembers.find(Key); It != PointerMembers.end())
+    return It->second;
+  unsigned I = Vars.size();
+  VarEntry E;
+  E.Decl = nullptr;
+  E.Hoisted = ME;
+  E.Inside = Inside;
+  E.Name = memberName(ME);
+  E.S = S;
+  for (const Dim &D : S.Dims)
+    E.Dims.push_back(D.Extent ? json::Value(intLit(int64_t(*D.Extent), "i64"))
+                              : json::Value(nullptr));
+  Vars.push_back(std::move(E));
+  PointerMembers[Key] = I;
+  return I;
 }
 
 /// The canonical types of everything the region body assigns or increments
@@ -766,10 +900,10 @@ void RegionExtractor::collectWrittenTypes(const Stmt *Body) {
       if (FD && FD->getBuiltinID() && !isa<CXXOperatorCallExpr>(CE))
         WrittenTypes->insert(Ctx.IntTy.getTypePtr());
       else
-        WritesChars = true;
+        CallsWrite = true;
     }
     if (isa<CXXConstructExpr>(S))
-      WritesChars = true;
+      CallsWrite = true;
     if (const auto *CS = dyn_cast<CapturedStmt>(S))
       Work.push_back(CS->getCapturedStmt());
     for (const Stmt *C : S->children())
@@ -800,6 +934,13 @@ bool RegionExtractor::carriesPointer(QualType T, unsigned Depth) const {
   return false;
 }
 
+/// The unknown-footprint reason of memory reached through \p What.
+static std::string reachesThrough(const std::string &What) {
+  return "it reaches memory through " + What +
+         ", whose pointers Tessera cannot follow (it cannot tell which mapped "
+         "data the region uses); use the arrays directly in the region";
+}
+
 /// When part of the region is `unsupported`, its uses of variables are not all
 /// in the IR: every array or pointer the region's code names becomes a region
 /// variable anyway, so that a host run inside a data region copies its device
@@ -818,19 +959,115 @@ void RegionExtractor::completeVars(const Stmt *Body) {
           std::optional<Shape> Sh = shapeOf(VD);
           if (Sh && Sh->Kind != "scalar" && !VarIndex.count(VD))
             regionVar(VD);
-          else if (!Sh && UnknownFootprint.empty() &&
-                   carriesPointer(VD->getType().getNonReferenceType()))
-            // Memory reached through it (`s.p[i]`, `pp[i][j]`) may be mapped on
-            // the device under another name: the region's footprint is unknown.
-            UnknownFootprint = "'" + VD->getNameAsString() + "' (" +
-                               typeText(VD->getType()) + ")";
+          else if (!Sh && carriesPointer(VD->getType().getNonReferenceType()))
+            // Memory reached through it (`s.pp[i][0]`, `pp[i][j]`) may be
+            // mapped on the device under another name: the region's footprint
+            // is unknown.
+            unknownFootprint(reachesThrough("'" + VD->getNameAsString() +
+                                            "' (" + typeText(VD->getType()) +
+                                            ")"));
         }
-    if (const auto *CS = dyn_cast<CapturedStmt>(S))
+    // `this` of a member function whose object holds pointers.
+    if (const auto *TE = dyn_cast<CXXThisExpr>(S))
+      if (carriesPointer(TE->getType()->getPointeeType()))
+        unknownFootprint(reachesThrough("'this' (" +
+                                        typeText(TE->getType()) + ")"));
+    // A pointer member of a struct (`s.p`, `this->u`, `g->grid.v`) that the
+    // region cannot change is a pointer like any other: what it points to is
+    // mapped under that pointer. A scalar member is a value of host memory,
+    // which Tessera never maps. Neither makes the footprint unknown.
+    if (const auto *ME = dyn_cast<MemberExpr>(S); ME && memberRoot(ME)) {
+      bool Aliased = false;
+      if (scalar(ME->getType()) ||
+          pointerMember(ME, /*Inside=*/true, Aliased))
+        continue;
+    }
+    // What a called function uses beyond its arguments: file-scope data.
+    if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      llvm::SmallPtrSet<const FunctionDecl *, 16> Seen;
+      calleeData(CE, CE->getDirectCallee(), Seen, 0);
+    }
+    // A captured statement's children are its body and the initialisers of its
+    // captures, references to the captured variables themselves (`m` for a body
+    // that uses only `m.g.u`): the body alone says how they are used.
+    if (const auto *CS = dyn_cast<CapturedStmt>(S)) {
       Work.push_back(CS->getCapturedStmt());
+      continue;
+    }
     if (const auto *LE = dyn_cast<LambdaExpr>(S))
       Work.push_back(LE->getBody());
     for (const Stmt *C : S->children())
       Work.push_back(C);
+  }
+}
+
+/// The data a call of \p FD (at \p CE) may use besides what its arguments
+/// point to (which are region variables already, each with all of its
+/// mapping): the file-scope arrays and pointers that its body, and the bodies
+/// of the functions it calls, name become region variables, so that a host run
+/// inside a data region gets their device data. A function whose body Tessera
+/// cannot see (defined in another file, called through a pointer, virtual)
+/// may use any of them: the region's footprint is then unknown. Functions of
+/// system headers and compiler builtins use only their arguments' data;
+/// OpenMP's API functions none of the program's.
+void RegionExtractor::calleeData(const CallExpr *CE, const FunctionDecl *FD,
+                                 llvm::SmallPtrSetImpl<const FunctionDecl *> &Seen,
+                                 unsigned Depth) {
+  if (!UnknownFootprint.empty())
+    return;
+  if (!FD) {
+    unknownFootprint("it calls a function through a pointer ('" + text(CE) +
+                     "'), which may use data mapped on the device that the "
+                     "region does not name, so Tessera cannot tell which "
+                     "mapped data the region uses; call the function directly");
+    return;
+  }
+  if (FD->getBuiltinID() || FD->hasAttr<ConstAttr>() ||
+      SM.isInSystemHeader(FD->getLocation()) ||
+      (FD->getIdentifier() && FD->getName().starts_with("omp_")))
+    return;
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(FD); MD && MD->isVirtual()) {
+    unknownFootprint("it calls the virtual function '" +
+                     FD->getQualifiedNameAsString() +
+                     "', whose overrides may use data mapped on the device "
+                     "that the region does not name, so Tessera cannot tell "
+                     "which mapped data the region uses");
+    return;
+  }
+  const FunctionDecl *Def = FD->getDefinition();
+  if (!Def || !Def->hasBody() || Depth > 16) {
+    unknownFootprint("it calls '" + FD->getQualifiedNameAsString() +
+                     "', whose body Tessera cannot see here: the function may "
+                     "use data mapped on the device that the region does not "
+                     "name, so Tessera cannot tell which mapped data the "
+                     "region uses; define the function before the region in "
+                     "this file");
+    return;
+  }
+  if (!Seen.insert(Def).second)
+    return;
+  llvm::SmallVector<const Stmt *, 64> Work{Def->getBody()};
+  while (!Work.empty() && UnknownFootprint.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && VD->isFileVarDecl()) {
+        std::optional<Shape> Sh = shapeOf(VD);
+        if (Sh && Sh->Kind != "scalar")
+          regionVar(VD);
+        else if (!Sh && carriesPointer(VD->getType().getNonReferenceType()))
+          unknownFootprint(reachesThrough(
+              "'" + VD->getNameAsString() + "' (" + typeText(VD->getType()) +
+              "), which '" + FD->getQualifiedNameAsString() + "' uses"));
+      }
+    if (const auto *C = dyn_cast<CallExpr>(S))
+      calleeData(C, C->getDirectCallee(), Seen, Depth + 1);
+    if (const auto *LE = dyn_cast<LambdaExpr>(S))
+      Work.push_back(LE->getBody());
+    for (const Stmt *Ch : S->children())
+      Work.push_back(Ch);
   }
 }
 
@@ -1116,6 +1353,10 @@ void RegionExtractor::arrayReduction(const OMPReductionClause *RC,
     return;
   }
   const VarDecl *VD = Vars[*L.Var].Decl;
+  if (!VD) {
+    Unsupported(text(Item), "array section of a struct member");
+    return;
+  }
   auto It = ReductionOps.find(VD);
   if (It != ReductionOps.end()) {
     if (It->second != Op)
@@ -1247,14 +1488,23 @@ RegionExtractor::ListItem RegionExtractor::listItem(const Expr *Item) {
   std::reverse(Chain.begin(), Chain.end());
   const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
   const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  std::optional<unsigned> I;
   if (!VD) {
-    R.Unsupported = isa<MemberExpr>(Cur) ? "member access" : "list item";
-    return R;
-  }
-  std::optional<unsigned> I = regionVar(VD);
-  if (!I) {
-    R.Unsupported = typeText(VD->getType());
-    return R;
+    const auto *ME = dyn_cast<MemberExpr>(Cur);
+    bool Aliased = false;
+    // A pointer member (`g->u[0:n]`) is evaluated at the directive.
+    if (ME)
+      I = pointerMember(ME, /*Inside=*/false, Aliased);
+    if (!I) {
+      R.Unsupported = ME ? "member access" : "list item";
+      return R;
+    }
+  } else {
+    I = regionVar(VD);
+    if (!I) {
+      R.Unsupported = typeText(VD->getType());
+      return R;
+    }
   }
   R.Var = I;
   for (unsigned K = 0; K < Chain.size(); ++K) {
@@ -1652,7 +1902,7 @@ json::Value RegionExtractor::expr(const Expr *E) {
 /// Resolves `a[i][j]` to its array variable and subscripts (outermost first).
 /// Returns null on success, else the unsupported node describing why not.
 json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
-                                    const VarDecl *&Array, json::Array &Index) {
+                                    unsigned &Var, json::Array &Index) {
   llvm::SmallVector<const Expr *, 4> Subscripts; // innermost first
   const Expr *Cur = E;
   while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
@@ -1661,28 +1911,71 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
   }
   const auto *DRE = dyn_cast<DeclRefExpr>(Cur);
   const VarDecl *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  std::optional<unsigned> I;
   if (!VD) {
-    if (isa<MemberExpr>(Cur))
-      return unsupported("member access", E);
-    return unsupported("pointer arithmetic", E);
+    const auto *ME = dyn_cast<MemberExpr>(Cur);
+    if (!ME)
+      return unsupported("pointer arithmetic", E);
+    bool Aliased = false;
+    I = pointerMember(ME, /*Inside=*/true, Aliased);
+    if (!I)
+      return unsupported(Aliased ? "member access (the region writes data of "
+                                   "the pointer's type, which may change it: "
+                                   "copy it into a local variable before the "
+                                   "region)"
+                                 : "member access",
+                         E);
+  } else if (auto PL = PtrLocals.find(VD); PL != PtrLocals.end()) {
+    // `row[k]` of `T *row = &A[i][j];` is `A[i][j + k]`.
+    if (Subscripts.size() != 1)
+      return unsupported("partial array subscript", E);
+    const Expr *K = Subscripts.front();
+    const PtrLocal &P = PL->second;
+    Var = P.Var;
+    if (P.Subscripts.size() + 1 != Vars[Var].S.Dims.size())
+      return unsupported("partial array subscript", E);
+    for (const Expr *S : P.Subscripts)
+      Index.push_back(expr(S));
+    // Pointer arithmetic: in ptrdiff_t, each operand converted from its type.
+    json::Value Sum = nullptr;
+    for (const Expr *T : P.Last) {
+      json::Value V = castTo(expr(T), "i64");
+      Sum = Sum.kind() == json::Value::Null
+                ? std::move(V)
+                : json::Value(json::Object{{"kind", "binary"},
+                                           {"op", "add"},
+                                           {"lhs", std::move(Sum)},
+                                           {"rhs", std::move(V)},
+                                           {"ty", "i64"}});
+    }
+    json::Value KV = castTo(expr(K), "i64");
+    Index.push_back(Sum.kind() == json::Value::Null
+                        ? std::move(KV)
+                        : json::Value(json::Object{{"kind", "binary"},
+                                                   {"op", "add"},
+                                                   {"lhs", std::move(Sum)},
+                                                   {"rhs", std::move(KV)},
+                                                   {"ty", "i64"}}));
+    return nullptr;
+  } else {
+    if (Inner.count(VD))
+      return unsupported("local array", E);
+    if (!Inlining.empty()) // only scalars reach an inlined body
+      return unsupported("array access", E);
+    I = regionVar(VD);
+    if (!I)
+      return unsupported(typeText(VD->getType()), E);
   }
-  if (Inner.count(VD))
-    return unsupported("local array", E);
-  if (!Inlining.empty()) // only scalars reach an inlined body
-    return unsupported("array access", E);
-  std::optional<unsigned> I = regionVar(VD);
-  if (!I)
-    return unsupported(typeText(VD->getType()), E);
   if (Subscripts.size() != Vars[*I].S.Dims.size())
     return unsupported("partial array subscript", E);
-  Array = VD;
+  Var = *I;
   for (auto It = Subscripts.rbegin(); It != Subscripts.rend(); ++It)
     Index.push_back(expr(*It));
   return nullptr;
 }
 
 json::Value RegionExtractor::read(const ArraySubscriptExpr *E) {
-  const VarDecl *Array = nullptr;
+  unsigned Array = 0;
   json::Array Index;
   json::Value Bad = access(E, Array, Index);
   if (Bad.kind() != json::Value::Null)
@@ -1691,7 +1984,7 @@ json::Value RegionExtractor::read(const ArraySubscriptExpr *E) {
   if (!Ty)
     return unsupportedType(E->getType(), E);
   return json::Object{{"kind", "read"},
-                      {"array", nameOf(Array)},
+                      {"array", Vars[Array].Name},
                       {"index", std::move(Index)},
                       {"ty", *Ty},
                       {"loc", loc(E->getBeginLoc())}};
@@ -2139,6 +2432,148 @@ void RegionExtractor::nestedDirective(const OMPExecutableDirective &D,
   stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Out);
 }
 
+/// Whether the region body assigns, increments or takes the address of \p VD.
+bool RegionExtractor::assignedInRegion(const VarDecl *VD) {
+  if (!Top || !Top->hasAssociatedStmt())
+    return true;
+  llvm::SmallVector<const Stmt *, 64> Work{Top->getAssociatedStmt()};
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DRE && DRE->getDecl() == VD;
+  };
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S);
+        BO && BO->isAssignmentOp() && Names(BO->getLHS()))
+      return true;
+    if (const auto *UO = dyn_cast<UnaryOperator>(S);
+        UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) &&
+        Names(UO->getSubExpr()))
+      return true;
+    if (const auto *CS = dyn_cast<CapturedStmt>(S)) {
+      Work.push_back(CS->getCapturedStmt());
+      continue;
+    }
+    for (const Stmt *C : S->children())
+      Work.push_back(C);
+  }
+  return false;
+}
+
+/// A local pointer into a region array that only ever serves as the base of
+/// subscripts (`const float *row = &A[i * n];`, `A + i * n`, `A[i]` of a 2-D
+/// array, `&A[i][j]`) is not a variable of the IR: its subscript `row[k]` is an
+/// access of the array (`A[i * n + k]`, `A[i][j + k]`), in pointer arithmetic's
+/// `ptrdiff_t`. That holds when the pointer is never assigned, incremented or
+/// taken the address of, and the subscripts of its initializer keep their values
+/// wherever it is used: they name only indices of the loops around its
+/// declaration and scalars of the region that the region never assigns. Records
+/// the pointer in PtrLocals and returns true when it qualifies.
+bool RegionExtractor::pointerLocal(const VarDecl *VD) {
+  QualType T = VD->getType().getCanonicalType();
+  const Expr *Init = VD->getInit();
+  if (!T->isPointerType() || !Init || !Inlining.empty())
+    return false;
+  std::optional<llvm::StringRef> Elem = scalar(T->getPointeeType());
+  if (!Elem)
+    return false;
+  // The element the pointer points to: subscripts of an array, outermost first.
+  llvm::SmallVector<const Expr *, 4> Subs;
+  const Expr *E = skipTransparent(Init)->IgnoreParenImpCasts();
+  bool AddrOf = false;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_AddrOf) {
+    E = skipTransparent(UO->getSubExpr());
+    AddrOf = true;
+  }
+  // `A + e1 + e2`: integer terms added to the pointer, innermost first.
+  llvm::SmallVector<const Expr *, 2> Offsets;
+  while (!AddrOf) {
+    const auto *BO = dyn_cast<BinaryOperator>(skipTransparent(E)->IgnoreParenImpCasts());
+    if (!BO || BO->getOpcode() != BO_Add)
+      break;
+    bool LeftPtr = BO->getLHS()->getType()->isPointerType();
+    Offsets.push_back(LeftPtr ? BO->getRHS() : BO->getLHS());
+    E = skipTransparent(LeftPtr ? BO->getLHS() : BO->getRHS());
+  }
+  std::reverse(Offsets.begin(), Offsets.end());
+  const Expr *Cur = skipDecay(E);
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+    Subs.push_back(ASE->getIdx());
+    Cur = skipDecay(ASE->getBase());
+  }
+  std::reverse(Subs.begin(), Subs.end());
+  std::optional<unsigned> I;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cur)) {
+    const auto *Base = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!Base || Inner.count(Base) || declaredInside(Base))
+      return false;
+    I = regionVar(Base);
+  } else if (const auto *ME = dyn_cast<MemberExpr>(Cur)) {
+    bool Aliased = false;
+    I = pointerMember(ME, /*Inside=*/true, Aliased);
+  }
+  if (!I || Vars[*I].S.Elem != *Elem)
+    return false;
+  size_t Dims = Vars[*I].S.Dims.size();
+  // `&A[..][j]` names every dimension; `A[i]` (a decayed row) and `A + e` all but
+  // the last, whose subscript is then the offset (or 0).
+  if (AddrOf ? Subs.size() != Dims : Subs.size() + 1 != Dims)
+    return false;
+  if (AddrOf) {
+    Offsets.push_back(Subs.back());
+    Subs.pop_back();
+  }
+  // The subscripts' variables must keep their values.
+  llvm::SmallVector<const Stmt *, 16> Work(Subs.begin(), Subs.end());
+  Work.append(Offsets.begin(), Offsets.end());
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+      const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+      if (!V)
+        return false;
+      bool LoopIndex = llvm::is_contained(LoopStack, V);
+      if (!LoopIndex && (Inner.count(V) || declaredInside(V) || !scalar(V->getType()) ||
+                         assignedInRegion(V)))
+        return false;
+    }
+    if (isa<CallExpr>(S) || isa<MemberExpr>(S) || isa<ArraySubscriptExpr>(S))
+      return false; // keep to plain integer expressions
+    for (const Stmt *C : S->children())
+      Work.push_back(C);
+  }
+  if (assignedInRegion(VD))
+    return false;
+  // Every use is the base of a subscript.
+  unsigned Uses = 0, Bases = 0;
+  llvm::SmallVector<const Stmt *, 64> Body{Top->getAssociatedStmt()};
+  while (!Body.empty()) {
+    const Stmt *S = Body.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S); DRE && DRE->getDecl() == VD)
+      ++Uses;
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S))
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(skipDecay(ASE->getBase()));
+          DRE && DRE->getDecl() == VD)
+        ++Bases;
+    if (const auto *CS = dyn_cast<CapturedStmt>(S)) {
+      Body.push_back(CS->getCapturedStmt());
+      continue;
+    }
+    for (const Stmt *C : S->children())
+      Body.push_back(C);
+  }
+  if (Uses != Bases)
+    return false;
+  PtrLocals[VD] = PtrLocal{*I, std::move(Subs), std::move(Offsets)};
+  return true;
+}
+
 void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
   for (const Decl *D : DS->decls()) {
     const auto *VD = dyn_cast<VarDecl>(D);
@@ -2150,12 +2585,20 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
     }
     // A local of the region, whatever its type: never a runtime argument.
     Inner.insert(VD);
+    if (pointerLocal(VD))
+      continue; // its uses are accesses of the array it points into
     std::optional<llvm::StringRef> Ty = scalar(VD->getType());
     if (!Ty) {
-      Out.push_back(unsupported(VD->getType()->isArrayType()
-                                    ? std::string("local array")
-                                    : "local of " + typeText(VD->getType()),
-                                DS));
+      Out.push_back(unsupported(
+          VD->getType()->isArrayType() ? std::string("local array")
+          : VD->getType()->isPointerType()
+              ? "local pointer of " + typeText(VD->getType()) +
+                    " (Tessera follows a local pointer that is initialised "
+                    "to a place in a region array, '&A[i][j]', 'A[i]' or "
+                    "'A + e', with subscripts that keep their values, and is "
+                    "only ever subscripted)"
+              : "local of " + typeText(VD->getType()),
+          DS));
       continue;
     }
     json::Value Init = nullptr;
@@ -2326,7 +2769,9 @@ json::Value RegionExtractor::forStmt(const ForStmt *F) {
                          {"ty", UTy}};
   }
   json::Array Body;
+  LoopStack.push_back(IV);
   stmts(F->getBody(), Body);
+  LoopStack.pop_back();
   json::Object Loop{{"kind", "for"},
                     {"var", Name},
                     {"ty", *Ty},
@@ -2368,7 +2813,7 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
   Ok = false;
   E = skipTransparent(E);
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
-    const VarDecl *Array = nullptr;
+    unsigned Array = 0;
     json::Array Index;
     json::Value Bad = access(ASE, Array, Index);
     if (Bad.kind() != json::Value::Null)
@@ -2376,10 +2821,10 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
     if (!Ty)
       return unsupportedType(E->getType(), Whole);
-    Vars[VarIndex[Array]].Written = true;
+    Vars[Array].Written = true;
     Ok = true;
     return json::Object{{"kind", "element"},
-                        {"array", nameOf(Array)},
+                        {"array", Vars[Array].Name},
                         {"index", std::move(Index)},
                         {"ty", *Ty},
                         {"loc", loc(E->getBeginLoc())}};

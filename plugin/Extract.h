@@ -56,10 +56,12 @@ struct ExtractedRegion {
   /// directive's context, free of side effects), or null: passed like the `if`
   /// value, last.
   const clang::Expr *DeviceNum = nullptr;
-  /// Non-empty when the region (a part of it Tessera cannot represent) uses a
-  /// variable whose type carries pointers (a struct with a pointer member, a
-  /// pointer to pointers): what it reaches through them is unknown, so the region
-  /// is handled like one whose variables cannot be passed (`__tessera_opaque`).
+  /// Non-empty when the region (a part of it Tessera cannot represent) may use
+  /// mapped data it does not name: it uses a variable whose type carries
+  /// pointers (a struct with a pointer member, a pointer to pointers), or calls
+  /// a function whose body Tessera cannot see. The region is then handled like
+  /// one whose variables cannot be passed (`__tessera_opaque`); the string is
+  /// the reason, a clause of the remark ("it reaches memory through …").
   std::string UnknownFootprint;
 };
 

@@ -587,11 +587,7 @@ Stmt *TesseraConsumer::process(OMPExecutableDirective *D, unsigned Index) {
                    "region or in a map clause")
                       .str());
   if (!R.UnknownFootprint.empty())
-    return opaque(D, Context, Json,
-                  "it reaches memory through " + R.UnknownFootprint +
-                      ", whose pointers Tessera cannot follow (it cannot tell "
-                      "which mapped data the region uses); use the arrays "
-                      "directly in the region");
+    return opaque(D, Context, Json, R.UnknownFootprint);
 
   tessera::RegionDecision Dec = tessera::process_region(
       rust::Str(Json.data(), Json.size()),
@@ -721,6 +717,10 @@ Expr *TesseraConsumer::rebuildAtDirective(
                                       ME->getMemberDecl(), ME->getType(),
                                       ME->getValueKind(), ME->getObjectKind());
   }
+  // `this` of a member function (also in a lambda there, which then captures
+  // it, as the region does).
+  if (const auto *TE = dyn_cast<CXXThisExpr>(E))
+    return CXXThisExpr::Create(Ctx, L, TE->getType(), /*IsImplicit=*/true);
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
     if (!VD)

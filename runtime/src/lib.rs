@@ -270,7 +270,7 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
     // Why the host run cannot stand for a device run even with the device data
     // around it: a clause whose value the runtime does not see, or an `always` copy
     // it cannot make (None: it can).
-    let (record, limit) = if manifest.is_null() {
+    let (mut record, limit) = if manifest.is_null() {
         (Record::host("<unknown region>".into(), None, "null manifest".into()), Some("its manifest is missing"))
     } else {
         let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
@@ -286,6 +286,11 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
             ),
         }
     };
+    // Under DISABLED every region runs on the host for that reason, as a region
+    // Tessera could compile does (and nothing is mapped).
+    if config.offload == OffloadPolicy::Disabled {
+        record.reason = Some("OMP_TARGET_OFFLOAD=DISABLED".into());
+    }
     if let Some(msg) = mandatory_violation(config, &record) {
         emit(config, &record);
         eprintln!("{msg}");

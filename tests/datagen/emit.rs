@@ -54,6 +54,8 @@ pub fn case_program(c: &Case) -> String {
 
 struct Em<'a> {
     c: &'a Case,
+    /// Reads of file-scope arrays go through their accessor functions.
+    via_accessors: bool,
     out: String,
     ind: usize,
     labels: usize,
@@ -61,9 +63,14 @@ struct Em<'a> {
     picks: Vec<(usize, usize)>,
 }
 
-fn name(arrs: &[Arr], i: usize) -> String {
-    if arrs[i].kind == Kind::Fixed {
+fn name(c: &Case, i: usize) -> String {
+    let arrs = &c.arrs;
+    if arrs[i].file {
+        format!("sf{}_{i}", c.id)
+    } else if arrs[i].kind == Kind::Fixed {
         format!("f{i}")
+    } else if arrs[i].member {
+        format!("s{i}.p")
     } else {
         format!("p{i}")
     }
@@ -124,7 +131,7 @@ impl Em<'_> {
 
     fn vname(&self, v: VarRef) -> String {
         match v {
-            VarRef::Arr(i) => name(&self.c.arrs, i),
+            VarRef::Arr(i) => name(self.c, i),
             VarRef::Interior(i, k) => format!("q{i}_{k}"),
             VarRef::Pick(k) => format!("mine{k}"),
         }
@@ -139,6 +146,16 @@ impl Em<'_> {
         let whole_rows =
             matches!(s.v, VarRef::Arr(_)) && !s.r0.lo && s.r0.k == 0 && s.rlen == a.rows && a.kind != Kind::Fixed;
         let len = if whole_rows { format!("n{}", self.decl(s.v)) } else { s.rlen.to_string() };
+        if a.kind == Kind::Flat {
+            // Rows r0 .. r0 + rlen of the flat array, in elements (no column boxes).
+            let m = format!("m{}", self.decl(s.v));
+            let r0 = match s.r0 {
+                Ix { lo: false, k: 0 } => "0".to_string(),
+                Ix { lo: false, k } => format!("{k} * {m}"),
+                x => format!("({}) * {m}", ixs(x)),
+            };
+            return format!("{n}[{r0}:{len} * {m}]");
+        }
         let mut t = format!("{n}[{}:{len}]", ixs(s.r0));
         if a.two_d {
             match s.cols {
@@ -163,7 +180,18 @@ impl Em<'_> {
 
     fn access(&self, v: VarRef, di: i64, dj: i64) -> String {
         let a = self.arr(v);
-        if a.two_d {
+        if a.file && self.via_accessors {
+            let i = self.decl(v);
+            return if a.two_d {
+                format!("sg{}_{i}({}, {})", self.c.id, off("i", di), off("j", dj))
+            } else {
+                format!("sg{}_{i}({})", self.c.id, off("i", di))
+            };
+        }
+        if a.kind == Kind::Flat {
+            let row = if di == 0 { "i".to_string() } else { format!("({})", off("i", di)) };
+            format!("{}[{row} * m{} + {}]", self.vname(v), self.decl(v), off("j", dj))
+        } else if a.two_d {
             format!("{}[{}][{}]", self.vname(v), off("i", di), off("j", dj))
         } else {
             format!("{}[{}]", self.vname(v), off("i", di))
@@ -262,7 +290,7 @@ impl Em<'_> {
         }
         for (i, k) in &interiors {
             let t = self.c.arrs[*i].ty.c();
-            self.line(&format!("{t} *q{i}_{k} = p{i} + {k};"));
+            self.line(&format!("{t} *q{i}_{k} = {} + {k};", name(self.c, *i)));
         }
         let label = self.labels;
         if reduce {
@@ -344,7 +372,9 @@ impl Em<'_> {
         match &r.body {
             Body::Assign { w, reads, cond, scalar, konst } => {
                 let t = wname(self, *w);
+                self.via_accessors = r.fb == Some(Fb::Global);
                 let mut rhs = self.rhs(t, reads, *cond, *scalar, *konst, r.two_d);
+                self.via_accessors = false;
                 let lhs = self.access(*w, 0, 0);
                 match r.fb {
                     Some(Fb::Call) => {
@@ -469,7 +499,11 @@ impl Em<'_> {
                 self.labels += 1;
                 let n = self.vname(*v);
                 let (r0, r1) = (rows.0.k, rows.1.k);
-                let ptr = if a.two_d { format!("&{n}[{r0}][0]") } else { format!("&{n}[{r0}]") };
+                let ptr = match (a.kind, a.two_d) {
+                    (Kind::Flat, _) => format!("&{n}[{r0} * m{}]", self.decl(*v)),
+                    (_, true) => format!("&{n}[{r0}][0]"),
+                    _ => format!("&{n}[{r0}]"),
+                };
                 self.line(&format!("{}(\"c{}.x{label}\", {ptr}, {});", prt(a.ty), self.c.id, (r1 - r0) * a.cols));
             }
             Op::Loop { steps, a, b, body } => {
@@ -477,9 +511,12 @@ impl Em<'_> {
                 self.ind += 1;
                 self.ops(body);
                 let arr = self.c.arrs[*a].clone();
-                let (na, nb) = (name(&self.c.arrs, *a), name(&self.c.arrs, *b));
-                let decl =
-                    if arr.two_d { format!("{} (*tmp_)[m{a}]", arr.ty.c()) } else { format!("{} *tmp_", arr.ty.c()) };
+                let (na, nb) = (name(self.c, *a), name(self.c, *b));
+                let decl = if arr.two_d && arr.kind != Kind::Flat {
+                    format!("{} (*tmp_)[m{a}]", arr.ty.c())
+                } else {
+                    format!("{} *tmp_", arr.ty.c())
+                };
                 self.line(&format!("{{ {decl} = {na}; {na} = {nb}; {nb} = tmp_; }}"));
                 self.ind -= 1;
                 self.line("}");
@@ -492,8 +529,8 @@ impl Em<'_> {
                 self.line("(void)lo;");
                 for (k, (a, b)) in picks.iter().enumerate() {
                     let arr = self.c.arrs[*a].clone();
-                    let (na, nb) = (name(&self.c.arrs, *a), name(&self.c.arrs, *b));
-                    let decl = if arr.two_d {
+                    let (na, nb) = (name(self.c, *a), name(self.c, *b));
+                    let decl = if arr.two_d && arr.kind != Kind::Flat {
                         format!("{} (*mine{k})[m{a}]", arr.ty.c())
                     } else {
                         format!("{} *mine{k}", arr.ty.c())
@@ -517,7 +554,20 @@ pub fn case_text(c: &Case) -> String {
         panic!("case {} is invalid: {e}", c.id);
     }
     let (cleanup, prints) = m.finish();
-    let mut e = Em { c, out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
+    let mut e = Em { c, via_accessors: false, out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
+    for (i, a) in c.arrs.iter().enumerate().filter(|(_, a)| a.file) {
+        let (t, id) = (a.ty.c(), c.id);
+        if a.two_d {
+            let _ = writeln!(e.out, "static {t} sf{id}_{i}[{}][{}];", a.rows, a.cols);
+            let _ = writeln!(
+                e.out,
+                "__attribute__((noinline)) static {t} sg{id}_{i}(int r, int c) {{ return sf{id}_{i}[r][c]; }}"
+            );
+        } else {
+            let _ = writeln!(e.out, "static {t} sf{id}_{i}[{}];", a.rows);
+            let _ = writeln!(e.out, "__attribute__((noinline)) static {t} sg{id}_{i}(int r) {{ return sf{id}_{i}[r]; }}");
+        }
+    }
     let _ = writeln!(e.out, "static void case_{}(void) {{", c.id);
     e.line("int c_on = 1, c_off = 0, ki = 3;");
     e.line("float kf = 0.125f;");
@@ -525,6 +575,11 @@ pub fn case_text(c: &Case) -> String {
     for (i, a) in c.arrs.iter().enumerate() {
         let t = a.ty.c();
         match (a.kind, a.two_d) {
+            (Kind::Heap, _) if a.member => {
+                e.line(&format!("int n{i} = {};", a.rows));
+                e.line(&format!("struct {{ {t} *p; }} s{i};"));
+                e.line(&format!("s{i}.p = malloc(sizeof *s{i}.p * n{i});"));
+            }
             (Kind::Heap, _) => {
                 e.line(&format!("int n{i} = {};", a.rows));
                 e.line(&format!("{t} *p{i} = malloc(sizeof *p{i} * n{i});"));
@@ -533,6 +588,16 @@ pub fn case_text(c: &Case) -> String {
                 e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
                 e.line(&format!("{t} (*p{i})[m{i}] = malloc(sizeof({t}[n{i}][m{i}]));"));
             }
+            (Kind::Flat, _) => {
+                e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
+                if a.member {
+                    e.line(&format!("struct {{ {t} *p; }} s{i};"));
+                    e.line(&format!("s{i}.p = malloc(sizeof *s{i}.p * n{i} * m{i});"));
+                } else {
+                    e.line(&format!("{t} *p{i} = malloc(sizeof *p{i} * n{i} * m{i});"));
+                }
+            }
+            (Kind::Fixed, _) if a.file => {}
             (Kind::Fixed, false) => e.line(&format!("{}{t} f{i}[{}];", if a.stat { "static " } else { "" }, a.rows)),
             (Kind::Fixed, true) => {
                 e.line(&format!("{}{t} f{i}[{}][{}];", if a.stat { "static " } else { "" }, a.rows, a.cols))
@@ -540,14 +605,21 @@ pub fn case_text(c: &Case) -> String {
         }
     }
     for (i, a) in c.arrs.iter().enumerate() {
-        let n = name(&c.arrs, i);
+        let n = name(c, i);
         let salt = i * 13 + 5;
         let val = |x: &str| match a.ty {
             Ty::F32 => format!("(float)(({x} * 37 + {salt}) % 101) * 0.015625f - 0.75f"),
             Ty::F64 => format!("(double)(({x} * 37 + {salt}) % 101) * 0.015625 - 0.75"),
             Ty::I32 => format!("({x} * 37 + {salt}) % 1009 - 500"),
         };
-        if a.two_d {
+        if a.kind == Kind::Flat {
+            e.line(&format!(
+                "for (int i = 0; i < {}; i++) for (int j = 0; j < {}; j++) {n}[i * m{i} + j] = {};",
+                a.rows,
+                a.cols,
+                val(&format!("(i * {} + j)", a.cols))
+            ));
+        } else if a.two_d {
             e.line(&format!(
                 "for (int i = 0; i < {}; i++) for (int j = 0; j < {}; j++) {n}[i][j] = {};",
                 a.rows,
@@ -569,12 +641,12 @@ pub fn case_text(c: &Case) -> String {
     }
     for (var, lo, n) in prints {
         let a = &c.arrs[var];
-        let nm = name(&c.arrs, var);
+        let nm = name(c, var);
         e.line(&format!("{}(\"c{}.{nm}@{lo}\", (const {} *){nm} + {lo}, {n});", prt(a.ty), c.id, a.ty.c()));
     }
     for (i, a) in c.arrs.iter().enumerate() {
         if a.is_ptr() {
-            e.line(&format!("free(p{i});"));
+            e.line(&format!("free({});", name(c, i)));
         }
     }
     e.out.push_str("}\n");

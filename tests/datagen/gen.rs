@@ -66,7 +66,9 @@ impl Gen {
 
     fn arrays(&mut self) -> Vec<Arr> {
         let mut kinds = Vec::new();
-        for (f, k) in [(Feat::Heap, Kind::Heap), (Feat::Fixed, Kind::Fixed), (Feat::Vla2d, Kind::Vla)] {
+        for (f, k) in
+            [(Feat::Heap, Kind::Heap), (Feat::Fixed, Kind::Fixed), (Feat::Vla2d, Kind::Vla), (Feat::Flat, Kind::Flat)]
+        {
             if self.has(f) {
                 kinds.push(k);
             }
@@ -94,7 +96,7 @@ impl Gen {
                 tys.push(Ty::I32);
             }
             let ty = *self.rng.pick(&tys);
-            let two_d = kind == Kind::Vla || (kind == Kind::Fixed && self.rng.pct(35));
+            let two_d = matches!(kind, Kind::Vla | Kind::Flat) || (kind == Kind::Fixed && self.rng.pct(35));
             let (rows, cols) = if two_d {
                 (self.rng.range(1, 20), cols2)
             } else {
@@ -106,7 +108,9 @@ impl Gen {
                 (r, 1)
             };
             let stat = kind == Kind::Fixed && self.has(Feat::StaticArr) && self.rng.pct(30);
-            arrs.push(Arr { ty, kind, rows, cols, two_d, stat });
+            let member = matches!(kind, Kind::Heap | Kind::Flat) && self.has(Feat::Member) && self.rng.pct(40);
+            let file = stat && self.has(Feat::FbGlobal) && self.rng.pct(60);
+            arrs.push(Arr { ty, kind, rows, cols, two_d, stat, member, file });
         }
         arrs
     }
@@ -413,6 +417,14 @@ impl Gen {
             if !fbs.is_empty() && self.rng.pct(5 * fbs.len() as u64) {
                 fb = Some(*self.rng.pick(&fbs));
             }
+            // Where the region reads a file-scope array, often through its accessor.
+            if fb.is_none()
+                && self.has(Feat::FbGlobal)
+                && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.file)))
+                && self.rng.pct(50)
+            {
+                fb = Some(Fb::Global);
+            }
         }
         if fb == Some(Fb::Opaque) {
             // Tessera cannot make the copies of `always` for a region whose variables
@@ -455,6 +467,9 @@ impl Gen {
             && kind != RKind::Target
             && fb != Some(Fb::Nowait)
             && matches!(&body, Body::Assign { w, .. } if maps.iter().any(|m| m.sec.v == *w && m.t == MapT::ToFrom && m.sec.rlen > 0))
+            // OpenMP's reduction list items are variables or their sections, not
+            // struct members.
+            && matches!(&body, Body::Assign { w, .. } if m.arr(*w).is_some_and(|a| !a.member))
             && self.rng.pct(30);
         Some(Op::Region(Region {
             reduce_w,
@@ -603,7 +618,7 @@ impl Gen {
             let arr = m.arr(h.v)?.clone();
             let mut sec = self.sec(ctx, &h, h.lo_rel, r0, r1, m);
             sec.bare = false;
-            if arr.two_d && self.has(Feat::UpdateBox) && self.rng.pct(35) {
+            if arr.two_d && arr.kind != Kind::Flat && self.has(Feat::UpdateBox) && self.rng.pct(35) {
                 let (c0, c1) = self.sub(0, arr.cols);
                 sec.cols = Some((c0, c1 - c0));
             }

@@ -40,6 +40,14 @@ pub enum Feat {
     Fixed,
     /// `T (*p)[m] = malloc(sizeof(T[n][m]))` pointers to VLA rows.
     Vla2d,
+    /// 2D arrays on flat pointers, `T *p = malloc(sizeof *p * n * m)` read and written
+    /// as `p[(i + di) * m + j + dj]` with a run-time row length `m` (the optimizer
+    /// delinearises them); their sections are `p[r0 * m:rows * m]`.
+    Flat,
+    /// Heap and flat arrays held in a struct, `struct { T *p; } s` (`s.p[i]` in
+    /// regions, `s.p[0:n]` in clauses): the plugin reads the pointer member at the
+    /// directive.
+    Member,
     /// `int` arrays (float arrays are always there).
     Int,
     /// `double` arrays.
@@ -86,6 +94,10 @@ pub enum Feat {
     SwapLoop,
     /// Regions calling a non-inline function (host fallback).
     FbCall,
+    /// Fixed-size arrays at file scope (`static T sf<case>_<k>[N]`) that regions
+    /// read only through a call of a non-inline accessor function: a host fallback
+    /// whose footprint the plugin finds in the called function's body.
+    FbGlobal,
     /// Regions declaring a local array (host fallback).
     FbLocal,
     /// Regions whose body holds a statement the region IR cannot represent (a
@@ -135,10 +147,12 @@ pub enum Feat {
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 42] = [
+    pub const ALL: [Feat; 45] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
+        Feat::Flat,
+        Feat::Member,
         Feat::Int,
         Feat::Double,
         Feat::DataRegion,
@@ -162,6 +176,7 @@ impl Feat {
         Feat::Cond,
         Feat::SwapLoop,
         Feat::FbCall,
+        Feat::FbGlobal,
         Feat::FbLocal,
         Feat::FbStmt,
         Feat::FbOpaque,
@@ -186,6 +201,8 @@ impl Feat {
             Feat::Heap => "heap",
             Feat::Fixed => "fixed",
             Feat::Vla2d => "vla2d",
+            Feat::Flat => "flat",
+            Feat::Member => "member",
             Feat::Int => "int",
             Feat::Double => "double",
             Feat::DataRegion => "data-region",
@@ -209,6 +226,7 @@ impl Feat {
             Feat::Cond => "cond",
             Feat::SwapLoop => "swap-loop",
             Feat::FbCall => "fb-call",
+            Feat::FbGlobal => "fb-global",
             Feat::FbLocal => "fb-local",
             Feat::FbStmt => "fb-stmt",
             Feat::FbOpaque => "fb-opaque",
@@ -409,6 +427,8 @@ pub enum Kind {
     Fixed,
     /// `T (*p)[m] = malloc(sizeof(T[n][m]))` (2D).
     Vla,
+    /// `T *p = malloc(sizeof *p * n * m)`, accessed as `p[i * m + j]` (2D).
+    Flat,
 }
 
 /// One array of a case.
@@ -426,6 +446,12 @@ pub struct Arr {
     pub two_d: bool,
     /// A fixed-size array with static storage duration.
     pub stat: bool,
+    /// A heap or flat array whose pointer is the member `p` of a struct `s<i>`.
+    pub member: bool,
+    /// A static fixed-size array declared at file scope (`sf<case>_<i>`), with an
+    /// accessor function `sg<case>_<i>(row[, col])` that regions with
+    /// [`Fb::Global`] read it through.
+    pub file: bool,
 }
 
 impl Arr {
@@ -546,6 +572,8 @@ pub enum RKind {
 pub enum Fb {
     /// The body calls a non-inline function.
     Call,
+    /// The body reads file-scope arrays through non-inline accessor functions.
+    Global,
     /// The body declares a local array.
     Local,
     /// The assignment sits in a `do … while (0)` statement.
@@ -738,9 +766,13 @@ impl Case {
                 Kind::Heap => Feat::Heap,
                 Kind::Fixed => Feat::Fixed,
                 Kind::Vla => Feat::Vla2d,
+                Kind::Flat => Feat::Flat,
             });
             if a.stat {
                 f = f.with(Feat::StaticArr);
+            }
+            if a.member {
+                f = f.with(Feat::Member);
             }
             match a.ty {
                 Ty::F64 => f = f.with(Feat::Double),
@@ -812,6 +844,7 @@ impl Case {
                         }
                         match r.fb {
                             Some(Fb::Call) => *f = f.with(Feat::FbCall),
+                            Some(Fb::Global) => *f = f.with(Feat::FbGlobal),
                             Some(Fb::Local) => *f = f.with(Feat::FbLocal),
                             Some(Fb::Stmt) => *f = f.with(Feat::FbStmt),
                             Some(Fb::Opaque) => *f = f.with(Feat::FbOpaque),

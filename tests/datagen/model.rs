@@ -174,7 +174,7 @@ impl Model {
         match s.cols {
             None => Ok((st, vec![((r0 * c) as usize, ((r0 + s.rlen) * c) as usize)])),
             Some((c0, cl)) => {
-                if !a.two_d || cl < 1 || c0 < 0 || c0 + cl > c {
+                if !a.two_d || a.kind == Kind::Flat || cl < 1 || c0 < 0 || c0 + cl > c {
                     return Err("bad column box".into());
                 }
                 if c0 == 0 && cl == c {
@@ -953,8 +953,8 @@ mod tests {
 
     fn arrs() -> Vec<Arr> {
         vec![
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false },
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false },
         ]
     }
 

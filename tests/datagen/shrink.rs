@@ -325,6 +325,7 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                         (r.fb, f),
                         (Some(Fb::If(_)), Feat::FbIf)
                             | (Some(Fb::Call), Feat::FbCall)
+                            | (Some(Fb::Global), Feat::FbGlobal)
                             | (Some(Fb::Local), Feat::FbLocal)
                             | (Some(Fb::Stmt), Feat::FbStmt)
                             | (Some(Fb::Opaque), Feat::FbOpaque)

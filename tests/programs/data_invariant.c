@@ -132,11 +132,11 @@ int main(void) {
 #pragma omp target data map(to: a[0:n]) map(tofrom: b[0:n]) // expect: emu
   {
 #pragma omp target teams distribute parallel for map(to: a[0:n]) // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark: [call] call 'twice(a[i])' is not supported: the body of 'twice' is not visible here (Tessera inlines functions defined before the region, e.g. 'static inline' or 'declare target' ones)
+    for (int i = 0; i < n; i++) a[i] = twice(a[i]); // expect-remark@-1: [unpassable] it calls 'twice', whose body Tessera cannot see here
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = a[i] + 1.0f;
 #pragma omp target teams distribute parallel for // expect: host
-    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark: [call] call 'twice(b[i])' is not supported: the body of 'twice' is not visible here (Tessera inlines functions defined before the region, e.g. 'static inline' or 'declare target' ones)
+    for (int i = 0; i < n; i++) a[i] = twice(b[i]); // expect-remark@-1: [unpassable] it calls 'twice', whose body Tessera cannot see here
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++) b[i] = b[i] + a[i];
   }

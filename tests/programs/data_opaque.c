@@ -4,16 +4,23 @@
    what they wrote back to the device, restoring the host bytes), so they see and
    leave what a device run would. Covered: the extent `m + 1` of a VLA parameter
    (which Tessera cannot recompute where the regions are), inside a `target data`
-   (which still maps) and with the array already mapped by the caller; a region reaching an array through a struct's
-   pointer member (attached by `map(g.p[0:n])`) after `target enter data`; such a
-   region writing an array mapped `to` between two kernels, read back by `target
-   update`; and a `nowait` one (its host task finishes before the copies back). */
+   (which still maps) and with the array already mapped by the caller; a region
+   reaching an array through a struct's pointer-to-pointer member after `target enter
+   data`; such a region writing an array mapped `to` between two kernels, read back by
+   `target update`; and a `nowait` one (its host task finishes before the copies
+   back). The same regions through a plain pointer member (`g.p[i]`, mapped by
+   `map(g.p[0:n])`) run on the device: Tessera reads the member at the directive. */
 #include <stdlib.h>
 #include "common.h"
 
 struct grid {
   int n;
   float *p;
+};
+
+struct rows {
+  int n;
+  float **r;
 };
 
 static void bump(int n, int m, double (*A)[m + 1]) {
@@ -45,11 +52,15 @@ int main(void) {
   float *a = malloc(k * sizeof *a), *b = malloc(k * sizeof *b);
   for (int i = 0; i < k; i++) { a[i] = rng_float(); b[i] = rng_float(); }
   struct grid g = {k, a};
+  float *rp[1] = {a};
+  struct rows h = {k, rp};
 #pragma omp target enter data map(to: a[0:k]) // expect: emu
 #pragma omp target teams distribute parallel for // expect: emu
   for (int i = 0; i < k; i++) a[i] = a[i] * 2.0f;
-#pragma omp target teams distribute parallel for map(to: g) map(tofrom: g.p[0:k]) // expect: host
-  for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] + 1.0f; // expect-remark@-1: [unpassable] it reaches memory through 'g'
+#pragma omp target teams distribute parallel for map(to: g) map(tofrom: g.p[0:k]) // expect: emu
+  for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] + 1.0f;
+#pragma omp target teams distribute parallel for // expect: host
+  for (int i = 0; i < h.n; i++) h.r[0][i] = h.r[0][i] + 1.0f; // expect-remark@-1: [unpassable] it reaches memory through 'h'
 #pragma omp target exit data map(from: a[0:k]) // expect: emu
   print_floats("struct", a, k);
 
@@ -57,12 +68,16 @@ int main(void) {
   {
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < k; i++) a[i] = a[i] - b[i];
-#pragma omp target map(to: g) map(tofrom: g.p[0:k]) // expect: host
-    for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] * 3.0f; // expect-remark@-1: [unpassable] it reaches memory through 'g'
+#pragma omp target map(to: g) map(tofrom: g.p[0:k]) // expect: emu
+    for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] * 3.0f;
+#pragma omp target // expect: host
+    for (int i = 0; i < h.n; i++) h.r[0][i] = h.r[0][i] * 3.0f; // expect-remark@-1: [unpassable] it reaches memory through 'h'
 #pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < k; i++) b[i] = b[i] + a[i];
-#pragma omp target map(to: g) map(tofrom: g.p[0:k]) nowait // expect: host
-    for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] + 0.25f; // expect-remark@-1: [unpassable] it reaches memory through 'g'
+#pragma omp target map(to: g) map(tofrom: g.p[0:k]) nowait // expect: emu
+    for (int i = 0; i < g.n; i++) g.p[i] = g.p[i] + 0.25f;
+#pragma omp target nowait // expect: host
+    for (int i = 0; i < h.n; i++) h.r[0][i] = h.r[0][i] + 0.25f; // expect-remark@-1: [unpassable] it reaches memory through 'h'
 #pragma omp taskwait
 #pragma omp target update from(a[0:k]) // expect: emu
   }
