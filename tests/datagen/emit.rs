@@ -559,14 +559,11 @@ pub fn case_text(c: &Case) -> String {
         let (t, id) = (a.ty.c(), c.id);
         if a.two_d {
             let _ = writeln!(e.out, "static {t} sf{id}_{i}[{}][{}];", a.rows, a.cols);
-            let _ = writeln!(
-                e.out,
-                "__attribute__((noinline)) static {t} sg{id}_{i}(int r, int c) {{ return sf{id}_{i}[r][c]; }}"
-            );
         } else {
             let _ = writeln!(e.out, "static {t} sf{id}_{i}[{}];", a.rows);
-            let _ = writeln!(e.out, "__attribute__((noinline)) static {t} sg{id}_{i}(int r) {{ return sf{id}_{i}[r]; }}");
         }
+        let (proto, def) = accessor(c, i);
+        let _ = writeln!(e.out, "{}", if a.late { proto } else { def });
     }
     let _ = writeln!(e.out, "static void case_{}(void) {{", c.id);
     e.line("int c_on = 1, c_off = 0, ki = 3;");
@@ -650,5 +647,17 @@ pub fn case_text(c: &Case) -> String {
         }
     }
     e.out.push_str("}\n");
+    for (i, _) in c.arrs.iter().enumerate().filter(|(_, a)| a.file && a.late) {
+        let _ = writeln!(e.out, "{}", accessor(c, i).1);
+    }
     e.out
+}
+
+/// The prototype and the definition of the accessor of file-scope array `i`.
+fn accessor(c: &Case, i: usize) -> (String, String) {
+    let a = &c.arrs[i];
+    let (t, id) = (a.ty.c(), c.id);
+    let (params, sub) = if a.two_d { ("int r, int c", "[r][c]") } else { ("int r", "[r]") };
+    let head = format!("__attribute__((noinline)) static {t} sg{id}_{i}({params})");
+    (format!("{head};"), format!("{head} {{ return sf{id}_{i}{sub}; }}"))
 }

@@ -110,7 +110,8 @@ impl Gen {
             let stat = kind == Kind::Fixed && self.has(Feat::StaticArr) && self.rng.pct(30);
             let member = matches!(kind, Kind::Heap | Kind::Flat) && self.has(Feat::Member) && self.rng.pct(40);
             let file = stat && self.has(Feat::FbGlobal) && self.rng.pct(60);
-            arrs.push(Arr { ty, kind, rows, cols, two_d, stat, member, file });
+            let late = file && self.rng.pct(40);
+            arrs.push(Arr { ty, kind, rows, cols, two_d, stat, member, file, late });
         }
         arrs
     }
@@ -421,12 +422,18 @@ impl Gen {
             if fb.is_none()
                 && self.has(Feat::FbGlobal)
                 && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.file)))
+                // A late accessor makes the footprint unknown: not inside the threads
+                // (tests/fatal/opaque_parallel.c).
+                && !(ctx.thr.is_some()
+                    && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.late))))
                 && self.rng.pct(50)
             {
                 fb = Some(Fb::Global);
             }
         }
-        if fb == Some(Fb::Opaque) {
+        let late = fb == Some(Fb::Global)
+            && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.late)));
+        if fb == Some(Fb::Opaque) || late {
             // Tessera cannot make the copies of `always` for a region whose variables
             // it cannot pass: while data is mapped such a region stops the program (as
             // with an `if` clause, tests/fatal/opaque_if.c), which the differential

@@ -96,7 +96,8 @@ pub enum Feat {
     FbCall,
     /// Fixed-size arrays at file scope (`static T sf<case>_<k>[N]`) that regions
     /// read only through a call of a non-inline accessor function: a host fallback
-    /// whose footprint the plugin finds in the called function's body.
+    /// whose footprint the plugin finds in the called function's body, or, when the
+    /// function is defined after the case, a region of unknown footprint.
     FbGlobal,
     /// Regions declaring a local array (host fallback).
     FbLocal,
@@ -452,6 +453,9 @@ pub struct Arr {
     /// accessor function `sg<case>_<i>(row[, col])` that regions with
     /// [`Fb::Global`] read it through.
     pub file: bool,
+    /// The accessor is defined after the case function (declared before it): the
+    /// plugin cannot see its body at the regions, whose footprint is then unknown.
+    pub late: bool,
 }
 
 impl Arr {
