@@ -1,7 +1,10 @@
 //! A generator of random, race-free, OpenMP-conforming C programs that exercise the
 //! device data environment (`target data`, `target enter/exit data`, `target update`,
 //! target regions on present data, host fallbacks inside data regions, regions from
-//! two host threads). Pure: a case seed and a feature set give the program text.
+//! two host threads) on the ways programs hold their arrays (heap pointers, fixed
+//! and static arrays, pointers to VLA rows, flat 2-D arrays indexed `p[i * m + j]`,
+//! pointers held in structs, file-scope arrays reached only through called
+//! functions). Pure: a case seed and a feature set give the program text.
 //!
 //! A program is a batch of *cases*; each case is one `static void case_<id>(void)`
 //! with its own arrays, a sequence of [`Op`]s and its own output lines (prefixed
