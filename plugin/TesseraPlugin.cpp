@@ -536,6 +536,7 @@ private:
   Expr *rebuildAtDirective(const Expr *E, const DeclContext *Context,
                            llvm::DenseMap<const VarDecl *, bool> &Flags,
                            const VarDecl *&Unnamed, SourceLocation L);
+  Expr *guardArrows(Expr *E, SourceLocation L);
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
                     const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
@@ -684,10 +685,55 @@ const VarDecl *TesseraConsumer::resolveArgs(
                                      D.getBeginLoc());
     if (!Value)
       return Unnamed;
-    R.Hoisted[I] = Value;
+    R.Hoisted[I] = guardArrows(Value, D.getBeginLoc());
     R.HoistedInside[I] = false;
   }
   return nullptr;
+}
+
+/// The rebuilt member chain \p E (rebuildAtDirective) as a value that reads no
+/// member through a null pointer: `g->u` becomes `g ? g->u : 0` (every `->` of
+/// the chain tested, outermost first). The region's code may test the pointer
+/// before it dereferences it, or never run an iteration that does, while the
+/// value is read at the directive either way; a null member then is a pointer
+/// the runtime finds no data for (or a zero scalar), and the region's own code
+/// decides. \p E unchanged when the chain has no `->`.
+Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
+  llvm::SmallVector<Expr *, 4> Bases; // innermost chain link first
+  for (Expr *Cur = E;;) {
+    Cur = Cur->IgnoreParenImpCasts();
+    auto *ME = dyn_cast<MemberExpr>(Cur);
+    if (!ME)
+      break;
+    if (ME->isArrow() && !isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+      Bases.push_back(ME->getBase());
+    Cur = ME->getBase();
+  }
+  if (Bases.empty())
+    return E;
+  QualType CondTy = Ctx.getLangOpts().CPlusPlus ? Ctx.BoolTy : Ctx.IntTy;
+  Expr *Cond = nullptr;
+  for (Expr *B : llvm::reverse(Bases))
+    Cond = Cond ? BinaryOperator::Create(Ctx, Cond, B, BO_LAnd, CondTy,
+                                         VK_PRValue, OK_Ordinary, L,
+                                         FPOptionsOverride())
+                : B;
+  QualType T = E->getType().getUnqualifiedType();
+  Expr *Value = E;
+  if (Value->isGLValue())
+    Value = ImplicitCastExpr::Create(Ctx, T, CK_LValueToRValue, Value, nullptr,
+                                     VK_PRValue, FPOptionsOverride());
+  Expr *Zero = IntegerLiteral::Create(Ctx, llvm::APInt(Ctx.getIntWidth(Ctx.IntTy), 0),
+                                      Ctx.IntTy, L);
+  CastKind K = T->isPointerType()    ? CK_NullToPointer
+               : T->isBooleanType()  ? CK_IntegralToBoolean
+               : T->isFloatingType() ? CK_IntegralToFloating
+                                     : CK_IntegralCast;
+  if (!Ctx.hasSameType(T, Ctx.IntTy))
+    Zero = ImplicitCastExpr::Create(Ctx, T, K, Zero, nullptr, VK_PRValue,
+                                    FPOptionsOverride());
+  return new (Ctx) ConditionalOperator(Cond, L, Value, L, Zero, T, VK_PRValue,
+                                       OK_Ordinary);
 }
 
 /// \p E — a chain of `.`/`->` member accesses from a variable, as it appears in

@@ -6,7 +6,9 @@
    host between steps; `enter data` / `update` / `exit data` of a member of a nested
    struct; regions without map clauses on present members; one array reached as a
    member and through a plain pointer in one data region; a host fallback (a call)
-   that writes a member array mapped `to`. */
+   that writes a member array mapped `to`; a region given a null struct pointer and
+   no iterations (the member is read at the directive only through a pointer that is
+   not null: the region then finds no data and runs on the host, as written). */
 #include <stdlib.h>
 #include "common.h"
 
@@ -36,7 +38,13 @@ static void steps(grid_t *g, int t_end) {
   }
 }
 
+static void scale(grid_t *g, int n) {
+#pragma omp target teams distribute parallel for // expect: host ~ has no map clause
+  for (int i = 0; i < n; i++) g->u[i] = g->u[i] * 2.0f;
+}
+
 int main(void) {
+  scale(NULL, 0);
   model_t m;
   m.g.nx = 23;
   m.g.ny = 29;
