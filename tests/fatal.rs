@@ -48,6 +48,11 @@ fn region_with_unknown_footprint_inside_a_parallel_region_while_data_is_mapped()
 }
 
 #[test]
+fn region_with_unrepresented_statements_inside_a_parallel_region_while_data_is_mapped() {
+    fatal("unbounded_parallel.c");
+}
+
+#[test]
 fn present_modifier_on_data_not_on_the_device() {
     fatal("present_absent.c");
 }
@@ -60,7 +65,8 @@ fn unsupported_motion_modifier_on_mapped_data() {
 /// Every program in the directory has a test above.
 #[test]
 fn every_fatal_program_is_tested() {
-    let listed = ["opaque_if.c", "opaque_parallel.c", "present_absent.c", "unsupported_motion.c"];
+    let listed =
+        ["opaque_if.c", "opaque_parallel.c", "present_absent.c", "unbounded_parallel.c", "unsupported_motion.c"];
     for e in std::fs::read_dir(repo_root().join("tests/fatal")).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
         assert!(listed.contains(&name.as_str()), "{name} has no test in tests/fatal.rs");

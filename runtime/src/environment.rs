@@ -339,8 +339,32 @@ impl DataEnvironment {
         let arrays = data::plan_lenient(manifest, args);
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
+        // Arrays whose accesses the region's IR does not hold (a statement Tessera
+        // cannot represent uses them): the host run swaps in the device copy of all
+        // of each mapping. Inside an active parallel region the other threads may
+        // write the host copies of the rest meanwhile, and those writes would be lost
+        // (found by the data-environment fuzzer): stop instead.
+        let unbounded: Vec<&str> = manifest
+            .args
+            .iter()
+            .filter(|a| a.array.as_ref().is_some_and(|arr| arr.footprint.is_empty()))
+            .map(|a| a.name.as_str())
+            .collect();
+        let parallel = !unbounded.is_empty() && crate::in_active_parallel();
         match pins_on_env!(self, kind, |env| env.host_begin(&refs, &mut moved)) {
             Ok(pins) if pins.is_empty() => Launch { record, host: None, fatal: None },
+            Ok(_) if parallel => {
+                let fatal = format!(
+                    "tessera: fatal: {}: the target region must run on the host ({}), inside a parallel region, but \
+                     Tessera cannot tell which parts of {} it uses: its host run would put the device copies of \
+                     their whole mappings in place of the host copies, where the other threads' writes would be \
+                     lost (give the region statements Tessera can compile, or run it outside the parallel region)",
+                    record.region,
+                    record.reason.as_deref().unwrap_or("?"),
+                    unbounded.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+                );
+                Launch { record, host: None, fatal: Some(fatal) }
+            }
             Ok(pins) => Launch { record: record.clone(), host: Some(HostRun { record, pins, moved }), fatal: None },
             Err(e) => {
                 let r = record.reason.take().unwrap_or_default();

@@ -335,7 +335,7 @@ pub unsafe extern "C" fn __tessera_opaque(manifest: *const c_char) {
 /// Whether the calling thread is inside an active parallel region (OpenMP's
 /// `omp_in_parallel()`, looked up in the process: false when no OpenMP runtime is
 /// loaded, as in the runtime's own tests).
-fn in_active_parallel() -> bool {
+pub(crate) fn in_active_parallel() -> bool {
     static F: OnceLock<Option<unsafe extern "C" fn() -> c_int>> = OnceLock::new();
     let f = F.get_or_init(|| {
         // SAFETY: dlsym with a NUL-terminated name; the symbol, when present, is

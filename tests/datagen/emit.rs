@@ -56,6 +56,9 @@ struct Em<'a> {
     c: &'a Case,
     /// Reads of file-scope arrays go through their accessor functions.
     via_accessors: bool,
+    /// While emitting a body with row pointers: the rows `(array, row offset)`
+    /// that `rp<k>` points to (k: the index here).
+    rows: std::cell::RefCell<Option<Vec<(VarRef, i64)>>>,
     out: String,
     ind: usize,
     labels: usize,
@@ -125,6 +128,21 @@ impl Em<'_> {
         }
     }
 
+    /// `T *rp<k> = <row i + di of v>;` (2-D), `T *rp<k> = v + i;` (1-D).
+    fn row_ptr(&self, k: usize, v: VarRef, di: i64) -> String {
+        let a = self.arr(v);
+        let (n, t) = (self.vname(v), a.ty.c());
+        let row = if di == 0 { "i".to_string() } else { format!("({})", off("i", di)) };
+        let init = match (a.kind, a.two_d) {
+            (_, false) => format!("{n} + i"),
+            (Kind::Flat, _) => format!("{n} + {row} * m{}", self.decl(v)),
+            // `&p[r][0]` and the decayed row `p[r]` alternate.
+            _ if k % 2 == 0 => format!("{n}[{}]", off("i", di)),
+            _ => format!("&{n}[{}][0]", off("i", di)),
+        };
+        format!("{t} *rp{k} = {init};")
+    }
+
     fn arr(&self, v: VarRef) -> &Arr {
         &self.c.arrs[self.decl(v)]
     }
@@ -179,6 +197,18 @@ impl Em<'_> {
     }
 
     fn access(&self, v: VarRef, di: i64, dj: i64) -> String {
+        let a = &self.c.arrs[self.decl(v)];
+        if let Some(rows) = self.rows.borrow_mut().as_mut() {
+            if !(a.file && self.via_accessors) {
+                // Through `rp<k>`: the row `i + di` (2-D) or the element `i` (1-D).
+                let (key, sub) = if a.two_d { ((v, di), off("j", dj)) } else { ((v, 0), di.to_string()) };
+                let k = rows.iter().position(|r| *r == key).unwrap_or_else(|| {
+                    rows.push(key);
+                    rows.len() - 1
+                });
+                return format!("rp{k}[{sub}]");
+            }
+        }
         let a = self.arr(v);
         if a.file && self.via_accessors {
             let i = self.decl(v);
@@ -373,10 +403,20 @@ impl Em<'_> {
             Body::Assign { w, reads, cond, scalar, konst } => {
                 let t = wname(self, *w);
                 self.via_accessors = r.fb == Some(Fb::Global);
+                if r.row_ptr {
+                    *self.rows.borrow_mut() = Some(Vec::new());
+                }
                 let mut rhs = self.rhs(t, reads, *cond, *scalar, *konst, r.two_d);
                 self.via_accessors = false;
                 let lhs = self.access(*w, 0, 0);
-                match r.fb {
+                let rows = self.rows.borrow_mut().take();
+                if let Some(rows) = rows {
+                    // `{ T *rp0 = <row>; …; lhs = rhs; }` (fallbacks by `if` or `nowait`
+                    // only: their bodies are plain assignments).
+                    let decls: Vec<String> = rows.iter().enumerate().map(|(k, (v, di))| self.row_ptr(k, *v, *di)).collect();
+                    self.line(&format!("{{ {} {lhs} = {rhs}; }}", decls.join(" ")));
+                } else {
+                    match r.fb {
                     Some(Fb::Call) => {
                         rhs = format!("hf_{}({rhs})", &prt(t)[4..]);
                         self.line(&format!("{lhs} = {rhs};"));
@@ -388,6 +428,7 @@ impl Em<'_> {
                     Some(Fb::Stmt) => self.line(&format!("do {{ {lhs} = {rhs}; }} while (0);")),
                     Some(Fb::Opaque) => self.line(&format!("{{ if (tsr_opq) **tsr_opq = 1; {lhs} = {rhs}; }}")),
                     _ => self.line(&format!("{lhs} = {rhs};")),
+                    }
                 }
             }
             Body::Reduce { reads } => {
@@ -554,7 +595,7 @@ pub fn case_text(c: &Case) -> String {
         panic!("case {} is invalid: {e}", c.id);
     }
     let (cleanup, prints) = m.finish();
-    let mut e = Em { c, via_accessors: false, out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
+    let mut e = Em { c, via_accessors: false, rows: std::cell::RefCell::new(None), out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
     for (i, a) in c.arrs.iter().enumerate().filter(|(_, a)| a.file) {
         let (t, id) = (a.ty.c(), c.id);
         if a.two_d {

@@ -401,13 +401,24 @@ impl Gen {
         if self.rng.pct(50) {
             maps.reverse();
         }
+        // Inside the threads, no flat arrays: a subscript `i * m + j` whose row is
+        // relative to the thread's `lo` is not affine for Tessera, so the region runs
+        // on the host with its arrays' whole mappings swapped, which stops the
+        // program there (tests/fatal/unbounded_parallel.c).
+        if ctx.thr.is_some()
+            && reads.iter().map(|r| r.1.v).chain(w.map(|w| w.v)).any(|v| m.arr(v).is_some_and(|a| a.kind == Kind::Flat))
+        {
+            return None;
+        }
         let mut fb = None;
         if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();
             for (f, x) in [(Feat::FbCall, Fb::Call), (Feat::FbLocal, Fb::Local), (Feat::FbStmt, Fb::Stmt), (Feat::FbOpaque, Fb::Opaque), (Feat::FbNowait, Fb::Nowait)] {
                 // A region of unknown footprint inside the threads' parallel region stops
                 // the program while data is mapped (tests/fatal/opaque_parallel.c).
-                if self.has(f) && !(x == Fb::Opaque && ctx.thr.is_some()) {
+                // Neither may one whose statements Tessera cannot represent (its host
+                // run swaps whole mappings: tests/fatal/unbounded_parallel.c).
+                if self.has(f) && !(ctx.thr.is_some() && matches!(x, Fb::Opaque | Fb::Call | Fb::Local | Fb::Stmt)) {
                     fbs.push(x);
                 }
             }
@@ -424,8 +435,7 @@ impl Gen {
                 && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.file)))
                 // A late accessor makes the footprint unknown: not inside the threads
                 // (tests/fatal/opaque_parallel.c).
-                && !(ctx.thr.is_some()
-                    && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.late))))
+                && ctx.thr.is_none()
                 && self.rng.pct(50)
             {
                 fb = Some(Fb::Global);
@@ -478,6 +488,13 @@ impl Gen {
             // struct members.
             && matches!(&body, Body::Assign { w, .. } if m.arr(*w).is_some_and(|a| !a.member))
             && self.rng.pct(30);
+        // Row pointers in plain assignment bodies (the fallback forms wrap the
+        // assignment; an array reduction's list item is the array itself).
+        let row_ptr = self.has(Feat::RowPtr)
+            && matches!(body, Body::Assign { .. })
+            && matches!(fb, None | Some(Fb::If(_)) | Some(Fb::Nowait))
+            && !reduce_w
+            && self.rng.pct(30);
         Some(Op::Region(Region {
             reduce_w,
             kind,
@@ -489,6 +506,7 @@ impl Gen {
             fb,
             extra: if self.has(Feat::Clauses) && self.rng.pct(20) { 1 + self.rng.below(6) as u8 } else { 0 },
             no_collapse: self.has(Feat::Clauses) && shape.two_d && kind != RKind::Target && self.rng.pct(20),
+            row_ptr,
         }))
     }
 

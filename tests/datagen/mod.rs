@@ -4,7 +4,8 @@
 //! two host threads) on the ways programs hold their arrays (heap pointers, fixed
 //! and static arrays, pointers to VLA rows, flat 2-D arrays indexed `p[i * m + j]`,
 //! pointers held in structs, file-scope arrays reached only through called
-//! functions). Pure: a case seed and a feature set give the program text.
+//! functions, local row pointers in region bodies). Pure: a case seed and a feature
+//! set give the program text.
 //!
 //! A program is a batch of *cases*; each case is one `static void case_<id>(void)`
 //! with its own arrays, a sequence of [`Op`]s and its own output lines (prefixed
@@ -147,11 +148,15 @@ pub enum Feat {
     /// section its `tofrom` map clause names: the region writes a private copy that
     /// starts at 0, and each element becomes `original + private`.
     ArrReduce,
+    /// Region bodies reaching their arrays through local row pointers
+    /// (`T *rp0 = p[i + 1]; … rp0[j - 1]`, `p + (i + 1) * m`, `p + i - 1`), which the
+    /// plugin turns back into the arrays' subscripts.
+    RowPtr,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 45] = [
+    pub const ALL: [Feat; 46] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -197,6 +202,7 @@ impl Feat {
         Feat::AlwaysFb,
         Feat::PresentMod,
         Feat::ArrReduce,
+        Feat::RowPtr,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -247,6 +253,7 @@ impl Feat {
             Feat::AlwaysFb => "always-fb",
             Feat::PresentMod => "present-mod",
             Feat::ArrReduce => "arr-reduce",
+            Feat::RowPtr => "row-ptr",
         }
     }
 
@@ -667,6 +674,8 @@ pub struct Region {
     /// `reduction(+: …)` on the written array, over the section of its `tofrom` map
     /// item (`Feat::ArrReduce`).
     pub reduce_w: bool,
+    /// The body reaches its arrays through local row pointers (`Feat::RowPtr`).
+    pub row_ptr: bool,
 }
 
 /// One operation of a case.
@@ -817,6 +826,9 @@ impl Case {
                         }
                         if r.maps.iter().any(|m| m.sec.rlen == 0) {
                             *f = f.with(Feat::ZeroLen);
+                        }
+                        if r.row_ptr {
+                            *f = f.with(Feat::RowPtr);
                         }
                         if r.reduce_w {
                             *f = f.with(Feat::ArrReduce);

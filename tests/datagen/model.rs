@@ -980,6 +980,7 @@ mod tests {
             extra: 0,
             no_collapse: false,
             reduce_w: false,
+            row_ptr: false,
         })
     }
 
@@ -1053,6 +1054,7 @@ mod tests {
                 extra: 0,
                 no_collapse: false,
                 reduce_w: false,
+                row_ptr: false,
             })
         };
         let th = |body| Op::Threads { base: 0, len: 5, slices: vec![0], picks: vec![], body };

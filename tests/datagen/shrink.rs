@@ -155,6 +155,7 @@ fn op_variants(op: &Op) -> Vec<Op> {
                 x.no_collapse = false;
             });
             push(&|x| x.reduce_w = false);
+            push(&|x| x.row_ptr = false);
             push(&|x| {
                 if let Body::Assign { cond, scalar, .. } = &mut x.body {
                     *cond = false;
@@ -337,6 +338,9 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                     if f == Feat::Clauses {
                         r.extra = 0;
                         r.no_collapse = false;
+                    }
+                    if f == Feat::RowPtr {
+                        r.row_ptr = false;
                     }
                     if f == Feat::ArrReduce {
                         r.reduce_w = false;
