@@ -413,6 +413,15 @@ private:
   llvm::DenseMap<const VarDecl *, PtrLocal> PtrLocals;
   bool pointerLocal(const VarDecl *VD);
   bool assignedInRegion(const VarDecl *VD);
+  /// What the region body does with its variables (collectUses, computed once).
+  struct Uses {
+    /// Assigned, incremented or decremented, or their address taken.
+    llvm::DenseSet<const VarDecl *> Changed;
+    /// Named other than as the base of a subscript.
+    llvm::DenseSet<const VarDecl *> NotSubscripted;
+  };
+  std::optional<Uses> BodyUses;
+  const Uses &collectUses();
   /// Indices of the loops around the statement being extracted.
   llvm::SmallVector<const VarDecl *, 4> LoopStack;
   json::Value forStmt(const ForStmt *F);
@@ -1936,9 +1945,10 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
       return unsupported("partial array subscript", E);
     for (const Expr *S : P.Subscripts)
       Index.push_back(expr(S));
-    // Pointer arithmetic: in ptrdiff_t, each operand converted from its type.
+    // Pointer arithmetic: in ptrdiff_t, each operand converted from its type;
+    // the initializer's terms, then the pointer's own subscript.
     json::Value Sum = nullptr;
-    for (const Expr *T : P.Last) {
+    auto Add = [&](const Expr *T) {
       json::Value V = castTo(expr(T), "i64");
       Sum = Sum.kind() == json::Value::Null
                 ? std::move(V)
@@ -1947,15 +1957,11 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
                                            {"lhs", std::move(Sum)},
                                            {"rhs", std::move(V)},
                                            {"ty", "i64"}});
-    }
-    json::Value KV = castTo(expr(K), "i64");
-    Index.push_back(Sum.kind() == json::Value::Null
-                        ? std::move(KV)
-                        : json::Value(json::Object{{"kind", "binary"},
-                                                   {"op", "add"},
-                                                   {"lhs", std::move(Sum)},
-                                                   {"rhs", std::move(KV)},
-                                                   {"ty", "i64"}}));
+    };
+    for (const Expr *T : P.Last)
+      Add(T);
+    Add(K);
+    Index.push_back(std::move(Sum));
     return nullptr;
   } else {
     if (Inner.count(VD))
@@ -2432,26 +2438,37 @@ void RegionExtractor::nestedDirective(const OMPExecutableDirective &D,
   stmts(D.getInnermostCapturedStmt()->getCapturedStmt(), Out);
 }
 
-/// Whether the region body assigns, increments or takes the address of \p VD.
-bool RegionExtractor::assignedInRegion(const VarDecl *VD) {
+/// The variables the region body changes, and those it names other than as the
+/// base of a subscript (one walk of the body, on first use).
+const RegionExtractor::Uses &RegionExtractor::collectUses() {
+  if (BodyUses)
+    return *BodyUses;
+  BodyUses.emplace();
   if (!Top || !Top->hasAssociatedStmt())
-    return true;
-  llvm::SmallVector<const Stmt *, 64> Work{Top->getAssociatedStmt()};
-  auto Names = [&](const Expr *E) {
+    return *BodyUses;
+  auto Named = [](const Expr *E) -> const VarDecl * {
     const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-    return DRE && DRE->getDecl() == VD;
+    return DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   };
+  llvm::DenseSet<const DeclRefExpr *> Bases;
+  llvm::SmallVector<const DeclRefExpr *, 64> Refs;
+  llvm::SmallVector<const Stmt *, 64> Work{Top->getAssociatedStmt()};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
     if (!S)
       continue;
-    if (const auto *BO = dyn_cast<BinaryOperator>(S);
-        BO && BO->isAssignmentOp() && Names(BO->getLHS()))
-      return true;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
+      if (const VarDecl *V = Named(BO->getLHS()))
+        BodyUses->Changed.insert(V);
     if (const auto *UO = dyn_cast<UnaryOperator>(S);
-        UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) &&
-        Names(UO->getSubExpr()))
-      return true;
+        UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf))
+      if (const VarDecl *V = Named(UO->getSubExpr()))
+        BodyUses->Changed.insert(V);
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S))
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(skipDecay(ASE->getBase())))
+        Bases.insert(DRE);
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      Refs.push_back(DRE);
     if (const auto *CS = dyn_cast<CapturedStmt>(S)) {
       Work.push_back(CS->getCapturedStmt());
       continue;
@@ -2459,7 +2476,17 @@ bool RegionExtractor::assignedInRegion(const VarDecl *VD) {
     for (const Stmt *C : S->children())
       Work.push_back(C);
   }
-  return false;
+  for (const DeclRefExpr *DRE : Refs)
+    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && !Bases.contains(DRE))
+      BodyUses->NotSubscripted.insert(V);
+  return *BodyUses;
+}
+
+/// Whether the region body assigns, increments or takes the address of \p VD.
+bool RegionExtractor::assignedInRegion(const VarDecl *VD) {
+  if (!Top || !Top->hasAssociatedStmt())
+    return true;
+  return collectUses().Changed.contains(VD);
 }
 
 /// A local pointer into a region array that only ever serves as the base of
@@ -2546,29 +2573,8 @@ bool RegionExtractor::pointerLocal(const VarDecl *VD) {
     for (const Stmt *C : S->children())
       Work.push_back(C);
   }
-  if (assignedInRegion(VD))
-    return false;
-  // Every use is the base of a subscript.
-  unsigned Uses = 0, Bases = 0;
-  llvm::SmallVector<const Stmt *, 64> Body{Top->getAssociatedStmt()};
-  while (!Body.empty()) {
-    const Stmt *S = Body.pop_back_val();
-    if (!S)
-      continue;
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(S); DRE && DRE->getDecl() == VD)
-      ++Uses;
-    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S))
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(skipDecay(ASE->getBase()));
-          DRE && DRE->getDecl() == VD)
-        ++Bases;
-    if (const auto *CS = dyn_cast<CapturedStmt>(S)) {
-      Body.push_back(CS->getCapturedStmt());
-      continue;
-    }
-    for (const Stmt *C : S->children())
-      Body.push_back(C);
-  }
-  if (Uses != Bases)
+  // Never changed, and every use is the base of a subscript.
+  if (assignedInRegion(VD) || collectUses().NotSubscripted.contains(VD))
     return false;
   PtrLocals[VD] = PtrLocal{*I, std::move(Subs), std::move(Offsets)};
   return true;

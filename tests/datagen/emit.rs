@@ -103,6 +103,15 @@ fn ixs(x: Ix) -> String {
     }
 }
 
+/// Row `i + d` as a factor of a product: `i`, `(i + 1)`, `(i - 2)`.
+fn row_factor(d: i64) -> String {
+    if d == 0 {
+        "i".to_string()
+    } else {
+        format!("({})", off("i", d))
+    }
+}
+
 fn off(base: &str, d: i64) -> String {
     match d {
         0 => base.to_string(),
@@ -132,10 +141,9 @@ impl Em<'_> {
     fn row_ptr(&self, k: usize, v: VarRef, di: i64) -> String {
         let a = self.arr(v);
         let (n, t) = (self.vname(v), a.ty.c());
-        let row = if di == 0 { "i".to_string() } else { format!("({})", off("i", di)) };
         let init = match (a.kind, a.two_d) {
             (_, false) => format!("{n} + i"),
-            (Kind::Flat, _) => format!("{n} + {row} * m{}", self.decl(v)),
+            (Kind::Flat, _) => format!("{n} + {} * m{}", row_factor(di), self.decl(v)),
             // `&p[r][0]` and the decayed row `p[r]` alternate.
             _ if k % 2 == 0 => format!("{n}[{}]", off("i", di)),
             _ => format!("&{n}[{}][0]", off("i", di)),
@@ -219,8 +227,7 @@ impl Em<'_> {
             };
         }
         if a.kind == Kind::Flat {
-            let row = if di == 0 { "i".to_string() } else { format!("({})", off("i", di)) };
-            format!("{}[{row} * m{} + {}]", self.vname(v), self.decl(v), off("j", dj))
+            format!("{}[{} * m{} + {}]", self.vname(v), row_factor(di), self.decl(v), off("j", dj))
         } else if a.two_d {
             format!("{}[{}][{}]", self.vname(v), off("i", di), off("j", dj))
         } else {
@@ -613,27 +620,24 @@ pub fn case_text(c: &Case) -> String {
     for (i, a) in c.arrs.iter().enumerate() {
         let t = a.ty.c();
         match (a.kind, a.two_d) {
-            (Kind::Heap, _) if a.member => {
-                e.line(&format!("int n{i} = {};", a.rows));
-                e.line(&format!("struct {{ {t} *p; }} s{i};"));
-                e.line(&format!("s{i}.p = malloc(sizeof *s{i}.p * n{i});"));
-            }
-            (Kind::Heap, _) => {
-                e.line(&format!("int n{i} = {};", a.rows));
-                e.line(&format!("{t} *p{i} = malloc(sizeof *p{i} * n{i});"));
+            (Kind::Heap | Kind::Flat, _) => {
+                let count = if a.kind == Kind::Flat {
+                    e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
+                    format!("n{i} * m{i}")
+                } else {
+                    e.line(&format!("int n{i} = {};", a.rows));
+                    format!("n{i}")
+                };
+                if a.member {
+                    e.line(&format!("struct {{ {t} *p; }} s{i};"));
+                    e.line(&format!("s{i}.p = malloc(sizeof *s{i}.p * {count});"));
+                } else {
+                    e.line(&format!("{t} *p{i} = malloc(sizeof *p{i} * {count});"));
+                }
             }
             (Kind::Vla, _) => {
                 e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
                 e.line(&format!("{t} (*p{i})[m{i}] = malloc(sizeof({t}[n{i}][m{i}]));"));
-            }
-            (Kind::Flat, _) => {
-                e.line(&format!("int n{i} = {}, m{i} = {};", a.rows, a.cols));
-                if a.member {
-                    e.line(&format!("struct {{ {t} *p; }} s{i};"));
-                    e.line(&format!("s{i}.p = malloc(sizeof *s{i}.p * n{i} * m{i});"));
-                } else {
-                    e.line(&format!("{t} *p{i} = malloc(sizeof *p{i} * n{i} * m{i});"));
-                }
             }
             (Kind::Fixed, _) if a.file => {}
             (Kind::Fixed, false) => e.line(&format!("{}{t} f{i}[{}];", if a.stat { "static " } else { "" }, a.rows)),

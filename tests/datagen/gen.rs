@@ -405,9 +405,9 @@ impl Gen {
         // relative to the thread's `lo` is not affine for Tessera, so the region runs
         // on the host with its arrays' whole mappings swapped, which stops the
         // program there (tests/fatal/unbounded_parallel.c).
-        if ctx.thr.is_some()
-            && reads.iter().map(|r| r.1.v).chain(w.map(|w| w.v)).any(|v| m.arr(v).is_some_and(|a| a.kind == Kind::Flat))
-        {
+        // Whether the region reads an array with property `p`.
+        let reads_arr = |p: fn(&Arr) -> bool| reads.iter().any(|r| m.arr(r.1.v).is_some_and(p));
+        if ctx.thr.is_some() && (reads_arr(|a| a.kind == Kind::Flat) || w.is_some_and(|w| m.arr(w.v).is_some_and(|a| a.kind == Kind::Flat))) {
             return None;
         }
         let mut fb = None;
@@ -432,7 +432,7 @@ impl Gen {
             // Where the region reads a file-scope array, often through its accessor.
             if fb.is_none()
                 && self.has(Feat::FbGlobal)
-                && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.file)))
+                && reads_arr(|a| a.file)
                 // A late accessor makes the footprint unknown: not inside the threads
                 // (tests/fatal/opaque_parallel.c).
                 && ctx.thr.is_none()
@@ -441,8 +441,7 @@ impl Gen {
                 fb = Some(Fb::Global);
             }
         }
-        let late = fb == Some(Fb::Global)
-            && reads.iter().any(|r| matches!(r.1.v, VarRef::Arr(k) if m.arr(VarRef::Arr(k)).is_some_and(|a| a.late)));
+        let late = fb == Some(Fb::Global) && reads_arr(|a| a.late);
         if fb == Some(Fb::Opaque) || late {
             // Tessera cannot make the copies of `always` for a region whose variables
             // it cannot pass: while data is mapped such a region stops the program (as
