@@ -320,6 +320,8 @@ private:
   std::optional<unsigned> pointerMember(const MemberExpr *ME, bool Inside,
                                         bool &Aliased);
   bool memberRoot(const MemberExpr *ME) const;
+  const VarDecl *structRoot(const MemberExpr *ME) const;
+  void structVar(const VarDecl *VD);
   bool bodyMayWrite(QualType T, bool Calls);
   bool chainMayChange(const MemberExpr *ME, bool Calls);
   std::string memberName(const MemberExpr *ME);
@@ -334,6 +336,9 @@ private:
   bool CallsWrite = false;
   /// Set while extracting a VLA extent (see regionVar).
   bool NoMemberHoist = false;
+  /// Extracting a data directive: a struct (or union) variable is a list item
+  /// too, mapped as its bytes (shapeOf).
+  bool DataObjects = false;
   void collectWrittenTypes(const Stmt *Body);
   /// Member accesses hoisted out of the body, by structural identity.
   llvm::DenseMap<unsigned, std::string> HoistedMembers;
@@ -556,6 +561,17 @@ std::optional<Shape> RegionExtractor::shapeOf(const VarDecl *VD) const {
     T = T->getPointeeType();
   } else if (T->isArrayType()) {
     S.Kind = "array";
+  } else if (DataObjects && T->isRecordType() && !T->isIncompleteType() &&
+             !T->isDependentType() && T.isTriviallyCopyableType(Ctx)) {
+    // A struct list item of a data directive: its bytes, as OpenMP maps a
+    // struct without a mapper (the compiler's data.rs). Regions reach structs
+    // through their members only.
+    S.Kind = "array";
+    S.Elem = "u8";
+    Dim D;
+    D.Extent = Ctx.getTypeSizeInChars(T).getQuantity();
+    S.Dims.push_back(D);
+    return S;
   } else {
     return std::nullopt;
   }
@@ -768,6 +784,41 @@ bool RegionExtractor::memberRoot(const MemberExpr *ME) const {
   return VD && !declaredInside(VD) && !Inner.count(VD) && !LoopIndices.count(VD);
 }
 
+/// The variable at the root of a member chain of `.` accesses (`s.a.n`), or
+/// null (a chain through `->`, `this` or anything else).
+const VarDecl *RegionExtractor::structRoot(const MemberExpr *ME) const {
+  const Expr *Base = ME;
+  while (const auto *M = dyn_cast<MemberExpr>(Base->IgnoreParenImpCasts())) {
+    if (M->isArrow())
+      return nullptr;
+    Base = M->getBase();
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts());
+  return DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+}
+
+/// A struct (or union) variable declared outside a region that Tessera cannot
+/// compile, which the region names: a data directive may have mapped its
+/// bytes (shapeOf under DataObjects), so it becomes a region variable of that
+/// shape, and the region's host run inside a data region uses the device copy
+/// of its mapping like an array's. (Regions Tessera compiles only read scalar
+/// members, by value at the directive.)
+void RegionExtractor::structVar(const VarDecl *VD) {
+  if (!VD || declaredInside(VD) || Inner.count(VD) || LoopIndices.count(VD) ||
+      !VD->getType().getNonReferenceType()->isRecordType())
+    return;
+  auto It = VarIndex.find(VD);
+  if (It != VarIndex.end()) {
+    if (It->second != ~0u)
+      return;
+    VarIndex.erase(It);
+  }
+  bool Before = DataObjects;
+  DataObjects = true;
+  regionVar(VD);
+  DataObjects = Before;
+}
+
 /// Whether the region body may write memory of type \p T: it assigns an object
 /// of that type (or of its signed/unsigned twin, which may alias it), or of a
 /// character, struct or union type, which may alias anything; with \p Calls,
@@ -965,6 +1016,7 @@ void RegionExtractor::completeVars(const Stmt *Body) {
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
         if (!Inner.count(VD) && !LoopIndices.count(VD) && !declaredInside(VD)) {
+          structVar(VD);
           std::optional<Shape> Sh = shapeOf(VD);
           if (Sh && Sh->Kind != "scalar" && !VarIndex.count(VD))
             regionVar(VD);
@@ -984,8 +1036,10 @@ void RegionExtractor::completeVars(const Stmt *Body) {
     // A pointer member of a struct (`s.p`, `this->u`, `g->grid.v`) that the
     // region cannot change is a pointer like any other: what it points to is
     // mapped under that pointer. A scalar member is a value of host memory,
-    // which Tessera never maps. Neither makes the footprint unknown.
+    // unless its struct variable is mapped as a whole: that variable is then
+    // part of the footprint. Neither makes the footprint unknown.
     if (const auto *ME = dyn_cast<MemberExpr>(S); ME && memberRoot(ME)) {
+      structVar(structRoot(ME));
       bool Aliased = false;
       if (scalar(ME->getType()) ||
           pointerMember(ME, /*Inside=*/true, Aliased))
@@ -1064,9 +1118,20 @@ void RegionExtractor::calleeData(const CallExpr *CE, const FunctionDecl *FD,
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
           VD && VD->isFileVarDecl()) {
         std::optional<Shape> Sh = shapeOf(VD);
-        if (Sh && Sh->Kind != "scalar")
+        structVar(VD);
+        if (Sh && Sh->Kind != "scalar") {
           regionVar(VD);
-        else if (!Sh && carriesPointer(VD->getType().getNonReferenceType()))
+        } else if (Sh) {
+          // The function reads and writes the variable itself, not a
+          // firstprivate copy (as a direct use in the region would): a
+          // scalar the region may write back, through its mapping when a
+          // data directive mapped it (`map(tofrom: g)`).
+          if (std::optional<unsigned> I = regionVar(VD)) {
+            Vars[*I].Written = true;
+            if (Vars[*I].Map.kind() == json::Value::Null)
+              Vars[*I].Map = "tofrom";
+          }
+        } else if (carriesPointer(VD->getType().getNonReferenceType()))
           unknownFootprint(reachesThrough(
               "'" + VD->getNameAsString() + "' (" + typeText(VD->getType()) +
               "), which '" + FD->getQualifiedNameAsString() + "' uses"));
@@ -3041,6 +3106,7 @@ json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
 tessera::ExtractedRegion RegionExtractor::runData(const OMPExecutableDirective &D,
                                                   llvm::StringRef Function,
                                                   unsigned Index) {
+  DataObjects = true;
   json::Array Items;
   for (const OMPClause *C : D.clauses()) {
     if (!C || C->isImplicit())

@@ -70,6 +70,7 @@ programs! {
     cxx_member_functions_and_references => "member_functions.cpp",
     calls_reaching_unnamed_data => "call_footprint.c",
     local_row_pointers => "row_pointers.c",
+    data_scalars_and_structs => "data_scalars.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -200,6 +201,7 @@ variants! {
         cxx_member_functions_and_references => "member_functions.cpp",
         calls_reaching_unnamed_data => "call_footprint.c",
         local_row_pointers => "row_pointers.c",
+        data_scalars_and_structs => "data_scalars.c",
     ]
 }
 

@@ -664,8 +664,9 @@ pub unsafe fn plan_list(
     let mut out = Vec::with_capacity(items.len());
     for it in items {
         let a = desc.args.get(it.arg).ok_or_else(|| format!("list item names argument {} of {}", it.arg, args.len()))?;
-        if a.kind == VarKind::Scalar {
-            return Err(format!("list item '{}' is a scalar", a.name));
+        // A scalar list item is one element at the scalar's address (no dimensions).
+        if a.kind == VarKind::Scalar && !(it.dims.is_empty() && it.section.is_empty() && it.strides.is_empty()) {
+            return Err(format!("list item '{}' is a scalar with a section", a.name));
         }
         if it.strides.is_empty() {
             out.push(eval_array(&a.name, a.kind, a.elem, it.map, &it.dims, &it.section, args[it.arg], &env)?);

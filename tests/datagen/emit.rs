@@ -29,6 +29,8 @@ __attribute__((noinline)) float hf_f(float x) { return x; }
 __attribute__((noinline)) double hf_d(double x) { return x; }
 __attribute__((noinline)) int hf_i(int x) { return x; }
 static int **tsr_opq = 0;
+static int tsr_gs;
+__attribute__((noinline, unused)) static void tsr_gadd(int v) { tsr_gs += v; }
 "#;
 
 /// A program running `cases` in order.
@@ -334,6 +336,14 @@ impl Em<'_> {
             self.labels += 1;
             self.line(&format!("int s_{label} = 0;"));
         }
+        // A reduction's sum in the device data environment (`Feat::MapScalar`): the
+        // lines before the region, after it (before the sum is printed) and after
+        // the print.
+        let sv = format!("s_{label}");
+        let (pre, post, after) = if reduce { scalar_map_lines(r.scalar_map, &sv, self.c.id, label) } else { Default::default() };
+        for l in &pre {
+            self.line(l);
+        }
         let mut p = String::from("#pragma omp ");
         p.push_str(match r.kind {
             RKind::Teams => "target teams distribute parallel for",
@@ -451,8 +461,14 @@ impl Em<'_> {
         if r.fb == Some(Fb::Nowait) {
             self.line("#pragma omp taskwait");
         }
+        for l in &post {
+            self.line(l);
+        }
         if reduce {
             self.line(&format!("printf(\"c{}.r{label}: %d\\n\", s_{label});", self.c.id));
+        }
+        for l in &after {
+            self.line(l);
         }
         if block {
             self.ind -= 1;
@@ -705,4 +721,101 @@ fn accessor(c: &Case, i: usize) -> (String, String) {
     let (params, sub) = if a.two_d { ("int r, int c", "[r][c]") } else { ("int r", "[r]") };
     let head = format!("__attribute__((noinline)) static {t} sg{id}_{i}({params})");
     (format!("{head};"), format!("{head} {{ return sf{id}_{i}{sub}; }}"))
+}
+
+/// The lines of form `form` of [`Region::scalar_map`] around a reduction whose sum is
+/// `s` (case `id`, region label `label`): before the region, after it, and after the
+/// sum is printed. Every form is valid with and without a discrete device: the host
+/// reads `s` only where its host copy holds the value.
+fn scalar_map_lines(form: u8, s: &str, id: u64, label: usize) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let l = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    let st = format!("st_{label}");
+    match form {
+        0 => Default::default(),
+        // The region reduces into the device copy; the end of the data region
+        // copies it back.
+        1 => (l(&[&format!("#pragma omp target data map(tofrom: {s})"), "{"]), l(&["}"]), vec![]),
+        2 => (
+            vec![format!("#pragma omp target enter data map(to: {s})")],
+            vec![format!("#pragma omp target update from({s})")],
+            vec![format!("#pragma omp target exit data map(release: {s})")],
+        ),
+        3 => (
+            vec![format!("#pragma omp target enter data map(alloc: {s})"), format!("#pragma omp target update to({s})")],
+            vec![format!("#pragma omp target exit data map(from: {s})")],
+            vec![],
+        ),
+        // A second region (a kernel) writes the present scalar.
+        4 => (
+            l(&[&format!("#pragma omp target data map(tofrom: {s})"), "{"]),
+            vec![format!("#pragma omp target map(tofrom: {s})"), format!("{s} = {s} * 2 + 1;"), "}".into()],
+            vec![],
+        ),
+        // A struct mapped whole, written by a host fallback (a member access).
+        5 => (
+            vec![],
+            vec![],
+            vec![
+                "{".into(),
+                format!("struct {{ int v; int w[2]; }} {st} = {{ {s}, {{ 1, 2 }} }};"),
+                format!("#pragma omp target data map(tofrom: {st})"),
+                "{".into(),
+                "#pragma omp target".into(),
+                format!("for (int k = 0; k < 3; k++) {st}.v += {st}.w[k % 2];"),
+                "}".into(),
+                format!("printf(\"c{id}.r{label}.st: %d\\n\", {st}.v);"),
+                "}".into(),
+            ],
+        ),
+        6 => (
+            vec![],
+            vec![],
+            vec![
+                "{".into(),
+                format!("struct {{ int v; int w[2]; }} {st} = {{ {s}, {{ 3, 4 }} }};"),
+                format!("#pragma omp target enter data map(to: {st})"),
+                format!("#pragma omp target map(tofrom: {st})"),
+                format!("{{ {st}.v = {st}.v * 3 + {st}.w[1]; }}"),
+                format!("#pragma omp target update from({st})"),
+                format!("printf(\"c{id}.r{label}.st: %d\\n\", {st}.v);"),
+                format!("#pragma omp target exit data map(delete: {st})"),
+                "}".into(),
+            ],
+        ),
+        // A file-scope scalar written by a called function (a host fallback).
+        7 => (
+            vec![],
+            vec![],
+            vec![
+                format!("tsr_gs = {s};"),
+                "#pragma omp target data map(tofrom: tsr_gs)".into(),
+                "{".into(),
+                "#pragma omp target".into(),
+                "tsr_gadd(3);".into(),
+                "}".into(),
+                format!("printf(\"c{id}.r{label}.g: %d\\n\", tsr_gs);"),
+            ],
+        ),
+        // A region writes the present scalar mapped `to` (a host fallback: a device
+        // would write the device copy, which the exit brings back).
+        8 => (
+            vec![format!("#pragma omp target enter data map(to: {s})")],
+            vec![
+                format!("#pragma omp target map(to: {s})"),
+                format!("{{ {s} = {s} + 5; }}"),
+                format!("#pragma omp target exit data map(from: {s})"),
+            ],
+            vec![],
+        ),
+        // A host fallback (a local array) writes the present scalar.
+        _ => (
+            vec![format!("#pragma omp target enter data map(to: {s})")],
+            vec![
+                format!("#pragma omp target map(tofrom: {s})"),
+                format!("{{ int t_[2]; t_[0] = {s}; t_[1] = 3; {s} = t_[0] + t_[1]; }}"),
+                format!("#pragma omp target exit data map(from: {s})"),
+            ],
+            vec![],
+        ),
+    }
 }

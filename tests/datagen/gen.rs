@@ -494,7 +494,13 @@ impl Gen {
             && matches!(fb, None | Some(Fb::If(_)) | Some(Fb::Nowait))
             && !reduce_w
             && self.rng.pct(30);
+        let scalar_map = if self.has(Feat::MapScalar) && matches!(body, Body::Reduce { .. }) && self.rng.pct(40) {
+            self.rng.range(1, super::SCALAR_MAPS as i64) as u8
+        } else {
+            0
+        };
         Some(Op::Region(Region {
+            scalar_map,
             reduce_w,
             kind,
             maps,

@@ -152,11 +152,16 @@ pub enum Feat {
     /// (`T *rp0 = p[i + 1]; … rp0[j - 1]`, `p + (i + 1) * m`, `p + i - 1`), which the
     /// plugin turns back into the arrays' subscripts.
     RowPtr,
+    /// Scalars and structs in the device data environment around a reduction's
+    /// sum (`target data map(tofrom: s)`, `enter data map(to: s)` … `update
+    /// from(s)`, a region writing the present scalar, a struct written by a host
+    /// fallback, a file-scope scalar written by a called function).
+    MapScalar,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 46] = [
+    pub const ALL: [Feat; 47] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -203,6 +208,7 @@ impl Feat {
         Feat::PresentMod,
         Feat::ArrReduce,
         Feat::RowPtr,
+        Feat::MapScalar,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -254,6 +260,7 @@ impl Feat {
             Feat::PresentMod => "present-mod",
             Feat::ArrReduce => "arr-reduce",
             Feat::RowPtr => "row-ptr",
+            Feat::MapScalar => "map-scalar",
         }
     }
 
@@ -676,7 +683,13 @@ pub struct Region {
     pub reduce_w: bool,
     /// The body reaches its arrays through local row pointers (`Feat::RowPtr`).
     pub row_ptr: bool,
+    /// A reduction's sum in the device data environment (`Feat::MapScalar`): 0
+    /// none, else one of the forms of `emit` (1 to [`SCALAR_MAPS`]).
+    pub scalar_map: u8,
 }
+
+/// The number of forms of [`Region::scalar_map`].
+pub const SCALAR_MAPS: u8 = 9;
 
 /// One operation of a case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -829,6 +842,9 @@ impl Case {
                         }
                         if r.row_ptr {
                             *f = f.with(Feat::RowPtr);
+                        }
+                        if r.scalar_map != 0 {
+                            *f = f.with(Feat::MapScalar);
                         }
                         if r.reduce_w {
                             *f = f.with(Feat::ArrReduce);

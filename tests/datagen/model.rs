@@ -981,6 +981,7 @@ mod tests {
             no_collapse: false,
             reduce_w: false,
             row_ptr: false,
+            scalar_map: 0,
         })
     }
 
@@ -1055,6 +1056,7 @@ mod tests {
                 no_collapse: false,
                 reduce_w: false,
                 row_ptr: false,
+                scalar_map: 0,
             })
         };
         let th = |body| Op::Threads { base: 0, len: 5, slices: vec![0], picks: vec![], body };

@@ -156,6 +156,7 @@ fn op_variants(op: &Op) -> Vec<Op> {
             });
             push(&|x| x.reduce_w = false);
             push(&|x| x.row_ptr = false);
+            push(&|x| x.scalar_map = 0);
             push(&|x| {
                 if let Body::Assign { cond, scalar, .. } = &mut x.body {
                     *cond = false;
@@ -341,6 +342,9 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
                     }
                     if f == Feat::RowPtr {
                         r.row_ptr = false;
+                    }
+                    if f == Feat::MapScalar {
+                        r.scalar_map = 0;
                     }
                     if f == Feat::ArrReduce {
                         r.reduce_w = false;

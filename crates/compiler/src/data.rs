@@ -11,10 +11,15 @@
 //! and the items Tessera could resolve, so the runtime can refuse to let such a
 //! directive silently ignore data Tessera holds on the device.
 //!
-//! Scalar list items are dropped: Tessera never maps scalars (target regions read
-//! them as firstprivate values, and a scalar a region writes back is mapped for that
-//! launch alone, see `tessera_ir::manifest::Arg`), so there is nothing on the device
-//! to move.
+//! A scalar list item is an item of one element and no dimensions: it is mapped in
+//! the device data environment like an array (reference counts, presence,
+//! `omp_target_is_present`, `omp_get_mapped_ptr`, copies on `to`/`from`). Target
+//! regions read scalars by value (OpenMP's firstprivate default); a scalar a region
+//! writes is an array argument of one element (`tessera_ir::manifest::Arg`), so a
+//! region writes the device copy of a present scalar, as OpenMP says. A struct list
+//! item reaches here as an array of bytes (the plugin's `u8` variable of
+//! `sizeof` elements): its bytes are mapped as they are, as OpenMP maps a struct
+//! without a mapper.
 
 use crate::check::resolved_dims_from;
 use crate::complete_section;
@@ -110,8 +115,8 @@ pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String
     })
 }
 
-/// Resolves one list item: `Ok(None)` for a scalar (never mapped), `Err` for an item
-/// Tessera cannot map.
+/// Resolves one list item (`Ok(None)` never happens today: every item the plugin
+/// represents is mapped); `Err` for an item Tessera cannot map.
 fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<DescItem>, Rejection> {
     let reject = |reason| Rejection { reason, loc: item.loc.clone() };
     if let Some(what) = &item.unsupported {
@@ -135,7 +140,8 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
     };
     let var = &dir.vars[arg];
     if var.kind == VarKind::Scalar {
-        return Ok(None);
+        // One element, no dimensions; clang's Sema allows no section of a scalar.
+        return Ok(Some(DescItem { arg, map: item.map, dims: Vec::new(), section: Vec::new(), strides: Vec::new(), present: item.present }));
     }
     let dims = resolved_dims_from(var, &item.section, 0)
         .map_err(|r| Rejection { reason: r.reason, loc: item.loc.clone() })?;
@@ -247,13 +253,14 @@ mod tests {
         assert_eq!(out.desc.op, DataOp::Enter);
         assert_eq!(out.desc.region, "d.c:5");
         assert_eq!(out.desc.args.len(), 4);
-        // The scalar item is dropped; `a`'s extent is lower + length; B's inner
-        // dimension is whole.
-        assert_eq!(out.desc.items.len(), 2);
+        // `a`'s extent is lower + length; B's inner dimension is whole; the scalar
+        // is one element without dimensions.
+        assert_eq!(out.desc.items.len(), 3);
         assert_eq!(tessera_ir::print::expr(&out.desc.items[0].dims[0]), "1 + n");
         assert_eq!(out.desc.items[1].map, MapKind::AlwaysTo);
         assert_eq!(out.desc.items[1].section.len(), 2);
         assert_eq!(out.desc.items[1].section[1].length, Expr::int(4));
+        assert_eq!((out.desc.items[2].arg, out.desc.items[2].dims.len(), out.desc.items[2].section.len()), (3, 0, 0));
     }
 
     #[test]
@@ -297,7 +304,7 @@ mod tests {
     #[test]
     fn items_of_unsupported_clauses_become_probes() {
         // `to(mapper(m): a[2:n])`: never executed, but resolved for the runtime to
-        // probe; a scalar of such a clause cannot be located.
+        // probe, scalars too.
         let mut probe = item("a", MapKind::To, vec![Section { lower: Expr::int(2), length: n() }]);
         probe.unsupported = Some(UNSUPPORTED_CLAUSE_ITEM.into());
         let mut scalar = item("s", MapKind::To, vec![]);
@@ -307,9 +314,9 @@ mod tests {
         let out = compile_data(&d).unwrap();
         assert_eq!(out.remark().unwrap(), "'target update' not offloaded: [unsupported-clause] clause 'to(mapper: ...)' is not supported");
         assert!(out.desc.items.is_empty());
-        assert_eq!(out.desc.probes.len(), 1);
+        assert_eq!(out.desc.probes.len(), 2);
         assert_eq!(tessera_ir::print::expr(&out.desc.probes[0].dims[0]), "2 + n");
-        assert_eq!(out.desc.unlocated, 1);
+        assert_eq!(out.desc.unlocated, 0);
     }
 
     #[test]

@@ -475,15 +475,20 @@ fn manifest_args(region: &Region) -> Result<Vec<Arg>, Rejection> {
 /// One variable as a manifest argument.
 fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
     let zero = || Expr::Int { value: 0, ty: ScalarType::I64 };
-    if v.writes_back() {
+    // A written scalar with a map clause that does not copy out (`to`, `alloc`) keeps
+    // the region on the host (`check`); inside a data region that mapped the scalar,
+    // its host run must write the device copy, as a device would: it is a one-element
+    // array argument too.
+    if v.writes_back() || (v.kind == VarKind::Scalar && v.written && v.map.is_some()) {
         // A scalar the region returns (mapped `tofrom`/`from`, written or reduced
         // into) is a one-element array: the address the call passes is the scalar's,
         // which is element 0 of it, so the runtime maps, copies and checks it like any
-        // array (also against enclosing data regions, which never map scalars), and
-        // the kernel reads and writes it through a memory port.
+        // array (also against enclosing data regions that mapped it: the region then
+        // writes the device copy), and the kernel reads and writes it through a
+        // memory port.
         let one = Expr::Int { value: 1, ty: ScalarType::I64 };
         let section = vec![Section { lower: zero(), length: one.clone() }];
-        let map = v.map.expect("writes_back needs a map");
+        let map = v.map.expect("a mapped scalar");
         let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0, reduction: None });
         return Ok(Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array });
     }
@@ -691,6 +696,27 @@ mod tests {
             assert!(!is_kernel_file_of("/w/a/k.c", &other), "{other}");
         }
         assert!(is_kernel_file_of("/w/a/k.c", &format!("{p}l17_r12_0a1b2c3d.plan.txt")));
+    }
+
+    /// A scalar the region writes with a map clause is a one-element array argument,
+    /// also when the map does not copy out (`to`: the region stays on the host, whose
+    /// run must write the device copy a data region may hold); without a map clause
+    /// (firstprivate) it stays a value.
+    #[test]
+    fn written_mapped_scalars_are_one_element_arrays() {
+        for (map, array) in [(Some(MapKind::Tofrom), true), (Some(MapKind::To), true), (Some(MapKind::Alloc), true), (None, false)] {
+            let mut r = region(None, None);
+            let mut s = r.vars[2].clone();
+            (s.name, s.written, s.map) = ("s".into(), true, map);
+            r.vars.push(s);
+            let out = compile_region(&r, &Options::default());
+            let n = &out.manifest.args[4];
+            assert_eq!(n.array.is_some(), array, "{map:?}");
+            if let Some(a) = &n.array {
+                assert_eq!((n.kind, a.map, a.dims.len(), a.section.len()), (VarKind::Array, map.unwrap(), 1, 1));
+            }
+            assert_eq!(out.rejection.is_some(), matches!(map, Some(MapKind::To | MapKind::Alloc)), "{map:?}");
+        }
     }
 
     #[test]
