@@ -1631,8 +1631,12 @@ RegionExtractor::ListItem RegionExtractor::listItem(const Expr *Item) {
 
 void RegionExtractor::mapClause(const OMPMapClause *MC) {
   std::optional<std::string> Kind = mapKind(MC);
+  // A clause Tessera does not implement (`map(present, tofrom: …)`) keeps the
+  // region on the host (mapKind recorded it); its map type still tells the host
+  // run which variables the region maps, e.g. a scalar it writes, whose device
+  // copy an enclosing data region may hold.
   if (!Kind)
-    return;
+    Kind = baseMapKind(MC);
   for (const Expr *Item : MC->varlists()) {
     ListItem L = listItem(Item);
     // Members, derefs and the like are reported at their uses in the body; a

@@ -807,6 +807,13 @@ fn scalar_map_lines(form: u8, s: &str, id: u64, label: usize) -> (Vec<String>, V
             ],
             vec![],
         ),
+        // A region with a map clause Tessera does not implement for regions (the
+        // `present` modifier: a host fallback) writes the present scalar.
+        9 => (
+            l(&[&format!("#pragma omp target data map(tofrom: {s})"), "{"]),
+            vec![format!("#pragma omp target map(present, tofrom: {s})"), format!("{{ {s} = {s} * 3 - 1; }}"), "}".into()],
+            vec![],
+        ),
         // A host fallback (a local array) writes the present scalar.
         _ => (
             vec![format!("#pragma omp target enter data map(to: {s})")],

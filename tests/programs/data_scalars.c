@@ -96,6 +96,14 @@ int main(void) {
   v = v + 41;
 #pragma omp target exit data map(from: v) // expect: emu
   printf("v %d\n", v);
+  /* The same with the `present` modifier, which regions do not implement (the
+     region runs on the host). */
+#pragma omp target data map(tofrom: v) // expect: emu
+  {
+#pragma omp target map(present, tofrom: v) // expect: host
+    v = v * 3 - 1; // expect-remark@-1: [unsupported-clause]
+  }
+  printf("v %d\n", v);
   free(a);
 
   // expect-transfers: count to=8 from=8
