@@ -1020,6 +1020,13 @@ void RegionExtractor::completeVars(const Stmt *Body) {
           std::optional<Shape> Sh = shapeOf(VD);
           if (Sh && Sh->Kind != "scalar" && !VarIndex.count(VD))
             regionVar(VD);
+          else if (Sh && assignedInRegion(VD)) {
+            // A scalar the region may write in a statement the IR does not
+            // represent (`#pragma omp atomic`): mapped (by a map clause or
+            // `defaultmap`), the host run writes its device copy.
+            if (std::optional<unsigned> I = regionVar(VD))
+              Vars[*I].Written = true;
+          }
           else if (!Sh && carriesPointer(VD->getType().getNonReferenceType()))
             // Memory reached through it (`s.pp[i][0]`, `pp[i][j]`) may be
             // mapped on the device under another name: the region's footprint

@@ -814,6 +814,20 @@ fn scalar_map_lines(form: u8, s: &str, id: u64, label: usize) -> (Vec<String>, V
             vec![format!("#pragma omp target map(present, tofrom: {s})"), format!("{{ {s} = {s} * 3 - 1; }}"), "}".into()],
             vec![],
         ),
+        // A region writes the present scalar in a statement the region IR does not
+        // represent (`omp atomic`: a host fallback), mapped by `defaultmap`.
+        10 => (
+            l(&[&format!("#pragma omp target data map(tofrom: {s})"), "{"]),
+            vec![
+                "#pragma omp target defaultmap(tofrom: scalar)".into(),
+                "{".into(),
+                "#pragma omp atomic".into(),
+                format!("{s} += 2;"),
+                "}".into(),
+                "}".into(),
+            ],
+            vec![],
+        ),
         // A host fallback (a local array) writes the present scalar.
         _ => (
             vec![format!("#pragma omp target enter data map(to: {s})")],

@@ -689,7 +689,7 @@ pub struct Region {
 }
 
 /// The number of forms of [`Region::scalar_map`].
-pub const SCALAR_MAPS: u8 = 10;
+pub const SCALAR_MAPS: u8 = 11;
 
 /// One operation of a case.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -104,6 +104,18 @@ int main(void) {
     v = v * 3 - 1; // expect-remark@-1: [unsupported-clause]
   }
   printf("v %d\n", v);
+
+  /* A write the region IR does not represent (`omp atomic`) of a scalar that
+     `defaultmap` maps. */
+#pragma omp target data map(tofrom: v) // expect: emu
+  {
+#pragma omp target defaultmap(tofrom: scalar) // expect: host
+    {
+#pragma omp atomic
+      v += 2; // expect-remark@-1: [unsupported-statement] omp atomic
+    }
+  }
+  printf("v %d\n", v);
   free(a);
 
   // expect-transfers: count to=8 from=8
