@@ -751,37 +751,33 @@ fn scalar_map_lines(form: u8, s: &str, id: u64, label: usize) -> (Vec<String>, V
             vec![format!("#pragma omp target map(tofrom: {s})"), format!("{s} = {s} * 2 + 1;"), "}".into()],
             vec![],
         ),
-        // A struct mapped whole, written by a host fallback (a member access).
-        5 => (
-            vec![],
-            vec![],
-            vec![
-                "{".into(),
-                format!("struct {{ int v; int w[2]; }} {st} = {{ {s}, {{ 1, 2 }} }};"),
-                format!("#pragma omp target data map(tofrom: {st})"),
-                "{".into(),
-                "#pragma omp target".into(),
-                format!("for (int k = 0; k < 3; k++) {st}.v += {st}.w[k % 2];"),
-                "}".into(),
-                format!("printf(\"c{id}.r{label}.st: %d\\n\", {st}.v);"),
-                "}".into(),
-            ],
-        ),
-        6 => (
-            vec![],
-            vec![],
-            vec![
-                "{".into(),
-                format!("struct {{ int v; int w[2]; }} {st} = {{ {s}, {{ 3, 4 }} }};"),
-                format!("#pragma omp target enter data map(to: {st})"),
-                format!("#pragma omp target map(tofrom: {st})"),
-                format!("{{ {st}.v = {st}.v * 3 + {st}.w[1]; }}"),
-                format!("#pragma omp target update from({st})"),
-                format!("printf(\"c{id}.r{label}.st: %d\\n\", {st}.v);"),
-                format!("#pragma omp target exit data map(delete: {st})"),
-                "}".into(),
-            ],
-        ),
+        // A struct mapped whole (by `target data`, or entered and fetched by an
+        // update), written by a host fallback (member accesses).
+        5 | 6 => {
+            let (w, open, region, close): (&str, Vec<String>, Vec<String>, Vec<String>) = if form == 5 {
+                (
+                    "1, 2",
+                    vec![format!("#pragma omp target data map(tofrom: {st})"), "{".into(), "#pragma omp target".into()],
+                    vec![format!("for (int k = 0; k < 3; k++) {st}.v += {st}.w[k % 2];")],
+                    vec!["}".into()],
+                )
+            } else {
+                (
+                    "3, 4",
+                    vec![format!("#pragma omp target enter data map(to: {st})"), format!("#pragma omp target map(tofrom: {st})")],
+                    vec![format!("{{ {st}.v = {st}.v * 3 + {st}.w[1]; }}")],
+                    vec![format!("#pragma omp target update from({st})")],
+                )
+            };
+            let mut lines = vec!["{".to_string(), format!("struct {{ int v; int w[2]; }} {st} = {{ {s}, {{ {w} }} }};")];
+            lines.extend(open.into_iter().chain(region).chain(close));
+            lines.push(format!("printf(\"c{id}.r{label}.st: %d\\n\", {st}.v);"));
+            if form == 6 {
+                lines.push(format!("#pragma omp target exit data map(delete: {st})"));
+            }
+            lines.push("}".into());
+            (vec![], vec![], lines)
+        }
         // A file-scope scalar written by a called function (a host fallback).
         7 => (
             vec![],

@@ -4,8 +4,9 @@
 //! two host threads) on the ways programs hold their arrays (heap pointers, fixed
 //! and static arrays, pointers to VLA rows, flat 2-D arrays indexed `p[i * m + j]`,
 //! pointers held in structs, file-scope arrays reached only through called
-//! functions, local row pointers in region bodies). Pure: a case seed and a feature
-//! set give the program text.
+//! functions, local row pointers in region bodies), and reduction sums mapped as
+//! scalars (with the structs and file-scope scalars of host fallbacks around them).
+//! Pure: a case seed and a feature set give the program text.
 //!
 //! A program is a batch of *cases*; each case is one `static void case_<id>(void)`
 //! with its own arrays, a sequence of [`Op`]s and its own output lines (prefixed

@@ -289,7 +289,7 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 13] = [
+pub const STRIPPABLE: [Feat; 14] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
@@ -303,6 +303,7 @@ pub const STRIPPABLE: [Feat; 13] = [
     Feat::Scalars,
     Feat::Clauses,
     Feat::ArrReduce,
+    Feat::MapScalar,
 ];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
