@@ -71,6 +71,7 @@ programs! {
     calls_reaching_unnamed_data => "call_footprint.c",
     local_row_pointers => "row_pointers.c",
     data_scalars_and_structs => "data_scalars.c",
+    guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -202,6 +203,7 @@ variants! {
         calls_reaching_unnamed_data => "call_footprint.c",
         local_row_pointers => "row_pointers.c",
         data_scalars_and_structs => "data_scalars.c",
+        guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
     ]
 }
 

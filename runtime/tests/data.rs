@@ -411,6 +411,7 @@ fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
         lo: vec![Expr::int(1)],
         hi: vec![minus(var("n"), hi)],
         nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+        may: false,
     };
     let mut x = Arrays::new(16);
     let args = x.args();
@@ -424,6 +425,11 @@ fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
     let why = l.record.reason.clone().unwrap_or_default();
     assert!(!l.record.offloaded());
     assert!(why.starts_with(tessera_rt::data::OUT_OF_SECTION) && why.contains("a[15]") && why.contains("a[1:14]"), "{why}");
+    // The same range as a bound of what a guarded read may touch (`may`): not checked.
+    let mut m = scale1d();
+    m.args[0].array.as_mut().unwrap().footprint.push(tessera_ir::manifest::Footprint { may: true, ..footprint(1) });
+    let l = unsafe { envs.offload(&config, &m, &args) };
+    assert!(l.record.offloaded(), "{:?}", l.record.reason);
     // An empty iteration domain accesses nothing.
     let mut x = Arrays::new(1);
     let args = x.args();
@@ -507,7 +513,13 @@ fn host_runs_copy_only_the_footprint() {
                 lo: vec![Expr::int(1)],
                 hi: vec![minus(var("n"), 2)],
                 nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+                may: false,
             });
+        }
+        assert_eq!(run(&rejected, &args), (64, 64));
+        // Ranges of what guarded reads may touch narrow the copies the same way.
+        for k in 0..2 {
+            rejected.args[k].array.as_mut().unwrap().footprint[0].may = true;
         }
         assert_eq!(run(&rejected, &args), (64, 64));
         envs.data_end(*scope).unwrap();
@@ -536,6 +548,7 @@ fn host_runs_with_always_move_the_whole_section() {
             lo: vec![Expr::int(1)],
             hi: vec![minus(var("n"), 2)],
             nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
+            may: false,
         });
     }
     unsafe {

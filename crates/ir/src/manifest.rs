@@ -341,6 +341,12 @@ pub struct Footprint {
     /// The iteration domain is non-empty exactly when `lower < upper` for every pair
     /// (the loops' bounds); otherwise the access never happens.
     pub nonempty: Vec<(Expr, Expr)>,
+    /// The range bounds what the access *may* touch, not what it does: an access of
+    /// an array that the region reads under `c ? … : …`, which may never happen. Such
+    /// a range only narrows the copies around a host run (which may copy more than
+    /// the region touches); the runtime never refuses a launch for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub may: bool,
 }
 
 impl Manifest {

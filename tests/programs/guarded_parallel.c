@@ -1,0 +1,32 @@
+/* Host fallbacks inside a parallel region whose reads sit under `c ? … : …`. Each
+   of two threads updates its own half of `b`, mapped by an enclosing `target data`,
+   with a region Tessera keeps on the host (it writes `b` but maps it `to`). The
+   runtime copies around such a host run only what the region may touch: the ranges
+   of its accesses, those of the guarded reads included as bounds of what they may
+   read. Without ranges for the guarded reads it would swap the whole mapping of `b`,
+   losing the other thread's writes, and so stops the program instead. */
+#include <stdlib.h>
+#include "common.h"
+
+int main(void) {
+  int n = 200, h = n / 2;
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b); // expect-remark: [write-to-input]
+  for (int i = 0; i < n; i++) {
+    a[i] = rng_float();
+    b[i] = rng_float();
+  }
+#pragma omp target data map(to: a[0:n]) map(tofrom: b[0:n]) // expect: emu
+  {
+#pragma omp parallel for num_threads(2)
+    for (int t = 0; t < 2; t++) {
+      int lo = t * h;
+#pragma omp target teams distribute parallel for map(to: b[lo:h]) // expect: host
+      for (int i = lo; i < lo + h; i++)
+        b[i] = (a[i] > 0.0f ? b[i] * 2.0f : a[i] + b[i]);
+    }
+  }
+  print_floats("b", b, n);
+  free(a);
+  free(b);
+  return 0;
+}
