@@ -401,15 +401,8 @@ impl Gen {
         if self.rng.pct(50) {
             maps.reverse();
         }
-        // Inside the threads, no flat arrays: a subscript `i * m + j` whose row is
-        // relative to the thread's `lo` is not affine for Tessera, so the region runs
-        // on the host with its arrays' whole mappings swapped, which stops the
-        // program there (tests/fatal/unbounded_parallel.c).
         // Whether the region reads an array with property `p`.
         let reads_arr = |p: fn(&Arr) -> bool| reads.iter().any(|r| m.arr(r.1.v).is_some_and(p));
-        if ctx.thr.is_some() && (reads_arr(|a| a.kind == Kind::Flat) || w.is_some_and(|w| m.arr(w.v).is_some_and(|a| a.kind == Kind::Flat))) {
-            return None;
-        }
         let mut fb = None;
         if !reduce && (ctx.thr.is_none() || self.has(Feat::ThreadsFb)) {
             let mut fbs = Vec::new();

@@ -4,7 +4,10 @@
    runtime copies around such a host run only what the region may touch: the ranges
    of its accesses, those of the guarded reads included as bounds of what they may
    read. Without ranges for the guarded reads it would swap the whole mapping of `b`,
-   losing the other thread's writes, and so stops the program instead. */
+   losing the other thread's writes, and so stops the program instead. The same for
+   a flat 2-D array indexed `c[i * m + j]` with rows from the thread's `lo`: its
+   region stays on the host for mapping `c` `to` (the remark says so, not that the
+   subscripts are not affine), and the delinearised view's ranges bound its copies. */
 #include <stdlib.h>
 #include "common.h"
 
@@ -26,7 +29,24 @@ int main(void) {
     }
   }
   print_floats("b", b, n);
+
+  int rows = 12, m = 10;
+  float *c = malloc(rows * m * sizeof *c); // expect-remark: [write-to-input]
+  for (int i = 0; i < rows * m; i++) c[i] = rng_float();
+#pragma omp target data map(tofrom: c[0:rows * m]) // expect: emu
+  {
+#pragma omp parallel for num_threads(2)
+    for (int t = 0; t < 2; t++) {
+      int lo = 1 + t * 5;
+#pragma omp target teams distribute parallel for collapse(2) map(to: c[lo * m:5 * m]) // expect: host
+      for (int i = lo; i < lo + 5; i++)
+        for (int j = 1; j < m - 1; j++)
+          c[i * m + j] = c[i * m + j - 1] * 0.5f + c[i * m + j + 1];
+    }
+  }
+  print_floats("c", c, rows * m);
   free(a);
   free(b);
+  free(c);
   return 0;
 }

@@ -152,13 +152,23 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // view of them (`delinearize`), under launch conditions.
     let mut checked = check::check_region_with(region, opts.math);
     let mut delin = None;
+    // A view whose region stays on the host for another reason: that reason is the
+    // one to fix (the view answers the subscripts), and its footprints bound what a
+    // host run copies (`footprint::linearized`).
+    let mut host_view = None;
     match delinearize::delinearize(region) {
-        Ok(Some(d)) => {
-            if check::check_region_view(region, &d.region, opts.math).is_ok() {
+        Ok(Some(d)) => match check::check_region_view(region, &d.region, opts.math) {
+            Ok(()) => {
                 checked = Ok(());
                 delin = Some(d);
             }
-        }
+            Err(r) => {
+                if matches!(checked, Err(Rejection { reason: RejectReason::NonAffineSubscript { .. }, .. })) {
+                    checked = Err(r);
+                }
+                host_view = Some(d);
+            }
+        },
         Ok(None) => {}
         Err(why) => {
             if let Err(Rejection { reason: RejectReason::NonAffineSubscript { array, subscript }, loc }) = checked {
@@ -198,8 +208,9 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // kernels and the footprints see its local scalars substituted (`locals`).
     let kernel_region = delin.as_ref().map_or(region, |d| &d.region);
     let view = locals::inline(kernel_region);
-    let fps = match &delin {
-        Some(d) => footprint::footprints(&view)
+    let fp_view = host_view.as_ref().map(|d| locals::inline(&d.region));
+    let fps = match delin.as_ref().or(host_view.as_ref()) {
+        Some(d) => footprint::footprints(fp_view.as_ref().unwrap_or(&view))
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
