@@ -1020,7 +1020,7 @@ void RegionExtractor::completeVars(const Stmt *Body) {
           std::optional<Shape> Sh = shapeOf(VD);
           if (Sh && Sh->Kind != "scalar" && !VarIndex.count(VD))
             regionVar(VD);
-          else if (Sh && assignedInRegion(VD)) {
+          else if (Sh && Sh->Kind == "scalar" && assignedInRegion(VD)) {
             // A scalar the region may write in a statement the IR does not
             // represent (`#pragma omp atomic`): mapped (by a map clause or
             // `defaultmap`), the host run writes its device copy.

@@ -59,13 +59,12 @@ pub fn compile_data(dir: &DataDirective) -> Result<DataOutcome, String> {
     let mut unlocated = 0;
     for item in &dir.items {
         match desc_item(dir, op, item) {
-            Ok(Some(i)) => items.push(i),
-            Ok(None) => {}
+            Ok(i) => items.push(i),
             Err(r) => {
                 // An item of a clause Tessera does not implement is resolved all the
                 // same when it can be, for the runtime to probe (DataDesc::probes).
                 let probe = (item.unsupported.as_deref() == Some(UNSUPPORTED_CLAUSE_ITEM))
-                    .then(|| desc_item(dir, op, &MapItem { unsupported: None, ..item.clone() }).ok().flatten())
+                    .then(|| desc_item(dir, op, &MapItem { unsupported: None, ..item.clone() }).ok())
                     .flatten();
                 match probe {
                     Some(p) => probes.push(p),
@@ -115,9 +114,8 @@ pub fn opaque_data(dir: &DataDirective, reason: &str) -> Result<DataDesc, String
     })
 }
 
-/// Resolves one list item (`Ok(None)` never happens today: every item the plugin
-/// represents is mapped); `Err` for an item Tessera cannot map.
-fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<DescItem>, Rejection> {
+/// Resolves one list item; `Err` for an item Tessera cannot map.
+fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<DescItem, Rejection> {
     let reject = |reason| Rejection { reason, loc: item.loc.clone() };
     if let Some(what) = &item.unsupported {
         return Err(reject(RejectReason::UnsupportedExpression { what: what.clone(), text: item.text.clone() }));
@@ -141,7 +139,7 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
     let var = &dir.vars[arg];
     if var.kind == VarKind::Scalar {
         // One element, no dimensions; clang's Sema allows no section of a scalar.
-        return Ok(Some(DescItem { arg, map: item.map, dims: Vec::new(), section: Vec::new(), strides: Vec::new(), present: item.present }));
+        return Ok(DescItem { arg, map: item.map, dims: Vec::new(), section: Vec::new(), strides: Vec::new(), present: item.present });
     }
     let dims = resolved_dims_from(var, &item.section, 0)
         .map_err(|r| Rejection { reason: r.reason, loc: item.loc.clone() })?;
@@ -165,7 +163,7 @@ fn desc_item(dir: &DataDirective, op: DataOp, item: &MapItem) -> Result<Option<D
             }));
         }
     }
-    Ok(Some(DescItem { arg, map: item.map, dims, section, strides, present: item.present }))
+    Ok(DescItem { arg, map: item.map, dims, section, strides, present: item.present })
 }
 
 /// The first sub-expression the runtime cannot evaluate as an integer over the

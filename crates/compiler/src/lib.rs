@@ -166,7 +166,11 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                 if matches!(checked, Err(Rejection { reason: RejectReason::NonAffineSubscript { .. }, .. })) {
                     checked = Err(r);
                 }
-                host_view = Some(d);
+                // Only for a region that stays on the host (the linear subscripts
+                // may be affine, `i*100 + j`, and the region offloaded as written).
+                if checked.is_err() {
+                    host_view = Some(d);
+                }
             }
         },
         Ok(None) => {}
@@ -206,11 +210,13 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // delinearised array, the view's box linearised (what the flat section must hold).
     // The region the kernels compute: the delinearised view, if any; the tiled
     // kernels and the footprints see its local scalars substituted (`locals`).
-    let kernel_region = delin.as_ref().map_or(region, |d| &d.region);
+    // A host view only ever feeds the footprints: its region is rejected, so no
+    // kernel is generated from it.
+    let viewed = delin.as_ref().or(host_view.as_ref());
+    let kernel_region = viewed.map_or(region, |d| &d.region);
     let view = locals::inline(kernel_region);
-    let fp_view = host_view.as_ref().map(|d| locals::inline(&d.region));
-    let fps = match delin.as_ref().or(host_view.as_ref()) {
-        Some(d) => footprint::footprints(fp_view.as_ref().unwrap_or(&view))
+    let fps = match viewed {
+        Some(d) => footprint::footprints(&view)
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
@@ -490,7 +496,8 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
     // the region on the host (`check`); inside a data region that mapped the scalar,
     // its host run must write the device copy, as a device would: it is a one-element
     // array argument too.
-    if v.writes_back() || (v.kind == VarKind::Scalar && v.written && v.map.is_some()) {
+    // (`Var::writes_back` is the case whose map copies out.)
+    if v.kind == VarKind::Scalar && v.written && v.map.is_some() {
         // A scalar the region returns (mapped `tofrom`/`from`, written or reduced
         // into) is a one-element array: the address the call passes is the scalar's,
         // which is element 0 of it, so the runtime maps, copies and checks it like any
