@@ -39,6 +39,7 @@
 #include "clang/AST/DeclOpenMP.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/OpenMPClause.h"
+#include "clang/AST/RecordLayout.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/StmtOpenMP.h"
 #include "clang/Basic/Builtins.h"
@@ -78,6 +79,13 @@ struct Shape {
   llvm::StringRef Kind; ///< "scalar", "pointer" or "array".
   llvm::StringRef Elem; ///< Element (or scalar) type name.
   llvm::SmallVector<Dim, 4> Dims;
+  /// The innermost dimension is the scalars of a dense struct (denseRecord):
+  /// an array of `struct { double x, y; }` has dimensions `[…][2]`.
+  bool Record = false;
+  /// The innermost dimension is the bytes of a struct without pointers that is
+  /// not dense: data directives map such arrays, regions only pass them (their
+  /// member accesses stay on the host).
+  bool Bytes = false;
 };
 
 /// A region variable under construction (JSON is built once at the end, because
@@ -299,6 +307,9 @@ private:
   // Variables ---------------------------------------------------------------
   std::optional<Shape> shapeOf(const VarDecl *VD) const;
   Dim dimOf(const ArrayType *AT) const;
+  std::optional<std::pair<llvm::StringRef, uint64_t>>
+  denseRecord(QualType T) const;
+  bool denseFields(const RecordDecl *RD, llvm::StringRef &Elem) const;
   std::optional<unsigned> regionVar(const VarDecl *VD);
   json::Value extent(const Dim &D, const Stmt *Where);
   void completeVars(const Stmt *Body);
@@ -377,9 +388,13 @@ private:
   // Expressions -------------------------------------------------------------
   json::Value expr(const Expr *E);
   json::Value folded(const Expr *E);
+  bool recordAccess(const Expr *E, unsigned &Var, json::Array &Index,
+                    json::Value &Bad);
   json::Value access(const ArraySubscriptExpr *E, unsigned &Var,
-                     json::Array &Index);
-  json::Value read(const ArraySubscriptExpr *E);
+                     json::Array &Index, json::Value *Last = nullptr);
+  json::Value read(const Expr *E);
+  json::Value readNode(const Expr *E, unsigned Array, json::Array Index,
+                       json::Value Bad);
   bool hostMayFuse(const BinaryOperator *BO, const Expr *Mul) const;
 
   // Calls -------------------------------------------------------------------
@@ -579,11 +594,96 @@ std::optional<Shape> RegionExtractor::shapeOf(const VarDecl *VD) const {
     S.Dims.push_back(dimOf(AT));
     T = AT->getElementType();
   }
-  std::optional<llvm::StringRef> Elem = scalar(T);
-  if (!Elem)
+  if (std::optional<llvm::StringRef> Elem = scalar(T)) {
+    S.Elem = *Elem;
+    return S;
+  }
+  // An array of dense structs: their scalars are one more dimension. Other
+  // structs without pointers: their bytes (what OpenMP maps).
+  Dim D;
+  if (std::optional<std::pair<llvm::StringRef, uint64_t>> R = denseRecord(T)) {
+    S.Elem = R->first;
+    D.Extent = R->second;
+    S.Record = true;
+  } else if (T->isRecordType() && !T->isIncompleteType() &&
+             !T->isDependentType() && T.isTriviallyCopyableType(Ctx) &&
+             !carriesPointer(T)) {
+    S.Elem = "u8";
+    D.Extent = Ctx.getTypeSizeInChars(T).getQuantity();
+    S.Bytes = true;
+  } else {
     return std::nullopt;
-  S.Elem = *Elem;
+  }
+  S.Dims.push_back(D);
   return S;
+}
+
+/// For a struct whose storage is a dense array of one scalar type — every field
+/// that scalar, a constant array of it or such a struct, without bit-fields,
+/// padding, base classes, virtual members or unions (`struct { double x, y; }`,
+/// `struct { float v[3]; }`) — that type and how many scalars it holds. Regions
+/// see an array of such structs as an array with one more dimension
+/// (`p[i].y` is `p[i][1]`), so kernels and footprints treat it like any array.
+std::optional<std::pair<llvm::StringRef, uint64_t>>
+RegionExtractor::denseRecord(QualType T) const {
+  T = T.getCanonicalType();
+  const auto *RD = T->getAsRecordDecl();
+  if (!RD || T->isIncompleteType() || T->isDependentType() ||
+      !T.isTriviallyCopyableType(Ctx))
+    return std::nullopt;
+  llvm::StringRef Elem;
+  if (!denseFields(RD, Elem) || Elem.empty())
+    return std::nullopt;
+  // denseFields put every field right after the one before it; no tail padding
+  // either: the struct is a whole number of scalars, each of ElemSize bytes.
+  uint64_t ElemSize = llvm::StringSwitch<uint64_t>(Elem)
+                          .Cases("bool", "i8", "u8", 1)
+                          .Cases("i16", "u16", 2)
+                          .Cases("i32", "u32", "f32", 4)
+                          .Default(8);
+  uint64_t Size = Ctx.getTypeSizeInChars(T).getQuantity();
+  uint64_t Fields = 0;
+  for (const FieldDecl *F : RD->getDefinition()->fields())
+    Fields += Ctx.getTypeSizeInChars(F->getType()).getQuantity();
+  if (Size == 0 || Size != Fields || Size % ElemSize)
+    return std::nullopt;
+  return std::make_pair(Elem, Size / ElemSize);
+}
+
+/// Whether every field of \p RD (recursively) is the scalar type \p Elem (set
+/// by the first one), a constant array of it, or a struct of such fields, laid
+/// out without gaps (see denseRecord).
+bool RegionExtractor::denseFields(const RecordDecl *RD, llvm::StringRef &Elem) const {
+  const RecordDecl *Def = RD ? RD->getDefinition() : nullptr;
+  if (!Def || Def->isUnion() || Def->isInvalidDecl())
+    return false;
+  if (const auto *CXX = dyn_cast<CXXRecordDecl>(Def))
+    if (CXX->getNumBases() || CXX->getNumVBases() || CXX->isPolymorphic())
+      return false;
+  const ASTRecordLayout &L = Ctx.getASTRecordLayout(Def);
+  uint64_t Expected = 0; // bits
+  for (const FieldDecl *F : Def->fields()) {
+    if (F->isBitField() || F->isZeroSize(Ctx) ||
+        L.getFieldOffset(F->getFieldIndex()) != Expected)
+      return false;
+    QualType FT = F->getType().getCanonicalType();
+    while (const auto *CAT = dyn_cast_or_null<ConstantArrayType>(Ctx.getAsArrayType(FT)))
+      FT = CAT->getElementType().getCanonicalType();
+    if (Ctx.getAsArrayType(FT))
+      return false; // a flexible or variable array member
+    if (std::optional<llvm::StringRef> S = scalar(FT)) {
+      if (!Elem.empty() && Elem != *S)
+        return false;
+      Elem = *S;
+    } else if (const RecordDecl *Inner = FT->getAsRecordDecl()) {
+      if (!denseFields(Inner, Elem))
+        return false;
+    } else {
+      return false;
+    }
+    Expected += Ctx.getTypeSize(F->getType());
+  }
+  return true;
 }
 
 /// Extent of one dimension as an IR expression (constant extents are `i64`).
@@ -1969,6 +2069,12 @@ json::Value RegionExtractor::expr(const Expr *E) {
     bool Aliased = false;
     if (std::optional<json::Value> V = invariantMember(ME, Aliased))
       return std::move(*V);
+    // `p[i].y`, or `p->y` that the region may change.
+    unsigned Array = 0;
+    json::Array Index;
+    json::Value Bad = nullptr;
+    if (recordAccess(ME, Array, Index, Bad))
+      return readNode(ME, Array, std::move(Index), std::move(Bad));
     return unsupported(Aliased ? "member access (the region writes data of "
                                  "its type, which may change it: copy it into "
                                  "a local variable before the region)"
@@ -1987,7 +2093,8 @@ json::Value RegionExtractor::expr(const Expr *E) {
 /// Resolves `a[i][j]` to its array variable and subscripts (outermost first).
 /// Returns null on success, else the unsupported node describing why not.
 json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
-                                    unsigned &Var, json::Array &Index) {
+                                    unsigned &Var, json::Array &Index,
+                                    json::Value *Last) {
   llvm::SmallVector<const Expr *, 4> Subscripts; // innermost first
   const Expr *Cur = E;
   while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
@@ -2048,18 +2155,148 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
     if (!I)
       return unsupported(typeText(VD->getType()), E);
   }
-  if (Subscripts.size() != Vars[*I].S.Dims.size())
+  // With Last, E is an element of an array of dense structs, and Last the
+  // subscript of the struct's scalars (recordAccess).
+  const Shape &Sh = Vars[*I].S;
+  if (Last && !Sh.Record)
+    return unsupported("member access", E);
+  if (!Last && (Sh.Record || Sh.Bytes) && Subscripts.size() + 1 == Sh.Dims.size())
+    return unsupported("use of a whole struct (use its fields)", E);
+  if (Subscripts.size() + (Last ? 1 : 0) != Sh.Dims.size())
     return unsupported("partial array subscript", E);
   Var = *I;
   for (auto It = Subscripts.rbegin(); It != Subscripts.rend(); ++It)
     Index.push_back(expr(*It));
+  if (Last)
+    Index.push_back(std::move(*Last));
   return nullptr;
 }
 
-json::Value RegionExtractor::read(const ArraySubscriptExpr *E) {
+/// `p[i].y`, `a[i][j].v[k]`, `p->y`: a scalar inside an element of an array of
+/// dense structs (denseRecord), as an access whose innermost subscript picks the
+/// struct's scalar — `p[i][1]`, `a[i][j][v + k]` (v the field's offset in
+/// scalars), `p[0][1]`. Returns false when \p E is no such access (nothing is
+/// set); else true, with \p Bad null and \p Var, \p Index set, or \p Bad the
+/// unsupported node.
+bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
+                                   json::Array &Index, json::Value &Bad) {
+  // The chain from E down through subscripts and member accesses, outermost
+  // first; the deepest member access ends the part inside the struct.
+  llvm::SmallVector<const Expr *, 6> Chain;
+  const Expr *Cur = skipDecay(E);
+  while (true) {
+    Chain.push_back(Cur);
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+      Cur = skipDecay(ASE->getBase());
+      continue;
+    }
+    const auto *ME = dyn_cast<MemberExpr>(Cur);
+    if (!ME || ME->isArrow())
+      break;
+    Cur = skipDecay(ME->getBase());
+  }
+  size_t M = Chain.size();
+  for (size_t K = 0; K < Chain.size(); ++K)
+    if (isa<MemberExpr>(Chain[K]))
+      M = K;
+  if (M == Chain.size())
+    return false;
+  const auto *Deepest = cast<MemberExpr>(Chain[M]);
+  const Expr *Base = skipDecay(Deepest->getBase());
+  QualType RecT = Deepest->isArrow() ? Base->getType()->getPointeeType()
+                                     : Base->getType();
+  std::optional<std::pair<llvm::StringRef, uint64_t>> R;
+  if (!RecT.isNull())
+    R = denseRecord(RecT);
+  if (!R) {
+    // A member of a struct variable or of the struct a pointer points to
+    // (`s.n`, `s.p[i]`, `g->u[i]`) is not an element access.
+    if (!isa<ArraySubscriptExpr>(Base))
+      return false;
+    Bad = unsupported(
+        "member of " + typeText(RecT) +
+            ", whose fields are not all of one scalar type without padding "
+            "(Tessera offloads arrays of structs such as "
+            "'struct { double x, y; }')",
+        E);
+    return true;
+  }
+  uint64_t ElemBytes = Ctx.getTypeSizeInChars(RecT).getQuantity() / R->second;
+  // Inside the struct: constant field offsets, and subscripts of array fields
+  // times the scalars of their elements.
+  int64_t Offset = 0;
+  json::Value Sum = nullptr;
+  auto Add = [&](json::Value V) {
+    Sum = Sum.kind() == json::Value::Null
+              ? std::move(V)
+              : json::Value(json::Object{{"kind", "binary"},
+                                         {"op", "add"},
+                                         {"lhs", std::move(Sum)},
+                                         {"rhs", std::move(V)},
+                                         {"ty", "i64"}});
+  };
+  for (size_t K = 0; K <= M; ++K) {
+    if (const auto *ME = dyn_cast<MemberExpr>(Chain[K])) {
+      const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
+      if (!F) {
+        Bad = unsupported("member access", E);
+        return true;
+      }
+      const RecordDecl *Parent = F->getParent();
+      Offset += int64_t(Ctx.getASTRecordLayout(Parent).getFieldOffset(
+                            F->getFieldIndex()) /
+                        8 / ElemBytes);
+      continue;
+    }
+    const auto *ASE = cast<ArraySubscriptExpr>(Chain[K]);
+    int64_t Stride =
+        int64_t(Ctx.getTypeSizeInChars(ASE->getType()).getQuantity() / ElemBytes);
+    json::Value Idx = castTo(expr(ASE->getIdx()), "i64");
+    if (Stride != 1)
+      Idx = json::Object{{"kind", "binary"},
+                         {"op", "mul"},
+                         {"lhs", std::move(Idx)},
+                         {"rhs", intLit(Stride, "i64")},
+                         {"ty", "i64"}};
+    Add(std::move(Idx));
+  }
+  if (Offset || Sum.kind() == json::Value::Null)
+    Add(intLit(Offset, "i64"));
+  // The struct element: `p[i]` (a subscript chain) or `*p` (`p->y`).
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Base)) {
+    Bad = access(ASE, Var, Index, &Sum);
+    return true;
+  }
+  const VarDecl *VD = Deepest->isArrow() ? namedVar(Base) : nullptr;
+  std::optional<unsigned> I;
+  if (VD && !Inner.count(VD) && !declaredInside(VD) && Inlining.empty())
+    I = regionVar(VD);
+  if (!I || !Vars[*I].S.Record || Vars[*I].S.Dims.size() != 2) {
+    Bad = unsupported("member access", E);
+    return true;
+  }
+  Var = *I;
+  Index.push_back(intLit(0, "i64"));
+  Index.push_back(std::move(Sum));
+  Bad = nullptr;
+  return true;
+}
+
+json::Value RegionExtractor::read(const Expr *E) {
   unsigned Array = 0;
   json::Array Index;
-  json::Value Bad = access(E, Array, Index);
+  json::Value Bad = nullptr;
+  if (!recordAccess(E, Array, Index, Bad)) {
+    const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
+    Bad = ASE ? access(ASE, Array, Index) : unsupported("member access", E);
+  }
+  return readNode(E, Array, std::move(Index), std::move(Bad));
+}
+
+/// The read of element \p Index of array \p Array at \p E, or \p Bad when
+/// resolving the access failed.
+json::Value RegionExtractor::readNode(const Expr *E, unsigned Array,
+                                      json::Array Index, json::Value Bad) {
   if (Bad.kind() != json::Value::Null)
     return Bad;
   std::optional<llvm::StringRef> Ty = scalar(E->getType());
@@ -2894,10 +3131,16 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
                                     bool &Ok) {
   Ok = false;
   E = skipTransparent(E);
-  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+  if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E)) {
     unsigned Array = 0;
     json::Array Index;
-    json::Value Bad = access(ASE, Array, Index);
+    json::Value Bad = nullptr;
+    if (!recordAccess(E, Array, Index, Bad)) {
+      const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
+      if (!ASE)
+        return unsupported("member access", Whole);
+      Bad = access(ASE, Array, Index);
+    }
     if (Bad.kind() != json::Value::Null)
       return Bad; // the reason for the access is the statement's reason
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
@@ -2927,8 +3170,6 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
                         {"ty", *Ty},
                         {"loc", loc(E->getBeginLoc())}};
   }
-  if (isa<MemberExpr>(E))
-    return unsupported("member access", Whole);
   if (const auto *UO = dyn_cast<UnaryOperator>(E);
       UO && UO->getOpcode() == UO_Deref)
     return unsupported("pointer arithmetic", Whole);

@@ -72,6 +72,7 @@ programs! {
     local_row_pointers => "row_pointers.c",
     data_scalars_and_structs => "data_scalars.c",
     guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
+    arrays_of_structs => "struct_arrays.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -204,6 +205,7 @@ variants! {
         local_row_pointers => "row_pointers.c",
         data_scalars_and_structs => "data_scalars.c",
         guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
+        arrays_of_structs => "struct_arrays.c",
     ]
 }
 
