@@ -2271,10 +2271,10 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   std::optional<unsigned> I;
   if (VD && !Inner.count(VD) && !declaredInside(VD) && Inlining.empty())
     I = regionVar(VD);
-  if (!I || !Vars[*I].S.Record || Vars[*I].S.Dims.size() != 2) {
-    Bad = unsupported("member access", E);
-    return true;
-  }
+  // Anything else (`this->c`, `f()->c`, a struct that is not an array's
+  // element) is left to the callers' own remarks.
+  if (!I || !Vars[*I].S.Record || Vars[*I].S.Dims.size() != 2)
+    return false;
   Var = *I;
   Index.push_back(intLit(0, "i64"));
   Index.push_back(std::move(Sum));

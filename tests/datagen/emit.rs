@@ -25,6 +25,24 @@ static void prt_i(const char *l, const int *p, long n) {
   for (long i = 0; i < n; i++) printf(" %d", p[i]);
   printf("\n");
 }
+struct tsr_rf { float v, w; };
+struct tsr_rd { double v, w; };
+struct tsr_ri { int v, w; };
+__attribute__((unused)) static void prt_rf(const char *l, const struct tsr_rf *p, long n) {
+  printf("%s:", l);
+  for (long i = 0; i < n; i++) printf(" %a", (double)p[i].v);
+  printf("\n");
+}
+__attribute__((unused)) static void prt_rd(const char *l, const struct tsr_rd *p, long n) {
+  printf("%s:", l);
+  for (long i = 0; i < n; i++) printf(" %a", p[i].v);
+  printf("\n");
+}
+__attribute__((unused)) static void prt_ri(const char *l, const struct tsr_ri *p, long n) {
+  printf("%s:", l);
+  for (long i = 0; i < n; i++) printf(" %d", p[i].v);
+  printf("\n");
+}
 __attribute__((noinline)) float hf_f(float x) { return x; }
 __attribute__((noinline)) double hf_d(double x) { return x; }
 __attribute__((noinline)) int hf_i(int x) { return x; }
@@ -85,6 +103,28 @@ fn fsuf(t: Ty) -> &'static str {
     match t {
         Ty::F32 => "f",
         _ => "",
+    }
+}
+
+/// The C element type of array `a`: its scalar, or its struct (`Feat::Aos`).
+fn cty(a: &Arr) -> String {
+    if !a.aos {
+        return a.ty.c().to_string();
+    }
+    match a.ty {
+        Ty::F32 => "struct tsr_rf",
+        Ty::F64 => "struct tsr_rd",
+        Ty::I32 => "struct tsr_ri",
+    }
+    .to_string()
+}
+
+/// The print helper of array `a`.
+fn prt_of(a: &Arr) -> String {
+    if a.aos {
+        format!("prt_r{}", &prt(a.ty)[4..])
+    } else {
+        prt(a.ty).to_string()
     }
 }
 
@@ -208,6 +248,14 @@ impl Em<'_> {
 
     fn access(&self, v: VarRef, di: i64, dj: i64) -> String {
         let a = &self.c.arrs[self.decl(v)];
+        if a.aos {
+            // `p[i].v`: no row pointers to structs (the access goes direct).
+            return if a.two_d {
+                format!("{}[{}][{}].v", self.vname(v), off("i", di), off("j", dj))
+            } else {
+                format!("{}[{}].v", self.vname(v), off("i", di))
+            };
+        }
         if let Some(rows) = self.rows.borrow_mut().as_mut() {
             if !(a.file && self.via_accessors) {
                 // Through `rp<k>`: the row `i + di` (2-D) or the element `i` (1-D).
@@ -328,7 +376,7 @@ impl Em<'_> {
             self.ind += 1;
         }
         for (i, k) in &interiors {
-            let t = self.c.arrs[*i].ty.c();
+            let t = cty(&self.c.arrs[*i]);
             self.line(&format!("{t} *q{i}_{k} = {} + {k};", name(self.c, *i)));
         }
         let label = self.labels;
@@ -568,7 +616,7 @@ impl Em<'_> {
                     (_, true) => format!("&{n}[{r0}][0]"),
                     _ => format!("&{n}[{r0}]"),
                 };
-                self.line(&format!("{}(\"c{}.x{label}\", {ptr}, {});", prt(a.ty), self.c.id, (r1 - r0) * a.cols));
+                self.line(&format!("{}(\"c{}.x{label}\", {ptr}, {});", prt_of(&a), self.c.id, (r1 - r0) * a.cols));
             }
             Op::Loop { steps, a, b, body } => {
                 self.line(&format!("for (int s = 0; s < {steps}; s++) {{"));
@@ -579,7 +627,7 @@ impl Em<'_> {
                 let decl = if arr.two_d && arr.kind != Kind::Flat {
                     format!("{} (*tmp_)[m{a}]", arr.ty.c())
                 } else {
-                    format!("{} *tmp_", arr.ty.c())
+                    format!("{} *tmp_", cty(&arr))
                 };
                 self.line(&format!("{{ {decl} = {na}; {na} = {nb}; {nb} = tmp_; }}"));
                 self.ind -= 1;
@@ -597,7 +645,7 @@ impl Em<'_> {
                     let decl = if arr.two_d && arr.kind != Kind::Flat {
                         format!("{} (*mine{k})[m{a}]", arr.ty.c())
                     } else {
-                        format!("{} *mine{k}", arr.ty.c())
+                        format!("{} *mine{k}", cty(&arr))
                     };
                     self.line(&format!("{decl} = t == 0 ? {na} : {nb};"));
                 }
@@ -634,7 +682,7 @@ pub fn case_text(c: &Case) -> String {
     e.line("float kf = 0.125f;");
     e.line("(void)c_on; (void)c_off; (void)ki; (void)kf;");
     for (i, a) in c.arrs.iter().enumerate() {
-        let t = a.ty.c();
+        let t = cty(a);
         match (a.kind, a.two_d) {
             (Kind::Heap | Kind::Flat, _) => {
                 let count = if a.kind == Kind::Flat {
@@ -677,6 +725,14 @@ pub fn case_text(c: &Case) -> String {
                 a.cols,
                 val(&format!("(i * {} + j)", a.cols))
             ));
+        } else if a.two_d && a.aos {
+            e.line(&format!(
+                "for (int i = 0; i < {}; i++) for (int j = 0; j < {}; j++) {{ {n}[i][j].v = {}; {n}[i][j].w = {}; }}",
+                a.rows,
+                a.cols,
+                val(&format!("(i * {} + j)", a.cols)),
+                val("i")
+            ));
         } else if a.two_d {
             e.line(&format!(
                 "for (int i = 0; i < {}; i++) for (int j = 0; j < {}; j++) {n}[i][j] = {};",
@@ -684,6 +740,8 @@ pub fn case_text(c: &Case) -> String {
                 a.cols,
                 val(&format!("(i * {} + j)", a.cols))
             ));
+        } else if a.aos {
+            e.line(&format!("for (int i = 0; i < {}; i++) {{ {n}[i].v = {}; {n}[i].w = {}; }}", a.rows, val("i"), val("(i + 1)")));
         } else {
             e.line(&format!("for (int i = 0; i < {}; i++) {n}[i] = {};", a.rows, val("i")));
         }
@@ -700,7 +758,7 @@ pub fn case_text(c: &Case) -> String {
     for (var, lo, n) in prints {
         let a = &c.arrs[var];
         let nm = name(c, var);
-        e.line(&format!("{}(\"c{}.{nm}@{lo}\", (const {} *){nm} + {lo}, {n});", prt(a.ty), c.id, a.ty.c()));
+        e.line(&format!("{}(\"c{}.{nm}@{lo}\", (const {} *){nm} + {lo}, {n});", prt_of(a), c.id, cty(a)));
     }
     for (i, a) in c.arrs.iter().enumerate() {
         if a.is_ptr() {

@@ -111,7 +111,8 @@ impl Gen {
             let member = matches!(kind, Kind::Heap | Kind::Flat) && self.has(Feat::Member) && self.rng.pct(40);
             let file = stat && self.has(Feat::FbGlobal) && self.rng.pct(60);
             let late = file && self.rng.pct(40);
-            arrs.push(Arr { ty, kind, rows, cols, two_d, stat, member, file, late });
+            let aos = matches!(kind, Kind::Heap | Kind::Fixed) && !member && !file && self.has(Feat::Aos) && self.rng.pct(35);
+            arrs.push(Arr { ty, kind, rows, cols, two_d, stat, member, file, late, aos });
         }
         arrs
     }
@@ -477,8 +478,8 @@ impl Gen {
             && fb != Some(Fb::Nowait)
             && matches!(&body, Body::Assign { w, .. } if maps.iter().any(|m| m.sec.v == *w && m.t == MapT::ToFrom && m.sec.rlen > 0))
             // OpenMP's reduction list items are variables or their sections, not
-            // struct members.
-            && matches!(&body, Body::Assign { w, .. } if m.arr(*w).is_some_and(|a| !a.member))
+            // struct members, and `+` is not defined on structs.
+            && matches!(&body, Body::Assign { w, .. } if m.arr(*w).is_some_and(|a| !a.member && !a.aos))
             && self.rng.pct(30);
         // Row pointers in plain assignment bodies (the fallback forms wrap the
         // assignment; an array reduction's list item is the array itself).

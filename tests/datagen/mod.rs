@@ -158,11 +158,15 @@ pub enum Feat {
     /// from(s)`, a region writing the present scalar, a struct written by a host
     /// fallback, a file-scope scalar written by a called function).
     MapScalar,
+    /// Arrays of structs (`struct tsr_rf { float v, w; } *p`): the case's array is
+    /// the field `v` of each element (`p[i].v`), which regions see as one more
+    /// dimension of the array; sections and pointers are over the structs.
+    Aos,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 47] = [
+    pub const ALL: [Feat; 48] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -210,6 +214,7 @@ impl Feat {
         Feat::ArrReduce,
         Feat::RowPtr,
         Feat::MapScalar,
+        Feat::Aos,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -262,6 +267,7 @@ impl Feat {
             Feat::ArrReduce => "arr-reduce",
             Feat::RowPtr => "row-ptr",
             Feat::MapScalar => "map-scalar",
+            Feat::Aos => "aos",
         }
     }
 
@@ -474,6 +480,9 @@ pub struct Arr {
     /// The accessor is defined after the case function (declared before it): the
     /// plugin cannot see its body at the regions, whose footprint is then unknown.
     pub late: bool,
+    /// A heap or fixed-size array of structs (`Feat::Aos`) whose field `v` holds
+    /// the array.
+    pub aos: bool,
 }
 
 impl Arr {
@@ -803,6 +812,9 @@ impl Case {
             }
             if a.member {
                 f = f.with(Feat::Member);
+            }
+            if a.aos {
+                f = f.with(Feat::Aos);
             }
             match a.ty {
                 Ty::F64 => f = f.with(Feat::Double),

@@ -953,8 +953,8 @@ mod tests {
 
     fn arrs() -> Vec<Arr> {
         vec![
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false, late: false },
-            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false, late: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false, late: false, aos: false },
+            Arr { ty: Ty::F32, kind: Kind::Heap, rows: 10, cols: 1, two_d: false, stat: false, member: false, file: false, late: false, aos: false },
         ]
     }
 

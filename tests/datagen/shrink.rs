@@ -289,7 +289,7 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 14] = [
+pub const STRIPPABLE: [Feat; 15] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
@@ -304,6 +304,7 @@ pub const STRIPPABLE: [Feat; 14] = [
     Feat::Clauses,
     Feat::ArrReduce,
     Feat::MapScalar,
+    Feat::Aos,
 ];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
@@ -384,5 +385,10 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
     }
     let mut out = c.clone();
     walk(&mut out.ops, f);
+    if f == Feat::Aos {
+        for a in &mut out.arrs {
+            a.aos = false;
+        }
+    }
     (Model::new(&out.arrs).apply_all(&out.ops).is_ok() && !out.used().has(f)).then_some(out)
 }
