@@ -447,6 +447,7 @@ private:
   json::Value forStmt(const ForStmt *F);
   json::Value ifStmt(const IfStmt *If);
   json::Value exprStmt(const Expr *E);
+  bool recordCopy(const Expr *E, json::Array &Out);
   json::Value incrementStmt(const UnaryOperator *UO, const Expr *S);
   json::Value assignStmt(json::Value Target, json::Value Value, const Expr *S) const;
   json::Value lvalue(const Expr *E, const Stmt *Whole, bool &Ok);
@@ -2690,7 +2691,8 @@ void RegionExtractor::stmts(const Stmt *S, json::Array &Out) {
     return;
   }
   if (const auto *E = dyn_cast<Expr>(S)) {
-    Out.push_back(exprStmt(E));
+    if (!recordCopy(E, Out))
+      Out.push_back(exprStmt(E));
     return;
   }
   llvm::StringRef What = "statement";
@@ -3183,6 +3185,64 @@ json::Value RegionExtractor::assignStmt(json::Value Target, json::Value Value,
                       {"target", std::move(Target)},
                       {"value", std::move(Value)},
                       {"loc", loc(S->getBeginLoc())}};
+}
+
+/// `q[i] = p[j];` of elements of arrays of one dense struct type (denseRecord;
+/// in C++ through its trivial assignment operator): one assignment per scalar of
+/// the struct, `q[i][f] = p[j][f]` — the same bytes as the struct copy, as the
+/// struct has no padding. Appends them to \p Out and returns true, or returns
+/// false (nothing appended) when \p E is no such copy.
+bool RegionExtractor::recordCopy(const Expr *E, json::Array &Out) {
+  const Expr *S = E;
+  E = skipTransparent(E);
+  const Expr *L = nullptr, *R = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(E);
+      BO && BO->getOpcode() == BO_Assign) {
+    L = BO->getLHS();
+    R = BO->getRHS();
+  } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E);
+             OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2) {
+    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(OC->getDirectCallee());
+    if (!MD || !MD->isTrivial())
+      return false;
+    L = OC->getArg(0);
+    R = OC->getArg(1);
+  }
+  if (!L || !R)
+    return false;
+  std::optional<std::pair<llvm::StringRef, uint64_t>> Rec =
+      denseRecord(L->getType());
+  const auto *LA = dyn_cast<ArraySubscriptExpr>(skipDecay(L));
+  const auto *RA = dyn_cast<ArraySubscriptExpr>(skipDecay(R));
+  if (!Rec || !LA || !RA ||
+      !Ctx.hasSameUnqualifiedType(L->getType().getNonReferenceType(),
+                                  R->getType().getNonReferenceType()))
+    return false;
+  for (uint64_t F = 0; F < Rec->second; ++F) {
+    unsigned LV = 0, RV = 0;
+    json::Array LI, RI;
+    json::Value LF = intLit(int64_t(F), "i64"), RF = intLit(int64_t(F), "i64");
+    json::Value Bad = access(LA, LV, LI, &LF);
+    if (Bad.kind() == json::Value::Null)
+      Bad = access(RA, RV, RI, &RF);
+    if (Bad.kind() != json::Value::Null) {
+      Out.push_back(std::move(Bad));
+      return true;
+    }
+    Vars[LV].Written = true;
+    json::Value Target = json::Object{{"kind", "element"},
+                                      {"array", Vars[LV].Name},
+                                      {"index", std::move(LI)},
+                                      {"ty", Rec->first},
+                                      {"loc", loc(L->getBeginLoc())}};
+    json::Value Value = json::Object{{"kind", "read"},
+                                     {"array", Vars[RV].Name},
+                                     {"index", std::move(RI)},
+                                     {"ty", Rec->first},
+                                     {"loc", loc(R->getBeginLoc())}};
+    Out.push_back(assignStmt(std::move(Target), std::move(Value), S));
+  }
+  return true;
 }
 
 /// `x++`, `++x`, `x--`, `--x` whose value is unused: `x += 1` / `x -= 1`, that

@@ -5,9 +5,10 @@
    treat it like any array. Covered: in-place particle updates (tiled), complex
    products, a 2-D grid of cells with an array field, nested structs with a loop over
    an array field, a member written through `->`, arrays of structs in `target data`,
-   `enter`/`update`/`exit data` and regions without map clauses; a struct with
-   padding and a whole-struct assignment stay on the host with a remark, inside a data
-   region that maps them, and their results reach the host. */
+   `enter`/`update`/`exit data` and regions without map clauses, copies of whole
+   structs (`pp[i] = p[j]`: one assignment per field); a struct with padding stays on
+   the host with a remark, inside a data region that maps it, and its results reach the
+   host. */
 #include <stdlib.h>
 #include "common.h"
 
@@ -121,8 +122,9 @@ int main(void) {
 #pragma omp target exit data map(from: acc[0:1]) map(release: a[0:m]) // expect: emu
   printf("acc %a %a\n", (double)acc->re, (double)acc->im);
 
-  /* A struct with padding, and a whole-struct assignment: on the host, inside a
-     data region that maps their arrays; the results come back. */
+  /* Whole structs copied between arrays of structs; a struct with padding (its
+     members, whole copies) on the host, inside a data region that maps its array: the
+     results come back. */
   struct mixed *q = malloc(n * sizeof *q);
   struct particle *pp = malloc(n * sizeof *pp);
   for (int i = 0; i < n; i++) { q[i].x = rng_float(); q[i].y = rng_float(); }
@@ -131,11 +133,14 @@ int main(void) {
 #pragma omp target teams distribute parallel for // expect: host
     for (int i = 0; i < n; i++)
       q[i].x = q[i].x * q[i].y; // expect-remark: [unsupported-statement] member of type 'struct mixed'
-#pragma omp target teams distribute parallel for // expect: host
+#pragma omp target teams distribute parallel for // expect: emu
     for (int i = 0; i < n; i++)
-      pp[i] = p[n - 1 - i]; // expect-remark: [unsupported-statement] use of a whole struct
+      pp[i] = p[n - 1 - i];
+#pragma omp target teams distribute parallel for map(tofrom: q[0:n]) // expect: host
+    for (int i = 1; i < n; i++)
+      q[i] = q[0]; // expect-remark: [unsupported-statement] use of a whole struct
   }
-  for (int i = 0; i < n; i += 41) printf("q %d %a %a %a\n", i, q[i].x, (double)q[i].y, pp[i].x);
+  for (int i = 0; i < n; i += 41) printf("q %d %a %a %a %a\n", i, q[i].x, (double)q[i].y, pp[i].x, pp[i].vz);
   free(p); free(pp); free(a); free(b); free(c); free(bd); free(acc); free(q);
   return 0;
 }
