@@ -73,6 +73,7 @@ programs! {
     data_scalars_and_structs => "data_scalars.c",
     guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
     arrays_of_structs => "struct_arrays.c",
+    strided_host_runs_of_threads => "strided_parallel.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated

@@ -166,6 +166,11 @@ pub struct ArrayPlan {
     pub shape: BoxShape,
     /// Host address of element 0 (null only when the section is empty).
     pub host: *mut u8,
+    /// For a host run: the byte runs `(offset from element 0, length)`, sorted and
+    /// disjoint, of exactly the elements the region's accesses touch, when every
+    /// footprint is exact ([`narrowed`]); the host run inside a parallel region
+    /// swaps only those. `None`: the box stands for them.
+    pub exact_runs: Option<Vec<(usize, usize)>>,
 }
 
 impl ArrayPlan {
@@ -255,6 +260,10 @@ pub struct Reach {
     /// A bound of what the access may touch (`Footprint::may`): never checked
     /// against the mapped data, only used to narrow a host run's copies.
     pub may: bool,
+    /// Per dimension, the distance between the indices it takes (`Footprint::stride`).
+    pub stride: Vec<i128>,
+    /// It takes exactly the strided box (`Footprint::exact`).
+    pub exact: bool,
 }
 
 /// The start of the reason of a region kept on the host because an access leaves its
@@ -265,24 +274,28 @@ pub const OUT_OF_SECTION: &str = "out-of-section access";
 /// that do not happen, in an empty iteration domain, are left out; a footprint
 /// that does not evaluate is skipped: nothing can be said about it).
 fn reaches(footprint: &[tessera_ir::manifest::Footprint], env: &dyn Fn(&str) -> Option<i128>) -> Vec<Reach> {
-    let mut out = Vec::new();
-    for fp in footprint {
-        let ev = |e: &tessera_ir::Expr| eval_int(e, env).ok();
-        let Some(nonempty) = fp.nonempty.iter().map(|(l, u)| Some(ev(l)? < ev(u)?)).collect::<Option<Vec<bool>>>()
-        else {
-            continue;
-        };
-        if nonempty.contains(&false) {
-            continue;
-        }
-        let (Some(lo), Some(hi)) =
-            (fp.lo.iter().map(ev).collect::<Option<Vec<_>>>(), fp.hi.iter().map(ev).collect::<Option<Vec<_>>>())
-        else {
-            continue;
-        };
-        out.push(Reach { access: fp.access.clone(), write: fp.write, lo, hi, may: fp.may });
+    footprint.iter().filter_map(|fp| reach(fp, env).ok().flatten()).collect()
+}
+
+/// The boxes of every access that happens, or `None` when a footprint does not
+/// evaluate (then they bound nothing: a host run must copy the whole section).
+fn all_reaches(footprint: &[tessera_ir::manifest::Footprint], env: &dyn Fn(&str) -> Option<i128>) -> Option<Vec<Reach>> {
+    footprint.iter().map(|fp| reach(fp, env).ok()).collect::<Option<Vec<_>>>().map(|v| v.into_iter().flatten().collect())
+}
+
+/// One footprint evaluated: `Ok(None)` when its iteration domain is empty,
+/// `Err(())` when it does not evaluate.
+fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128>) -> Result<Option<Reach>, ()> {
+    let ev = |e: &tessera_ir::Expr| eval_int(e, env).ok();
+    let nonempty = fp.nonempty.iter().map(|(l, u)| Some(ev(l)? < ev(u)?)).collect::<Option<Vec<bool>>>().ok_or(())?;
+    if nonempty.contains(&false) {
+        return Ok(None);
     }
-    out
+    let lo = fp.lo.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
+    let hi = fp.hi.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
+    let exact = fp.exact && fp.stride.len() == lo.len() && fp.stride.iter().all(|&s| s > 0);
+    let stride = if exact { fp.stride.iter().map(|&s| s as i128).collect() } else { Vec::new() };
+    Ok(Some(Reach { access: fp.access.clone(), write: fp.write, lo, hi, may: fp.may, stride, exact }))
 }
 
 /// Checks that every access of an array lands in the part of it the device has:
@@ -542,7 +555,7 @@ pub unsafe fn eval_array(
             return Err(format!("array '{name}': its section wraps around the address space"));
         }
     }
-    Ok(ArrayPlan { name: name.to_string(), map, shape, host })
+    Ok(ArrayPlan { name: name.to_string(), map, shape, host, exact_runs: None })
 }
 
 /// The arrays of a region as far as they can be evaluated, for a host fallback
@@ -572,7 +585,10 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<Arr
             continue;
         }
         match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
-            Ok(p) => out.push(narrowed(p, &reaches(&arr.footprint, &env))),
+            Ok(p) => out.push(match all_reaches(&arr.footprint, &env) {
+                Some(r) => narrowed(p, &r),
+                None => p,
+            }),
             Err(_) => out.push(element0(&a.name, a.kind, a.elem, addr)),
         }
     }
@@ -613,7 +629,81 @@ fn narrowed(item: ArrayPlan, reaches: &[Reach]) -> ArrayPlan {
     shape.len = (0..k).map(|d| (hi[d] - lo[d] + 1) as usize).collect();
     // A present item becomes an ordinary one over its box (no copies of its own).
     let map = if item.map == MapKind::Present { MapKind::Alloc } else { item.map };
-    ArrayPlan { shape, map, ..item }
+    let exact_runs = exact_runs(&shape, reaches);
+    ArrayPlan { shape, map, exact_runs, ..item }
+}
+
+/// Element runs a host run swaps beyond which it would copy more than this many.
+const MAX_EXACT_RUNS: usize = 1 << 20;
+
+/// The byte runs (offset from element 0, length) of exactly the elements the
+/// accesses `reaches` take, in the row-major layout of `shape` (whose box holds
+/// them all), sorted and merged; `None` when an access is not exact (its box only
+/// bounds it), may not happen, or the runs would be too many.
+fn exact_runs(shape: &BoxShape, reaches: &[Reach]) -> Option<Vec<(usize, usize)>> {
+    let k = shape.dims.len();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in reaches {
+        if !r.exact || r.may || r.stride.len() != k || r.lo.len() != k {
+            return None;
+        }
+        if (0..k).any(|d| r.lo[d] < 0 || r.hi[d] < r.lo[d] || r.hi[d] >= shape.dims[d] as i128) {
+            return None;
+        }
+        // Indices per dimension; the innermost is one contiguous run at stride 1.
+        let counts: Vec<usize> = (0..k).map(|d| ((r.hi[d] - r.lo[d]) / r.stride[d] + 1) as usize).collect();
+        let inner_run = r.stride[k - 1] == 1;
+        let per = if inner_run { 1 } else { counts[k - 1] };
+        let outer = counts[..k - 1].iter().try_fold(1usize, |a, &c| a.checked_mul(c))?;
+        if outer.checked_mul(per)?.checked_add(runs.len())? > MAX_EXACT_RUNS {
+            return None;
+        }
+        let offset = |idx: &[i128]| -> usize {
+            idx.iter().zip(&shape.dims).fold(0usize, |acc, (&i, &d)| acc * d + i as usize) * shape.elem_size
+        };
+        // Odometer over the outer dimensions (`t` counts steps of each stride).
+        let mut t = vec![0usize; k];
+        loop {
+            let mut idx: Vec<i128> = (0..k).map(|d| r.lo[d] + t[d] as i128 * r.stride[d]).collect();
+            if inner_run {
+                runs.push((offset(&idx), counts[k - 1] * shape.elem_size));
+            } else {
+                for s in 0..counts[k - 1] {
+                    idx[k - 1] = r.lo[k - 1] + s as i128 * r.stride[k - 1];
+                    runs.push((offset(&idx), shape.elem_size));
+                }
+            }
+            let mut d = k - 1;
+            let done = loop {
+                if d == 0 {
+                    break true;
+                }
+                d -= 1;
+                t[d] += 1;
+                if t[d] < counts[d] {
+                    break false;
+                }
+                t[d] = 0;
+            };
+            if done {
+                break;
+            }
+        }
+    }
+    Some(merge_runs(runs))
+}
+
+/// `runs` sorted, with overlapping or adjacent runs joined.
+fn merge_runs(mut runs: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    runs.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(runs.len());
+    for (off, len) in runs {
+        match out.last_mut() {
+            Some((o, l)) if off <= *o + *l => *l = (*l).max(off + len - *o),
+            _ => out.push((off, len)),
+        }
+    }
+    out
 }
 
 /// An array reduced to the address of its element 0 (an empty `present` section):
@@ -627,7 +717,7 @@ pub unsafe fn element0(name: &str, kind: VarKind, elem: ScalarType, addr: *mut c
         _ => addr as *mut u8,
     };
     let shape = BoxShape { elem_size: elem.size(), dims: vec![0], lower: vec![0], len: vec![0] };
-    ArrayPlan { name: name.to_string(), map: MapKind::Present, shape, host }
+    ArrayPlan { name: name.to_string(), map: MapKind::Present, shape, host, exact_runs: None }
 }
 
 /// Evaluates the list items of a data directive from the addresses its call passed
@@ -828,6 +918,39 @@ mod tests {
     use crate::device::DeviceBuffer;
     use tessera_ir::manifest::{Arg, ArrayArg};
     use tessera_ir::{BinOp, Expr, Section};
+
+    /// The runs a host run inside a parallel region swaps: exactly the elements of
+    /// the strided boxes of exact accesses, merged; none (the box instead) when an
+    /// access is not exact or may not happen.
+    #[test]
+    fn exact_runs_are_the_elements_taken() {
+        let sh = shape(&[4, 6], &[0, 0], &[4, 6]);
+        let reach = |lo: [i128; 2], hi: [i128; 2], stride: [i128; 2]| Reach {
+            access: "a".into(),
+            write: true,
+            lo: lo.into(),
+            hi: hi.into(),
+            may: false,
+            stride: stride.into(),
+            exact: true,
+        };
+        // a[i][2*j] for rows 1..=2: elements (1,0) (1,2) (1,4) (2,0) (2,2) (2,4).
+        let r = exact_runs(&sh, &[reach([1, 0], [2, 4], [1, 2])]).unwrap();
+        assert_eq!(r, vec![(24, 4), (32, 4), (40, 4), (48, 4), (56, 4), (64, 4)]);
+        // With a[i][2*j + 1] too, the rows are whole: two runs; a[i][j] of row 3 joins.
+        let r = exact_runs(
+            &sh,
+            &[reach([1, 0], [2, 4], [1, 2]), reach([1, 1], [2, 5], [1, 2]), reach([3, 0], [3, 5], [1, 1])],
+        )
+        .unwrap();
+        assert_eq!(r, vec![(24, 72)]);
+        // Two accesses far apart: two runs, not their hull.
+        let r = exact_runs(&sh, &[reach([0, 0], [0, 1], [1, 1]), reach([3, 4], [3, 5], [1, 1])]).unwrap();
+        assert_eq!(r, vec![(0, 8), (88, 8)]);
+        assert_eq!(exact_runs(&sh, &[Reach { exact: false, ..reach([0, 0], [0, 1], [1, 1]) }]), None);
+        assert_eq!(exact_runs(&sh, &[Reach { may: true, ..reach([0, 0], [0, 1], [1, 1]) }]), None);
+        assert_eq!(exact_runs(&sh, &[reach([0, 0], [4, 1], [1, 1])]), None, "outside the array");
+    }
 
     fn shape(dims: &[usize], lower: &[usize], len: &[usize]) -> BoxShape {
         BoxShape { elem_size: 4, dims: dims.into(), lower: lower.into(), len: len.into() }

@@ -336,7 +336,17 @@ impl DataEnvironment {
         let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
             return Launch { record, host: None, fatal: None };
         };
-        let arrays = data::plan_lenient(manifest, args);
+        let mut arrays = data::plan_lenient(manifest, args);
+        // Outside a parallel region nobody else uses the host copies meanwhile: the
+        // box (fewer, longer copies) stands for the elements the region touches.
+        // Inside one, the other threads may use the rest of the box: only what the
+        // region touches is swapped, where its footprint says exactly what that is.
+        let in_parallel = crate::in_active_parallel();
+        if !in_parallel {
+            for a in &mut arrays {
+                a.exact_runs = None;
+            }
+        }
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
         // Arrays whose accesses the region's IR does not hold (a statement Tessera
@@ -350,7 +360,7 @@ impl DataEnvironment {
             .filter(|a| a.array.as_ref().is_some_and(|arr| arr.footprint.is_empty()))
             .map(|a| a.name.as_str())
             .collect();
-        let parallel = !unbounded.is_empty() && crate::in_active_parallel();
+        let parallel = !unbounded.is_empty() && in_parallel;
         match pins_on_env!(self, kind, |env| env.host_begin(&refs, &mut moved)) {
             Ok(pins) if pins.is_empty() => Launch { record, host: None, fatal: None },
             Ok(_) if parallel => {
@@ -932,6 +942,7 @@ fn block_plan(host: *mut c_void, size: usize, map: MapKind) -> ArrayPlan {
         map,
         shape: data::BoxShape { elem_size: 1, dims: vec![size], lower: vec![0], len: vec![size] },
         host: host as *mut u8,
+        exact_runs: None,
     }
 }
 

@@ -579,6 +579,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
             map: MapKind::Alloc,
             shape: crate::data::BoxShape { elem_size: 1, dims: vec![len], lower: vec![0], len: vec![len] },
             host: addr as *mut u8,
+            exact_runs: None,
         };
         let table = self.lock_free(&[&span]);
         let e = match find(&table, addr, addr + len) {
@@ -867,8 +868,21 @@ impl<B: DeviceBuffer> DataEnv<B> {
             let by_address = item.map == MapKind::Present || item.host_span().is_none();
             for k in reached(&table, item) {
                 let e = table.get_mut(&k).expect("key from the table");
-                let runs =
-                    if by_address { vec![(item.host as usize, e.hi - item.host as usize)] } else { runs_in(item, e.lo, e.hi) };
+                let runs = if let Some(exact) = &item.exact_runs {
+                    // Only what the region touches (inside a parallel region).
+                    let base = item.host as usize;
+                    exact
+                        .iter()
+                        .filter_map(|&(off, len)| {
+                            let (a, b) = ((base + off).max(e.lo), (base + off + len).min(e.hi));
+                            (a < b).then_some((a, b - a))
+                        })
+                        .collect()
+                } else if by_address {
+                    vec![(item.host as usize, e.hi - item.host as usize)]
+                } else {
+                    runs_in(item, e.lo, e.hi)
+                };
                 pins.push(pin(e, k, &item.name, item.map, runs, me));
             }
         }
@@ -1036,7 +1050,7 @@ mod tests {
     /// A 1D `f32` item over `v`, section `[lo : len]`.
     fn item(name: &str, map: MapKind, v: &mut [f32], lo: usize, len: usize) -> ArrayPlan {
         let shape = BoxShape { elem_size: 4, dims: vec![v.len()], lower: vec![lo], len: vec![len] };
-        ArrayPlan { name: name.into(), map, shape, host: v.as_mut_ptr() as *mut u8 }
+        ArrayPlan { name: name.into(), map, shape, host: v.as_mut_ptr() as *mut u8, exact_runs: None }
     }
 
     fn alloc() -> impl Fn(usize) -> Result<HostBuffer, String> {

@@ -412,6 +412,8 @@ fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
         hi: vec![minus(var("n"), hi)],
         nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
         may: false,
+        stride: vec![],
+        exact: false,
     };
     let mut x = Arrays::new(16);
     let args = x.args();
@@ -514,6 +516,8 @@ fn host_runs_copy_only_the_footprint() {
                 hi: vec![minus(var("n"), 2)],
                 nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
                 may: false,
+                stride: vec![],
+                exact: false,
             });
         }
         assert_eq!(run(&rejected, &args), (64, 64));
@@ -549,6 +553,8 @@ fn host_runs_with_always_move_the_whole_section() {
             hi: vec![minus(var("n"), 2)],
             nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
             may: false,
+            stride: vec![],
+            exact: false,
         });
     }
     unsafe {

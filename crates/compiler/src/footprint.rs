@@ -84,10 +84,44 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
             hi.push(h);
         }
         let may = guarded.contains(&a.array);
-        let fp = Footprint { access: a.text.clone(), write: a.kind == AccessKind::Write, lo, hi, nonempty: nonempty.clone(), may };
+        let stride = if may { None } else { strides(&a.subscripts, &scop.loops) };
+        let exact = stride.is_some();
+        let fp = Footprint {
+            access: a.text.clone(),
+            write: a.kind == AccessKind::Write,
+            lo,
+            hi,
+            nonempty: nonempty.clone(),
+            may,
+            stride: stride.unwrap_or_default(),
+            exact,
+        };
         out.push((a.array.clone(), fp));
     }
     out
+}
+
+/// Per dimension, the distance between the indices an access takes, when its box
+/// with those strides is exactly what it touches over a box-shaped domain: each
+/// dimension's subscript names at most one loop index, and no index appears in two
+/// dimensions (then the indices are the products of independent arithmetic
+/// progressions, `|coefficient| · step` apart). `None` otherwise (`a[i][i]`,
+/// `a[i + j]`, which the box only bounds).
+fn strides(subscripts: &[Aff], loops: &[tessera_poly::scop::Loop]) -> Option<Vec<i64>> {
+    let mut used = vec![false; loops.len()];
+    let mut out = Vec::with_capacity(subscripts.len());
+    for s in subscripts {
+        let named: Vec<usize> = (0..loops.len()).filter(|&k| s.coeff(&Sym::Loop(k)) != 0).collect();
+        match named.as_slice() {
+            [] => out.push(1),
+            [k] if !used[*k] => {
+                used[*k] = true;
+                out.push(s.coeff(&Sym::Loop(*k)).checked_abs()?.checked_mul(loops[*k].step)?);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The footprint of an access of a delinearised view (`a[i][j]` of extents
@@ -105,7 +139,8 @@ pub fn linearized(fp: Footprint, extents: &[Expr]) -> Footprint {
         }
         e
     };
-    Footprint { lo: vec![flat(&fp.lo)], hi: vec![flat(&fp.hi)], ..fp }
+    // The flat range also spans the row ends between the view's rows.
+    Footprint { lo: vec![flat(&fp.lo)], hi: vec![flat(&fp.hi)], stride: Vec::new(), exact: false, ..fp }
 }
 
 /// For every footprint whose bounds are all constants, and whose array's section
@@ -267,5 +302,107 @@ mod tests {
             assert_eq!(fp.may, read.contains(array.as_str()), "{array}: {}", fp.access);
         }
         assert!(fps.iter().any(|(_, fp)| fp.may) && fps.iter().any(|(_, fp)| !fp.may));
+        assert!(fps.iter().all(|(_, fp)| fp.exact != fp.may));
+    }
+
+    /// Property: a footprint marked exact is exactly the set of indices its access
+    /// takes — every combination of `lo[d] + k·stride[d] ≤ hi[d]` and nothing else —
+    /// for random steps, lower bounds and affine subscripts `c·i + d·j + k` of a 2-D
+    /// nest (found by enumerating the iteration domain); and the rule marks the usual
+    /// forms (`A[i][j]`, `A[2*i][j + 1]`) exact and `A[i][i]`, `A[i + j][0]` not.
+    #[test]
+    fn exact_footprints_are_the_indices_taken() {
+        use std::collections::BTreeSet;
+        let base: Region = serde_json::from_str(include_str!("../../../tests/ir/programs/stencil2d.0.ir.json")).unwrap();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let (i, j) = (Expr::var("i", ScalarType::I32), Expr::var("j", ScalarType::I32));
+        let term = |c: i64, x: &Expr| bin(BinOp::Mul, lit(c), x.clone());
+        let (mut exact, mut inexact) = (0, 0);
+        for case in 0..400 {
+            let mut region = base.clone();
+            let mut cs: Vec<i64> = (0..6).map(|_| rnd(5) as i64 - 2).collect();
+            // Mostly one index per dimension (`A[2*i][j]`, `A[j][-i]`), the forms
+            // the rule calls exact when their coefficients are not 0.
+            match case % 4 {
+                0 => (cs[1], cs[3]) = (0, 0),
+                1 => (cs[0], cs[4]) = (0, 0),
+                _ => {}
+            }
+            let (si, sj) = (1 + rnd(3) as i64, 1 + rnd(3) as i64);
+            let index = vec![
+                bin(BinOp::Add, bin(BinOp::Add, term(cs[0], &i), term(cs[1], &j)), lit(cs[2] + 2)),
+                bin(BinOp::Add, bin(BinOp::Add, term(cs[3], &i), term(cs[4], &j)), lit(cs[5] + 2)),
+            ];
+            let tessera_ir::Stmt::For { step: step_i, body, .. } = &mut region.body[0] else { panic!() };
+            *step_i = si;
+            let tessera_ir::Stmt::For { step: step_j, body, .. } = &mut body[0] else { panic!() };
+            *step_j = sj;
+            let tessera_ir::Stmt::Assign { value, loc, .. } = &mut body[0] else { panic!() };
+            *value = Expr::Read { array: "A".into(), index: index.clone(), ty: ScalarType::F32, loc: loc.clone() };
+            let fps = footprints(&region);
+            let Some((_, fp)) = fps.iter().find(|(a, _)| a == "A") else { panic!("case {case}: no footprint") };
+            let env = |name: &str| match name {
+                "n" => Some(9),
+                "m" => Some(8),
+                _ => None,
+            };
+            if !fp.exact {
+                inexact += 1;
+                continue;
+            }
+            exact += 1;
+            let mut taken = BTreeSet::new();
+            for vi in (1..8).step_by(si as usize) {
+                for vj in (1..7).step_by(sj as usize) {
+                    let at = |name: &str| match name {
+                        "i" => Some(vi),
+                        "j" => Some(vj),
+                        _ => env(name),
+                    };
+                    taken.insert(index.iter().map(|e| eval_int(e, &at).unwrap()).collect::<Vec<i128>>());
+                }
+            }
+            let (lo, hi): (Vec<i128>, Vec<i128>) =
+                (fp.lo.iter().map(|e| eval_int(e, &env).unwrap()).collect(), fp.hi.iter().map(|e| eval_int(e, &env).unwrap()).collect());
+            let mut boxed = BTreeSet::new();
+            let mut a = lo[0];
+            while a <= hi[0] {
+                let mut b = lo[1];
+                while b <= hi[1] {
+                    boxed.insert(vec![a, b]);
+                    b += fp.stride[1] as i128;
+                }
+                a += fp.stride[0] as i128;
+            }
+            assert_eq!(taken, boxed, "case {case}: {} steps {si}, {sj}, stride {:?}", fp.access, fp.stride);
+        }
+        assert!(exact > 50 && inexact > 50, "{exact} exact, {inexact} not");
+        // The usual forms.
+        let rule = |subs: &[Vec<i64>]| {
+            let loops: Vec<tessera_poly::scop::Loop> = (0..2)
+                .map(|k| tessera_poly::scop::Loop {
+                    var: format!("i{k}"),
+                    lower: Aff::constant(0),
+                    upper: Aff::sym(Sym::Param("n".into())),
+                    step: 1,
+                    loc: base.location.clone(),
+                })
+                .collect();
+            let affs: Vec<Aff> = subs
+                .iter()
+                .map(|c| Aff::sym(Sym::Loop(0)).scale(c[0]).add(&Aff::sym(Sym::Loop(1)).scale(c[1])).add_constant(c[2]))
+                .collect();
+            strides(&affs, &loops)
+        };
+        assert_eq!(rule(&[vec![1, 0, 0], vec![0, 1, 0]]), Some(vec![1, 1]));
+        assert_eq!(rule(&[vec![2, 0, 0], vec![0, 1, 1]]), Some(vec![2, 1]));
+        assert_eq!(rule(&[vec![1, 0, 0], vec![1, 0, 0]]), None);
+        assert_eq!(rule(&[vec![1, 1, 0], vec![0, 0, 0]]), None);
     }
 }

@@ -347,6 +347,17 @@ pub struct Footprint {
     /// the region touches); the runtime never refuses a launch for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub may: bool,
+    /// Per dimension, the distance between consecutive indices the access takes
+    /// (`b[2*i + t]`: 2); empty when `exact` is false.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stride: Vec<i64>,
+    /// The access takes exactly the indices `lo[d], lo[d] + stride[d], …, hi[d]` of
+    /// every dimension, all their combinations and nothing else (each dimension's
+    /// subscript names at most one loop index, no index two dimensions; not `may`).
+    /// A host run inside a parallel region then swaps only those elements, since the
+    /// other threads may use the rest of the box. False: the box only bounds it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
 }
 
 impl Manifest {
