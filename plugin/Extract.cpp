@@ -2091,6 +2091,17 @@ json::Value RegionExtractor::expr(const Expr *E) {
   return unsupported("expression", E);
 }
 
+/// `Sum + V` as an `i64` addition of the IR, or `V` when `Sum` is null.
+static json::Value addI64(json::Value Sum, json::Value V) {
+  if (Sum.kind() == json::Value::Null)
+    return V;
+  return json::Object{{"kind", "binary"},
+                      {"op", "add"},
+                      {"lhs", std::move(Sum)},
+                      {"rhs", std::move(V)},
+                      {"ty", "i64"}};
+}
+
 /// Resolves `a[i][j]` to its array variable and subscripts (outermost first).
 /// Returns null on success, else the unsupported node describing why not.
 json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
@@ -2133,14 +2144,7 @@ json::Value RegionExtractor::access(const ArraySubscriptExpr *E,
     // the initializer's terms, then the pointer's own subscript.
     json::Value Sum = nullptr;
     auto Add = [&](const Expr *T) {
-      json::Value V = castTo(expr(T), "i64");
-      Sum = Sum.kind() == json::Value::Null
-                ? std::move(V)
-                : json::Value(json::Object{{"kind", "binary"},
-                                           {"op", "add"},
-                                           {"lhs", std::move(Sum)},
-                                           {"rhs", std::move(V)},
-                                           {"ty", "i64"}});
+      Sum = addI64(std::move(Sum), castTo(expr(T), "i64"));
     };
     for (const Expr *T : P.Last)
       Add(T);
@@ -2227,15 +2231,7 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   // times the scalars of their elements.
   int64_t Offset = 0;
   json::Value Sum = nullptr;
-  auto Add = [&](json::Value V) {
-    Sum = Sum.kind() == json::Value::Null
-              ? std::move(V)
-              : json::Value(json::Object{{"kind", "binary"},
-                                         {"op", "add"},
-                                         {"lhs", std::move(Sum)},
-                                         {"rhs", std::move(V)},
-                                         {"ty", "i64"}});
-  };
+  auto Add = [&](json::Value V) { Sum = addI64(std::move(Sum), std::move(V)); };
   for (size_t K = 0; K <= M; ++K) {
     if (const auto *ME = dyn_cast<MemberExpr>(Chain[K])) {
       const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
