@@ -207,6 +207,7 @@ variants! {
         data_scalars_and_structs => "data_scalars.c",
         guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
         arrays_of_structs => "struct_arrays.c",
+        strided_host_runs_of_threads => "strided_parallel.c",
     ]
 }
 
