@@ -561,11 +561,13 @@ pub unsafe fn eval_array(
 /// The arrays of a region as far as they can be evaluated, for a host fallback
 /// inside a data region ([`crate::present::DataEnv::host_begin`]): an array whose
 /// section cannot be evaluated (or a region whose manifest lists no arguments) is
-/// reduced to its element 0, a `present`-style lookup. Never fails.
+/// reduced to its element 0, a `present`-style lookup. With `exact` (a host run
+/// inside a parallel region), arrays whose footprints are exact also get their
+/// [`ArrayPlan::exact_runs`]. Never fails.
 ///
 /// # Safety
 /// As for [`plan`]; null addresses are skipped.
-pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<ArrayPlan> {
+pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void], exact: bool) -> Vec<ArrayPlan> {
     if args.len() != manifest.args.len() {
         return Vec::new();
     }
@@ -586,7 +588,7 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<Arr
         }
         match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
             Ok(p) => out.push(match all_reaches(&arr.footprint, &env) {
-                Some(r) => narrowed(p, &r),
+                Some(r) => narrowed(p, &r, exact),
                 None => p,
             }),
             Err(_) => out.push(element0(&a.name, a.kind, a.elem, addr)),
@@ -595,12 +597,13 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void]) -> Vec<Arr
     out
 }
 
-/// `item` reduced to the bounding box of what its accesses cover (`reaches`), when
+/// `item` reduced to the bounding box of what its accesses cover (`reaches`), and
+/// with `exact` to their exact runs where they have them, when
 /// that box lies inside what `item` already stands for (its section; for a `present`
 /// item, any index box from element 0 on): a host run then copies only that around
 /// the host code. Unchanged when there is no footprint, the box does not fit, or the
 /// map has `always` (which moves the whole section).
-fn narrowed(item: ArrayPlan, reaches: &[Reach]) -> ArrayPlan {
+fn narrowed(item: ArrayPlan, reaches: &[Reach], exact: bool) -> ArrayPlan {
     // `always` moves the whole section, whatever the region touches.
     if item.map.is_always() {
         return item;
@@ -629,7 +632,7 @@ fn narrowed(item: ArrayPlan, reaches: &[Reach]) -> ArrayPlan {
     shape.len = (0..k).map(|d| (hi[d] - lo[d] + 1) as usize).collect();
     // A present item becomes an ordinary one over its box (no copies of its own).
     let map = if item.map == MapKind::Present { MapKind::Alloc } else { item.map };
-    let exact_runs = exact_runs(&shape, reaches);
+    let exact_runs = if exact { exact_runs(&shape, reaches) } else { None };
     ArrayPlan { shape, map, exact_runs, ..item }
 }
 
@@ -658,19 +661,17 @@ fn exact_runs(shape: &BoxShape, reaches: &[Reach]) -> Option<Vec<(usize, usize)>
         if outer.checked_mul(per)?.checked_add(runs.len())? > MAX_EXACT_RUNS {
             return None;
         }
-        let offset = |idx: &[i128]| -> usize {
-            idx.iter().zip(&shape.dims).fold(0usize, |acc, (&i, &d)| acc * d + i as usize) * shape.elem_size
-        };
-        // Odometer over the outer dimensions (`t` counts steps of each stride).
+        // Odometer over the outer dimensions (`t` counts steps of each stride); the
+        // indices are in the array (checked above).
         let mut t = vec![0usize; k];
         loop {
-            let mut idx: Vec<i128> = (0..k).map(|d| r.lo[d] + t[d] as i128 * r.stride[d]).collect();
+            let mut idx: Vec<usize> = (0..k).map(|d| (r.lo[d] + t[d] as i128 * r.stride[d]) as usize).collect();
             if inner_run {
-                runs.push((offset(&idx), counts[k - 1] * shape.elem_size));
+                runs.push((shape.offset(&idx), counts[k - 1] * shape.elem_size));
             } else {
                 for s in 0..counts[k - 1] {
-                    idx[k - 1] = r.lo[k - 1] + s as i128 * r.stride[k - 1];
-                    runs.push((offset(&idx), shape.elem_size));
+                    idx[k - 1] = (r.lo[k - 1] + s as i128 * r.stride[k - 1]) as usize;
+                    runs.push((shape.offset(&idx), shape.elem_size));
                 }
             }
             let mut d = k - 1;

@@ -336,17 +336,12 @@ impl DataEnvironment {
         let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
             return Launch { record, host: None, fatal: None };
         };
-        let mut arrays = data::plan_lenient(manifest, args);
         // Outside a parallel region nobody else uses the host copies meanwhile: the
         // box (fewer, longer copies) stands for the elements the region touches.
         // Inside one, the other threads may use the rest of the box: only what the
         // region touches is swapped, where its footprint says exactly what that is.
         let in_parallel = crate::in_active_parallel();
-        if !in_parallel {
-            for a in &mut arrays {
-                a.exact_runs = None;
-            }
-        }
+        let arrays = data::plan_lenient(manifest, args, in_parallel);
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
         // Arrays whose accesses the region's IR does not hold (a statement Tessera
