@@ -309,7 +309,8 @@ private:
   Dim dimOf(const ArrayType *AT) const;
   std::optional<std::pair<llvm::StringRef, uint64_t>>
   denseRecord(QualType T) const;
-  bool denseFields(const RecordDecl *RD, llvm::StringRef &Elem) const;
+  std::optional<uint64_t> denseFields(const RecordDecl *RD, llvm::StringRef &Elem,
+                                      uint64_t &ElemBits) const;
   std::optional<unsigned> regionVar(const VarDecl *VD);
   json::Value extent(const Dim &D, const Stmt *Where);
   void completeVars(const Stmt *Body);
@@ -392,6 +393,8 @@ private:
                     json::Value &Bad);
   json::Value access(const ArraySubscriptExpr *E, unsigned &Var,
                      json::Array &Index, json::Value *Last = nullptr);
+  json::Value element(const Expr *E, unsigned &Var, json::Array &Index,
+                      const Stmt *Where);
   json::Value read(const Expr *E);
   json::Value readNode(const Expr *E, unsigned Array, json::Array Index,
                        json::Value Bad);
@@ -633,58 +636,54 @@ RegionExtractor::denseRecord(QualType T) const {
       !T.isTriviallyCopyableType(Ctx))
     return std::nullopt;
   llvm::StringRef Elem;
-  if (!denseFields(RD, Elem) || Elem.empty())
-    return std::nullopt;
+  uint64_t ElemBits = 0;
+  std::optional<uint64_t> Bits = denseFields(RD, Elem, ElemBits);
   // denseFields put every field right after the one before it; no tail padding
-  // either: the struct is a whole number of scalars, each of ElemSize bytes.
-  uint64_t ElemSize = llvm::StringSwitch<uint64_t>(Elem)
-                          .Cases("bool", "i8", "u8", 1)
-                          .Cases("i16", "u16", 2)
-                          .Cases("i32", "u32", "f32", 4)
-                          .Default(8);
-  uint64_t Size = Ctx.getTypeSizeInChars(T).getQuantity();
-  uint64_t Fields = 0;
-  for (const FieldDecl *F : RD->getDefinition()->fields())
-    Fields += Ctx.getTypeSizeInChars(F->getType()).getQuantity();
-  if (Size == 0 || Size != Fields || Size % ElemSize)
+  // either: the struct is a whole number of scalars.
+  uint64_t Size = Ctx.getTypeSize(T);
+  if (!Bits || Elem.empty() || Size == 0 || Size != *Bits || Size % ElemBits)
     return std::nullopt;
-  return std::make_pair(Elem, Size / ElemSize);
+  return std::make_pair(Elem, Size / ElemBits);
 }
 
-/// Whether every field of \p RD (recursively) is the scalar type \p Elem (set
-/// by the first one), a constant array of it, or a struct of such fields, laid
-/// out without gaps (see denseRecord).
-bool RegionExtractor::denseFields(const RecordDecl *RD, llvm::StringRef &Elem) const {
+/// When every field of \p RD (recursively) is the scalar type \p Elem (set by
+/// the first one, with its size \p ElemBits), a constant array of it, or a struct
+/// of such fields, laid out without gaps: the bits its fields occupy (see
+/// denseRecord); else none.
+std::optional<uint64_t> RegionExtractor::denseFields(const RecordDecl *RD,
+                                                     llvm::StringRef &Elem,
+                                                     uint64_t &ElemBits) const {
   const RecordDecl *Def = RD ? RD->getDefinition() : nullptr;
   if (!Def || Def->isUnion() || Def->isInvalidDecl())
-    return false;
+    return std::nullopt;
   if (const auto *CXX = dyn_cast<CXXRecordDecl>(Def))
     if (CXX->getNumBases() || CXX->getNumVBases() || CXX->isPolymorphic())
-      return false;
+      return std::nullopt;
   const ASTRecordLayout &L = Ctx.getASTRecordLayout(Def);
   uint64_t Expected = 0; // bits
   for (const FieldDecl *F : Def->fields()) {
     if (F->isBitField() || F->isZeroSize(Ctx) ||
         L.getFieldOffset(F->getFieldIndex()) != Expected)
-      return false;
+      return std::nullopt;
     QualType FT = F->getType().getCanonicalType();
     while (const auto *CAT = dyn_cast_or_null<ConstantArrayType>(Ctx.getAsArrayType(FT)))
       FT = CAT->getElementType().getCanonicalType();
     if (Ctx.getAsArrayType(FT))
-      return false; // a flexible or variable array member
+      return std::nullopt; // a flexible or variable array member
     if (std::optional<llvm::StringRef> S = scalar(FT)) {
       if (!Elem.empty() && Elem != *S)
-        return false;
+        return std::nullopt;
       Elem = *S;
+      ElemBits = Ctx.getTypeSize(FT);
     } else if (const RecordDecl *Inner = FT->getAsRecordDecl()) {
-      if (!denseFields(Inner, Elem))
-        return false;
+      if (!denseFields(Inner, Elem, ElemBits))
+        return std::nullopt;
     } else {
-      return false;
+      return std::nullopt;
     }
     Expected += Ctx.getTypeSize(F->getType());
   }
-  return true;
+  return Expected;
 }
 
 /// Extent of one dimension as an IR expression (constant extents are `i64`).
@@ -2279,14 +2278,23 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   return true;
 }
 
+/// The array element \p E names (`a[i][j]`, or a struct member of one, see
+/// recordAccess): null on success, else the unsupported node, at \p Where for a
+/// member access that is neither.
+json::Value RegionExtractor::element(const Expr *E, unsigned &Var,
+                                     json::Array &Index, const Stmt *Where) {
+  json::Value Bad = nullptr;
+  if (recordAccess(E, Var, Index, Bad))
+    return Bad;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    return access(ASE, Var, Index);
+  return unsupported("member access", Where);
+}
+
 json::Value RegionExtractor::read(const Expr *E) {
   unsigned Array = 0;
   json::Array Index;
-  json::Value Bad = nullptr;
-  if (!recordAccess(E, Array, Index, Bad)) {
-    const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
-    Bad = ASE ? access(ASE, Array, Index) : unsupported("member access", E);
-  }
+  json::Value Bad = element(E, Array, Index, E);
   return readNode(E, Array, std::move(Index), std::move(Bad));
 }
 
@@ -3132,13 +3140,7 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
   if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E)) {
     unsigned Array = 0;
     json::Array Index;
-    json::Value Bad = nullptr;
-    if (!recordAccess(E, Array, Index, Bad)) {
-      const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
-      if (!ASE)
-        return unsupported("member access", Whole);
-      Bad = access(ASE, Array, Index);
-    }
+    json::Value Bad = element(E, Array, Index, Whole);
     if (Bad.kind() != json::Value::Null)
       return Bad; // the reason for the access is the statement's reason
     std::optional<llvm::StringRef> Ty = scalar(E->getType());
