@@ -74,6 +74,7 @@ programs! {
     guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
     arrays_of_structs => "struct_arrays.c",
     strided_host_runs_of_threads => "strided_parallel.c",
+    lattice_host_runs_of_threads => "lattice_parallel.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -208,6 +209,7 @@ variants! {
         guarded_reads_in_host_runs_of_threads => "guarded_parallel.c",
         arrays_of_structs => "struct_arrays.c",
         strided_host_runs_of_threads => "strided_parallel.c",
+    lattice_host_runs_of_threads => "lattice_parallel.c",
     ]
 }
 

@@ -167,9 +167,9 @@ pub struct ArrayPlan {
     /// Host address of element 0 (null only when the section is empty).
     pub host: *mut u8,
     /// For a host run: the byte runs `(offset from element 0, length)`, sorted and
-    /// disjoint, of exactly the elements the region's accesses touch, when every
-    /// footprint is exact ([`narrowed`]); the host run inside a parallel region
-    /// swaps only those. `None`: the box stands for them.
+    /// disjoint, of exactly the elements the region's accesses may touch (the
+    /// lattices of its footprints, [`narrowed`]); the host run inside a parallel
+    /// region swaps only those. `None`: the box stands for them.
     pub exact_runs: Option<Vec<(usize, usize)>>,
 }
 
@@ -260,10 +260,21 @@ pub struct Reach {
     /// A bound of what the access may touch (`Footprint::may`): never checked
     /// against the mapped data, only used to narrow a host run's copies.
     pub may: bool,
-    /// Per dimension, the distance between the indices it takes (`Footprint::stride`).
-    pub stride: Vec<i128>,
-    /// It takes exactly the strided box (`Footprint::exact`).
-    pub exact: bool,
+    /// Exactly the indices it takes (`Footprint::lattice`), evaluated; `None` when
+    /// the box only bounds them.
+    pub lattice: Option<Lattice>,
+}
+
+/// An evaluated [`tessera_ir::manifest::Lattice`]: with every `t_k` in
+/// `0..counts[k]`, the indices `base[d] + Σ_k t_k · delta[d][k]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lattice {
+    /// Iterations per loop (each at least 1).
+    pub counts: Vec<i128>,
+    /// Per dimension, the index at the first iteration.
+    pub base: Vec<i128>,
+    /// Per dimension, per loop, the step of the index.
+    pub delta: Vec<Vec<i128>>,
 }
 
 /// The start of the reason of a region kept on the host because an access leaves its
@@ -293,9 +304,20 @@ fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128
     }
     let lo = fp.lo.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
     let hi = fp.hi.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
-    let exact = fp.exact && fp.stride.len() == lo.len() && fp.stride.iter().all(|&s| s > 0);
-    let stride = if exact { fp.stride.iter().map(|&s| s as i128).collect() } else { Vec::new() };
-    Ok(Some(Reach { access: fp.access.clone(), write: fp.write, lo, hi, may: fp.may, stride, exact }))
+    let lattice = fp.lattice.as_ref().and_then(|l| {
+        let lat = Lattice {
+            counts: l.counts.iter().map(ev).collect::<Option<Vec<_>>>()?,
+            base: l.base.iter().map(ev).collect::<Option<Vec<_>>>()?,
+            delta: l.delta.iter().map(|d| d.iter().map(ev).collect::<Option<Vec<_>>>()).collect::<Option<Vec<_>>>()?,
+        };
+        let loops = lat.counts.len();
+        let fits = lat.base.len() == lo.len()
+            && lat.delta.len() == lo.len()
+            && lat.delta.iter().all(|d| d.len() == loops)
+            && lat.counts.iter().all(|&c| c >= 1);
+        fits.then_some(lat)
+    });
+    Ok(Some(Reach { access: fp.access.clone(), write: fp.write, lo, hi, may: fp.may, lattice }))
 }
 
 /// Checks that every access of an array lands in the part of it the device has:
@@ -562,8 +584,8 @@ pub unsafe fn eval_array(
 /// inside a data region ([`crate::present::DataEnv::host_begin`]): an array whose
 /// section cannot be evaluated (or a region whose manifest lists no arguments) is
 /// reduced to its element 0, a `present`-style lookup. With `exact` (a host run
-/// inside a parallel region), arrays whose footprints are exact also get their
-/// [`ArrayPlan::exact_runs`]. Never fails.
+/// inside a parallel region), arrays whose footprints all have lattices also get
+/// their [`ArrayPlan::exact_runs`]. Never fails.
 ///
 /// # Safety
 /// As for [`plan`]; null addresses are skipped.
@@ -598,7 +620,7 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void], exact: boo
 }
 
 /// `item` reduced to the bounding box of what its accesses cover (`reaches`), and
-/// with `exact` to their exact runs where they have them, when
+/// with `exact` to their exact runs when they have them, when
 /// that box lies inside what `item` already stands for (its section; for a `present`
 /// item, any index box from element 0 on): a host run then copies only that around
 /// the host code. Unchanged when there is no footprint, the box does not fit, or the
@@ -636,55 +658,66 @@ fn narrowed(item: ArrayPlan, reaches: &[Reach], exact: bool) -> ArrayPlan {
     ArrayPlan { shape, map, exact_runs, ..item }
 }
 
-/// Element runs a host run swaps beyond which it would copy more than this many.
-const MAX_EXACT_RUNS: usize = 1 << 20;
+/// The most runs [`exact_runs`] lists (16 bytes each): beyond, the box stands for
+/// the elements.
+const MAX_EXACT_RUNS: usize = 1 << 22;
 
 /// The byte runs (offset from element 0, length) of exactly the elements the
-/// accesses `reaches` take, in the row-major layout of `shape` (whose box holds
-/// them all), sorted and merged; `None` when an access is not exact (its box only
-/// bounds it), may not happen, or the runs would be too many.
+/// accesses `reaches` may take (their lattices), in the row-major layout of `shape`
+/// (whose dimensions hold every index of their boxes), sorted and merged; `None`
+/// when an access has no lattice (its box only bounds it), or the runs would be
+/// more than [`MAX_EXACT_RUNS`].
 fn exact_runs(shape: &BoxShape, reaches: &[Reach]) -> Option<Vec<(usize, usize)>> {
     let k = shape.dims.len();
+    // Elements between consecutive indices of each dimension.
+    let row: Vec<i128> = (0..k).map(|d| shape.dims[d + 1..].iter().map(|&e| e as i128).product()).collect();
+    let elem = shape.elem_size as i128;
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for r in reaches {
-        if !r.exact || r.may || r.stride.len() != k || r.lo.len() != k {
+        let lat = r.lattice.as_ref()?;
+        if r.lo.len() != k || lat.base.len() != k {
             return None;
         }
+        // Every index inside its dimension: the flat element is then the element.
         if (0..k).any(|d| r.lo[d] < 0 || r.hi[d] < r.lo[d] || r.hi[d] >= shape.dims[d] as i128) {
             return None;
         }
-        // Indices per dimension; the innermost is one contiguous run at stride 1.
-        let counts: Vec<usize> = (0..k).map(|d| ((r.hi[d] - r.lo[d]) / r.stride[d] + 1) as usize).collect();
-        let inner_run = r.stride[k - 1] == 1;
-        let per = if inner_run { 1 } else { counts[k - 1] };
-        let outer = counts[..k - 1].iter().try_fold(1usize, |a, &c| a.checked_mul(c))?;
-        if outer.checked_mul(per)?.checked_add(runs.len())? > MAX_EXACT_RUNS {
+        let first: i128 = (0..k).map(|d| lat.base[d] * row[d]).sum();
+        // Per loop that moves the element, its count and step in elements.
+        let mut moves: Vec<(i128, i128)> = (0..lat.counts.len())
+            .map(|l| (lat.counts[l], (0..k).map(|d| lat.delta[d][l] * row[d]).sum::<i128>()))
+            .filter(|&(c, w)| c > 1 && w != 0)
+            .collect();
+        // A loop of step ±1 element gives contiguous runs (the longest such loop).
+        let unit = moves.iter().enumerate().filter(|(_, m)| m.1.abs() == 1).max_by_key(|(_, m)| m.0).map(|(i, _)| i);
+        let (len, start) = match unit {
+            Some(i) => {
+                let (c, w) = moves.remove(i);
+                (c, if w < 0 { -(c - 1) } else { 0 })
+            }
+            None => (1, 0),
+        };
+        let count = moves.iter().try_fold(1usize, |a, m| a.checked_mul(usize::try_from(m.0).ok()?))?;
+        if count.checked_add(runs.len())? > MAX_EXACT_RUNS {
             return None;
         }
-        // Odometer over the outer dimensions (`t` counts steps of each stride); the
-        // indices are in the array (checked above).
-        let mut t = vec![0usize; k];
+        // Odometer over the other moving loops; every element lies in the array
+        // (its indices are inside the box, checked above).
+        let mut t = vec![0i128; moves.len()];
         loop {
-            let mut idx: Vec<usize> = (0..k).map(|d| (r.lo[d] + t[d] as i128 * r.stride[d]) as usize).collect();
-            if inner_run {
-                runs.push((shape.offset(&idx), counts[k - 1] * shape.elem_size));
-            } else {
-                for s in 0..counts[k - 1] {
-                    idx[k - 1] = (r.lo[k - 1] + s as i128 * r.stride[k - 1]) as usize;
-                    runs.push((shape.offset(&idx), shape.elem_size));
-                }
-            }
-            let mut d = k - 1;
+            let at = first + start + moves.iter().zip(&t).map(|(m, t)| m.1 * t).sum::<i128>();
+            runs.push(((at * elem) as usize, (len * elem) as usize));
+            let mut l = moves.len();
             let done = loop {
-                if d == 0 {
+                if l == 0 {
                     break true;
                 }
-                d -= 1;
-                t[d] += 1;
-                if t[d] < counts[d] {
+                l -= 1;
+                t[l] += 1;
+                if t[l] < moves[l].0 {
                     break false;
                 }
-                t[d] = 0;
+                t[l] = 0;
             };
             if done {
                 break;
@@ -921,36 +954,53 @@ mod tests {
     use tessera_ir::{BinOp, Expr, Section};
 
     /// The runs a host run inside a parallel region swaps: exactly the elements of
-    /// the strided boxes of exact accesses, merged; none (the box instead) when an
-    /// access is not exact or may not happen.
+    /// the accesses' lattices, merged — strided rows, diagonals, sums of indices,
+    /// reversed loops, accesses that may not happen; none (the box instead) when an
+    /// access has no lattice or leaves the array.
     #[test]
     fn exact_runs_are_the_elements_taken() {
         let sh = shape(&[4, 6], &[0, 0], &[4, 6]);
-        let reach = |lo: [i128; 2], hi: [i128; 2], stride: [i128; 2]| Reach {
+        let reach = |lo: &[i128], hi: &[i128], counts: &[i128], base: &[i128], delta: &[&[i128]]| Reach {
             access: "a".into(),
             write: true,
             lo: lo.into(),
             hi: hi.into(),
             may: false,
-            stride: stride.into(),
-            exact: true,
+            lattice: Some(Lattice {
+                counts: counts.into(),
+                base: base.into(),
+                delta: delta.iter().map(|d| d.to_vec()).collect(),
+            }),
         };
         // a[i][2*j] for rows 1..=2: elements (1,0) (1,2) (1,4) (2,0) (2,2) (2,4).
-        let r = exact_runs(&sh, &[reach([1, 0], [2, 4], [1, 2])]).unwrap();
+        let even = reach(&[1, 0], &[2, 4], &[2, 3], &[1, 0], &[&[1, 0], &[0, 2]]);
+        let r = exact_runs(&sh, &[even.clone()]).unwrap();
         assert_eq!(r, vec![(24, 4), (32, 4), (40, 4), (48, 4), (56, 4), (64, 4)]);
-        // With a[i][2*j + 1] too, the rows are whole: two runs; a[i][j] of row 3 joins.
+        // With a[i][2*j + 1] too, the rows are whole: two runs; a[3][j] joins.
+        let odd = reach(&[1, 1], &[2, 5], &[2, 3], &[1, 1], &[&[1, 0], &[0, 2]]);
+        let row3 = reach(&[3, 0], &[3, 5], &[1, 6], &[3, 0], &[&[0, 0], &[0, 1]]);
+        assert_eq!(exact_runs(&sh, &[even, odd, row3]).unwrap(), vec![(24, 72)]);
+        // Two accesses far apart: two runs, not their hull.
         let r = exact_runs(
             &sh,
-            &[reach([1, 0], [2, 4], [1, 2]), reach([1, 1], [2, 5], [1, 2]), reach([3, 0], [3, 5], [1, 1])],
+            &[reach(&[0, 0], &[0, 1], &[2], &[0, 0], &[&[0], &[1]]), reach(&[3, 4], &[3, 5], &[2], &[3, 4], &[&[0], &[1]])],
         )
         .unwrap();
-        assert_eq!(r, vec![(24, 72)]);
-        // Two accesses far apart: two runs, not their hull.
-        let r = exact_runs(&sh, &[reach([0, 0], [0, 1], [1, 1]), reach([3, 4], [3, 5], [1, 1])]).unwrap();
         assert_eq!(r, vec![(0, 8), (88, 8)]);
-        assert_eq!(exact_runs(&sh, &[Reach { exact: false, ..reach([0, 0], [0, 1], [1, 1]) }]), None);
-        assert_eq!(exact_runs(&sh, &[Reach { may: true, ..reach([0, 0], [0, 1], [1, 1]) }]), None);
-        assert_eq!(exact_runs(&sh, &[reach([0, 0], [4, 1], [1, 1])]), None, "outside the array");
+        // The diagonal a[i][i]: four elements, not the 4×4 box.
+        let diag = reach(&[0, 0], &[3, 3], &[4], &[0, 0], &[&[1], &[1]]);
+        assert_eq!(exact_runs(&sh, &[diag.clone()]).unwrap(), vec![(0, 4), (28, 4), (56, 4), (84, 4)]);
+        // ... also when it may not happen (a guarded read).
+        assert_eq!(exact_runs(&sh, &[Reach { may: true, ..diag.clone() }]).unwrap().len(), 4);
+        let flat = shape(&[10], &[0], &[10]);
+        // a[i + j], i < 3, j < 4: indices 0..=5, one run; a[5 - j], j < 3: 3..=5.
+        assert_eq!(exact_runs(&flat, &[reach(&[0], &[5], &[3, 4], &[0], &[&[1, 1]])]).unwrap(), vec![(0, 24)]);
+        assert_eq!(exact_runs(&flat, &[reach(&[3], &[5], &[3], &[5], &[&[-1]])]).unwrap(), vec![(12, 12)]);
+        // a[3*i + 5*j], i < 2, j < 2: 0, 3, 5, 8.
+        let sparse = reach(&[0], &[8], &[2, 2], &[0], &[&[3, 5]]);
+        assert_eq!(exact_runs(&flat, &[sparse]).unwrap(), vec![(0, 4), (12, 4), (20, 4), (32, 4)]);
+        assert_eq!(exact_runs(&sh, &[Reach { lattice: None, ..diag.clone() }]), None);
+        assert_eq!(exact_runs(&sh, &[reach(&[0, 0], &[4, 1], &[5], &[0, 0], &[&[1], &[0]])]), None, "outside the array");
     }
 
     fn shape(dims: &[usize], lower: &[usize], len: &[usize]) -> BoxShape {

@@ -412,8 +412,7 @@ fn accesses_outside_the_mapped_section_fall_back_to_the_host() {
         hi: vec![minus(var("n"), hi)],
         nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
         may: false,
-        stride: vec![],
-        exact: false,
+        lattice: None,
     };
     let mut x = Arrays::new(16);
     let args = x.args();
@@ -516,8 +515,7 @@ fn host_runs_copy_only_the_footprint() {
                 hi: vec![minus(var("n"), 2)],
                 nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
                 may: false,
-                stride: vec![],
-                exact: false,
+                lattice: None,
             });
         }
         assert_eq!(run(&rejected, &args), (64, 64));
@@ -553,8 +551,7 @@ fn host_runs_with_always_move_the_whole_section() {
             hi: vec![minus(var("n"), 2)],
             nonempty: vec![(Expr::int(1), minus(var("n"), 1))],
             may: false,
-            stride: vec![],
-            exact: false,
+            lattice: None,
         });
     }
     unsafe {

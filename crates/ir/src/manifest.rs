@@ -347,17 +347,30 @@ pub struct Footprint {
     /// the region touches); the runtime never refuses a launch for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub may: bool,
-    /// Per dimension, the distance between consecutive indices the access takes
-    /// (`b[2*i + t]`: 2); empty when `exact` is false.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stride: Vec<i64>,
-    /// The access takes exactly the indices `lo[d], lo[d] + stride[d], …, hi[d]` of
-    /// every dimension, all their combinations and nothing else (each dimension's
-    /// subscript names at most one loop index, no index two dimensions; not `may`).
-    /// A host run inside a parallel region then swaps only those elements, since the
-    /// other threads may use the rest of the box. False: the box only bounds it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub exact: bool,
+    /// Exactly the indices the access takes (when it happens; for a `may` access,
+    /// may take), as a lattice over the loops of its nest. Every affine subscript over
+    /// a box-shaped domain is one: `a[i][i]`, `a[i + j]`, `a[2*i][j + 1]`, and a
+    /// delinearised view linearised. A host run inside a parallel region swaps only
+    /// these elements, since the other threads may use the rest of the box. `None`:
+    /// the box only bounds the access.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lattice: Option<Lattice>,
+}
+
+/// The indices an access takes over a box-shaped iteration domain: with every `t_k`
+/// running over `0..counts[k]`, the index of dimension `d` is
+/// `base[d] + Σ_k t_k · delta[d][k]` — every combination and nothing else.
+/// Expressions over the region's scalars, like [`Footprint::lo`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lattice {
+    /// Per loop of the nest (outermost first), how many iterations it runs when the
+    /// domain is non-empty.
+    pub counts: Vec<Expr>,
+    /// Per dimension, the subscript at the first iteration of every loop.
+    pub base: Vec<Expr>,
+    /// Per dimension, per loop, what one more iteration of that loop adds to the
+    /// subscript (its coefficient times the loop's step).
+    pub delta: Vec<Vec<Expr>>,
 }
 
 impl Manifest {
