@@ -435,6 +435,28 @@ private:
   };
   llvm::DenseMap<const VarDecl *, PtrLocal> PtrLocals;
   bool pointerLocal(const VarDecl *VD);
+  bool keepValues(llvm::ArrayRef<const Expr *> Exprs);
+  /// A local reference or pointer to an element of an array of dense structs
+  /// (recordAlias): the element, and whether the local is a pointer.
+  struct RecordAlias {
+    const ArraySubscriptExpr *Element;
+    bool Pointer;
+  };
+  llvm::DenseMap<const VarDecl *, RecordAlias> RecordAliases;
+  bool recordAlias(const VarDecl *VD);
+  const ArraySubscriptExpr *recordElement(const Expr *E) const;
+  /// A local variable of a dense struct type (structLocal): one IR local per
+  /// scalar of the struct, in layout order, and their type.
+  struct StructLocal {
+    llvm::StringRef Ty;
+    std::vector<std::string> Names;
+  };
+  llvm::DenseMap<const VarDecl *, StructLocal> StructLocals;
+  bool structLocal(const VarDecl *VD, const DeclStmt *DS, json::Array &Out);
+  const StructLocal *structValue(const Expr *E) const;
+  std::optional<std::string> structLocalMember(const Expr *E);
+  json::Value recordField(const Expr *E, uint64_t F, llvm::StringRef Ty,
+                          bool Write, const Stmt *Where);
   bool assignedInRegion(const VarDecl *VD);
   /// What the region body does with its variables (collectUses, computed once).
   struct Uses {
@@ -1975,6 +1997,14 @@ json::Value RegionExtractor::expr(const Expr *E) {
     return json::Object{{"kind", "var"}, {"name", nameOf(VD)}, {"ty", *Ty}};
   }
 
+  if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E))
+    if (std::optional<std::string> L = structLocalMember(E)) {
+      if (L->empty())
+        return unsupported("member of a local struct at a subscript that is "
+                           "not a constant",
+                           E);
+      return json::Object{{"kind", "var"}, {"name", *L}, {"ty", *scalar(E->getType())}};
+    }
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return read(ASE);
 
@@ -2209,6 +2239,11 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   const Expr *Base = skipDecay(Deepest->getBase());
   QualType RecT = Deepest->isArrow() ? Base->getType()->getPointeeType()
                                      : Base->getType();
+  // Through a local alias of an array element (`t.y`, `t->y`: recordAlias).
+  if (const VarDecl *AV = namedVar(Base))
+    if (auto It = RecordAliases.find(AV);
+        It != RecordAliases.end() && It->second.Pointer == Deepest->isArrow())
+      Base = It->second.Element;
   std::optional<std::pair<llvm::StringRef, uint64_t>> R;
   if (!RecT.isNull())
     R = denseRecord(RecT);
@@ -2872,8 +2907,23 @@ bool RegionExtractor::pointerLocal(const VarDecl *VD) {
     Subs.pop_back();
   }
   // The subscripts' variables must keep their values.
-  llvm::SmallVector<const Stmt *, 16> Work(Subs.begin(), Subs.end());
-  Work.append(Offsets.begin(), Offsets.end());
+  llvm::SmallVector<const Expr *, 8> Terms(Subs.begin(), Subs.end());
+  Terms.append(Offsets.begin(), Offsets.end());
+  if (!keepValues(Terms))
+    return false;
+  // Never changed, and every use is the base of a subscript.
+  if (assignedInRegion(VD) || collectUses().NotSubscripted.contains(VD))
+    return false;
+  PtrLocals[VD] = PtrLocal{*I, std::move(Subs), std::move(Offsets)};
+  return true;
+}
+
+/// Whether the integer expressions \p Exprs keep their values wherever a local
+/// declared here is used: they name only indices of the loops around the
+/// declaration and scalars of the region that the region never assigns (no
+/// calls, member accesses or subscripts).
+bool RegionExtractor::keepValues(llvm::ArrayRef<const Expr *> Exprs) {
+  llvm::SmallVector<const Stmt *, 16> Work(Exprs.begin(), Exprs.end());
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
     if (!S)
@@ -2892,11 +2942,206 @@ bool RegionExtractor::pointerLocal(const VarDecl *VD) {
     for (const Stmt *C : S->children())
       Work.push_back(C);
   }
-  // Never changed, and every use is the base of a subscript.
-  if (assignedInRegion(VD) || collectUses().NotSubscripted.contains(VD))
-    return false;
-  PtrLocals[VD] = PtrLocal{*I, std::move(Subs), std::move(Offsets)};
   return true;
+}
+
+/// A local reference or pointer to an element of an array of dense structs
+/// (`P &t = p[i];`, `const P &t = g[i][j];`, `P *t = &p[i];`) is not a variable
+/// of the IR: `t.x` (`t->x`) is the access `p[i].x`, and `q[i] = t` (`*t`) the
+/// copy of `p[i]`. That holds when the subscripts keep their values (keepValues)
+/// and a pointer is never assigned, incremented or taken the address of (a
+/// reference cannot be rebound: assigning it copies into the element). Any
+/// other use of the local names a struct value and keeps the region on the
+/// host. Records it in RecordAliases and returns true when it qualifies.
+bool RegionExtractor::recordAlias(const VarDecl *VD) {
+  QualType T = VD->getType().getCanonicalType();
+  const Expr *Init = VD->getInit();
+  if (!Init || !Inlining.empty() || !(T->isReferenceType() || T->isPointerType()))
+    return false;
+  if (!denseRecord(T->getPointeeType()))
+    return false;
+  const Expr *E = skipTransparent(Init)->IgnoreParenImpCasts();
+  bool Pointer = T->isPointerType();
+  if (Pointer) {
+    const auto *UO = dyn_cast<UnaryOperator>(E);
+    if (!UO || UO->getOpcode() != UO_AddrOf || assignedInRegion(VD))
+      return false;
+    E = skipTransparent(UO->getSubExpr())->IgnoreParenImpCasts();
+  }
+  const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
+  if (!ASE)
+    return false;
+  // The element of an array of structs: every dimension but the struct's own.
+  llvm::SmallVector<const Expr *, 4> Subs;
+  const Expr *Cur = ASE;
+  while (const auto *A = dyn_cast<ArraySubscriptExpr>(Cur)) {
+    Subs.push_back(A->getIdx());
+    Cur = skipDecay(A->getBase());
+  }
+  const VarDecl *Base = namedVar(Cur);
+  if (!Base || Inner.count(Base) || declaredInside(Base))
+    return false;
+  std::optional<unsigned> I = regionVar(Base);
+  if (!I || !Vars[*I].S.Record || Subs.size() + 1 != Vars[*I].S.Dims.size() ||
+      !keepValues(Subs))
+    return false;
+  RecordAliases[VD] = RecordAlias{ASE, Pointer};
+  return true;
+}
+
+/// The array element a struct-valued expression names: `p[i]`, a reference
+/// alias `t` or `*t` of a pointer alias (RecordAliases); else null.
+const ArraySubscriptExpr *RegionExtractor::recordElement(const Expr *E) const {
+  E = skipDecay(E);
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    return ASE;
+  bool Deref = false;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref) {
+    E = UO->getSubExpr();
+    Deref = true;
+  }
+  if (const VarDecl *VD = namedVar(E))
+    if (auto It = RecordAliases.find(VD); It != RecordAliases.end() && It->second.Pointer == Deref)
+      return It->second.Element;
+  return nullptr;
+}
+
+/// The struct local (StructLocals) a struct-valued expression names, if any.
+const RegionExtractor::StructLocal *RegionExtractor::structValue(const Expr *E) const {
+  if (const VarDecl *VD = namedVar(skipDecay(E)))
+    if (auto It = StructLocals.find(VD); It != StructLocals.end())
+      return &It->second;
+  return nullptr;
+}
+
+/// A local variable of a dense struct type (`P t = p[i];`, `P t = *q;` of an
+/// alias, `P t = u;` of another such local, `P t;`) is one IR local per scalar
+/// of the struct (`t_0`, `t_1`, …), initialised from the scalars of its
+/// initializer: a copy has its own storage, so later writes to the array do
+/// not change it. Its fields (`t.y`, `t.v[2]`: structLocalMember) are those
+/// locals; whole-struct assignments to and from it are per scalar
+/// (recordCopy). Appends the declarations to \p Out and returns true, or
+/// returns false (nothing appended) when \p VD is no such local.
+bool RegionExtractor::structLocal(const VarDecl *VD, const DeclStmt *DS,
+                                  json::Array &Out) {
+  QualType T = VD->getType().getCanonicalType();
+  std::optional<std::pair<llvm::StringRef, uint64_t>> Rec = denseRecord(T);
+  if (!Rec || T->isReferenceType() || !Inlining.empty())
+    return false;
+  const Expr *Src = VD->getInit() ? skipTransparent(VD->getInit()) : nullptr;
+  if (const auto *CE = dyn_cast_or_null<CXXConstructExpr>(Src)) {
+    const CXXConstructorDecl *C = CE->getConstructor();
+    if (!C || !C->isTrivial())
+      return false;
+    if (CE->getNumArgs() == 0)
+      Src = nullptr; // `P t;`: trivially default-initialised
+    else if (CE->getNumArgs() == 1 && C->isCopyOrMoveConstructor())
+      Src = CE->getArg(0);
+    else
+      return false;
+  }
+  if (Src && !recordElement(Src) && !structValue(Src))
+    return false;
+  StructLocal L{Rec->first, {}};
+  std::string Base = nameOf(VD);
+  for (uint64_t F = 0; F < Rec->second; ++F) {
+    std::string Name = Base + "_" + std::to_string(F);
+    for (unsigned K = 1; UsedNames.contains(Name); ++K)
+      Name = Base + "_" + std::to_string(F) + "_" + std::to_string(K);
+    UsedNames.insert(Name);
+    json::Value Init = Src ? recordField(Src, F, Rec->first, false, DS) : json::Value(nullptr);
+    if (Init.kind() == json::Value::Object && Init.getAsObject()->getString("kind") == "unsupported") {
+      Out.push_back(std::move(Init));
+      return true;
+    }
+    Out.push_back(json::Object{{"kind", "let"},
+                               {"name", Name},
+                               {"ty", Rec->first},
+                               {"init", std::move(Init)},
+                               {"loc", loc(VD->getLocation())}});
+    L.Names.push_back(std::move(Name));
+  }
+  StructLocals[VD] = std::move(L);
+  return true;
+}
+
+/// Scalar \p F of the struct value \p E — an array element (recordElement) or
+/// a struct local — as an IR read (\p Write: as an assignment target), or the
+/// unsupported node at \p Where.
+json::Value RegionExtractor::recordField(const Expr *E, uint64_t F,
+                                         llvm::StringRef Ty, bool Write,
+                                         const Stmt *Where) {
+  if (const StructLocal *L = structValue(E)) {
+    if (Write)
+      return json::Object{{"kind", "local"}, {"name", L->Names[F]}, {"ty", Ty}};
+    return json::Object{{"kind", "var"}, {"name", L->Names[F]}, {"ty", Ty}};
+  }
+  const ArraySubscriptExpr *ASE = recordElement(E);
+  if (!ASE)
+    return unsupported("use of a whole struct (use its fields)", Where);
+  unsigned V = 0;
+  json::Array I;
+  json::Value Last = intLit(int64_t(F), "i64");
+  json::Value Bad = access(ASE, V, I, &Last);
+  if (Bad.kind() != json::Value::Null)
+    return Bad;
+  if (Write)
+    Vars[V].Written = true;
+  return json::Object{{"kind", Write ? "element" : "read"},
+                      {"array", Vars[V].Name},
+                      {"index", std::move(I)},
+                      {"ty", Ty},
+                      {"loc", loc(E->getBeginLoc())}};
+}
+
+/// `t.y`, `t.v[2]` of a struct local (StructLocals): the name of the IR local
+/// holding that scalar; an empty name when a subscript inside the struct is not
+/// a constant; none when \p E is not a scalar member of a struct local.
+std::optional<std::string> RegionExtractor::structLocalMember(const Expr *E) {
+  if (!scalar(E->getType()))
+    return std::nullopt;
+  llvm::SmallVector<const Expr *, 6> Chain;
+  const Expr *Cur = skipDecay(E);
+  while (true) {
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur)) {
+      Chain.push_back(Cur);
+      Cur = skipDecay(ASE->getBase());
+      continue;
+    }
+    const auto *ME = dyn_cast<MemberExpr>(Cur);
+    if (!ME || ME->isArrow())
+      break;
+    Chain.push_back(Cur);
+    Cur = skipDecay(ME->getBase());
+  }
+  const VarDecl *VD = namedVar(Cur);
+  auto It = VD ? StructLocals.find(VD) : StructLocals.end();
+  if (It == StructLocals.end() || Chain.empty())
+    return std::nullopt;
+  const StructLocal &L = It->second;
+  uint64_t ElemBytes =
+      Ctx.getTypeSizeInChars(VD->getType()).getQuantity() / L.Names.size();
+  int64_t Offset = 0;
+  for (const Expr *C : Chain) {
+    if (const auto *ME = dyn_cast<MemberExpr>(C)) {
+      const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
+      if (!F)
+        return std::string();
+      Offset += int64_t(Ctx.getASTRecordLayout(F->getParent())
+                            .getFieldOffset(F->getFieldIndex()) /
+                        8 / ElemBytes);
+      continue;
+    }
+    const auto *ASE = cast<ArraySubscriptExpr>(C);
+    std::optional<int64_t> K = evalInt(ASE->getIdx());
+    int64_t Stride = int64_t(Ctx.getTypeSizeInChars(ASE->getType()).getQuantity() / ElemBytes);
+    if (!K)
+      return std::string();
+    Offset += *K * Stride;
+  }
+  if (Offset < 0 || uint64_t(Offset) >= L.Names.size())
+    return std::string();
+  return L.Names[size_t(Offset)];
 }
 
 void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
@@ -2912,6 +3157,10 @@ void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
     Inner.insert(VD);
     if (pointerLocal(VD))
       continue; // its uses are accesses of the array it points into
+    if (recordAlias(VD))
+      continue; // its uses are accesses of the struct element it names
+    if (structLocal(VD, DS, Out))
+      continue;
     std::optional<llvm::StringRef> Ty = scalar(VD->getType());
     if (!Ty) {
       Out.push_back(unsupported(
@@ -3137,6 +3386,15 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
                                     bool &Ok) {
   Ok = false;
   E = skipTransparent(E);
+  if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E))
+    if (std::optional<std::string> L = structLocalMember(E)) {
+      if (L->empty())
+        return unsupported("member of a local struct at a subscript that is "
+                           "not a constant",
+                           Whole);
+      Ok = true;
+      return json::Object{{"kind", "local"}, {"name", *L}, {"ty", *scalar(E->getType())}};
+    }
   if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E)) {
     unsigned Array = 0;
     json::Array Index;
@@ -3186,9 +3444,10 @@ json::Value RegionExtractor::assignStmt(json::Value Target, json::Value Value,
 }
 
 /// `q[i] = p[j];` of elements of arrays of one dense struct type (denseRecord;
-/// in C++ through its trivial assignment operator): one assignment per scalar of
-/// the struct, `q[i][f] = p[j][f]` — the same bytes as the struct copy, as the
-/// struct has no padding. Appends them to \p Out and returns true, or returns
+/// in C++ through its trivial assignment operator), each side possibly a local
+/// alias of an element (recordAlias) or a struct local (structLocal): one
+/// assignment per scalar of the struct, `q[i][f] = p[j][f]` — the same bytes as
+/// the struct copy, as the struct has no padding. Appends them to \p Out and returns true, or returns
 /// false (nothing appended) when \p E is no such copy.
 bool RegionExtractor::recordCopy(const Expr *E, json::Array &Out) {
   const Expr *S = E;
@@ -3209,35 +3468,24 @@ bool RegionExtractor::recordCopy(const Expr *E, json::Array &Out) {
   if (!L || !R)
     return false;
   std::optional<std::pair<llvm::StringRef, uint64_t>> Rec =
-      denseRecord(L->getType());
-  const auto *LA = dyn_cast<ArraySubscriptExpr>(skipDecay(L));
-  const auto *RA = dyn_cast<ArraySubscriptExpr>(skipDecay(R));
-  if (!Rec || !LA || !RA ||
+      denseRecord(L->getType().getNonReferenceType());
+  // Each side an array element (through an alias or not) or a struct local.
+  auto Whole = [&](const Expr *X) { return recordElement(X) || structValue(X); };
+  if (!Rec || !Whole(L) || !Whole(R) ||
       !Ctx.hasSameUnqualifiedType(L->getType().getNonReferenceType(),
                                   R->getType().getNonReferenceType()))
     return false;
   for (uint64_t F = 0; F < Rec->second; ++F) {
-    unsigned LV = 0, RV = 0;
-    json::Array LI, RI;
-    json::Value LF = intLit(int64_t(F), "i64"), RF = intLit(int64_t(F), "i64");
-    json::Value Bad = access(LA, LV, LI, &LF);
-    if (Bad.kind() == json::Value::Null)
-      Bad = access(RA, RV, RI, &RF);
-    if (Bad.kind() != json::Value::Null) {
-      Out.push_back(std::move(Bad));
-      return true;
-    }
-    Vars[LV].Written = true;
-    json::Value Target = json::Object{{"kind", "element"},
-                                      {"array", Vars[LV].Name},
-                                      {"index", std::move(LI)},
-                                      {"ty", Rec->first},
-                                      {"loc", loc(L->getBeginLoc())}};
-    json::Value Value = json::Object{{"kind", "read"},
-                                     {"array", Vars[RV].Name},
-                                     {"index", std::move(RI)},
-                                     {"ty", Rec->first},
-                                     {"loc", loc(R->getBeginLoc())}};
+    json::Value Target = recordField(L, F, Rec->first, true, S);
+    json::Value Value = nullptr;
+    if (Target.getAsObject()->getString("kind") != "unsupported")
+      Value = recordField(R, F, Rec->first, false, S);
+    for (json::Value *V : {&Target, &Value})
+      if (V->kind() == json::Value::Object &&
+          V->getAsObject()->getString("kind") == "unsupported") {
+        Out.push_back(std::move(*V));
+        return true;
+      }
     Out.push_back(assignStmt(std::move(Target), std::move(Value), S));
   }
   return true;

@@ -75,6 +75,7 @@ programs! {
     arrays_of_structs => "struct_arrays.c",
     strided_host_runs_of_threads => "strided_parallel.c",
     lattice_host_runs_of_threads => "lattice_parallel.c",
+    struct_locals_references_and_copies => "struct_locals.cpp",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -210,6 +211,7 @@ variants! {
         arrays_of_structs => "struct_arrays.c",
         strided_host_runs_of_threads => "strided_parallel.c",
     lattice_host_runs_of_threads => "lattice_parallel.c",
+    struct_locals_references_and_copies => "struct_locals.cpp",
     ]
 }
 
