@@ -1,10 +1,12 @@
 /* Loop bodies that name intermediate values, as hand-written code does: a local per
    neighbour sum, a chain of locals, a local of another type (the conversion happens
    where it is declared), locals feeding a reduction, and in-place updates through a
-   local. The tiled kernels compute each local where it is used; a local whose value
-   a later statement would change before its use (the array it read is written in
-   between, or the local is assigned again) keeps its declaration and the region the
-   baseline kernel, with the same results. */
+   local. The tiled kernels compute each local where it is used; a local assigned
+   again in its own block is a new version from there on (computed where it is used in
+   turn); a local whose value a later statement would change before its use (the array
+   it read is written in between, or the local is assigned again inside an `if` or a
+   loop) keeps its declaration and the region the baseline kernel, with the same
+   results. */
 #include <stdlib.h>
 #include "common.h"
 
@@ -32,9 +34,9 @@ int main(void) {
       b[i][j] = 0.2f * (centre + north + south + ew);
     }
 
-  /* A chain of locals in double; `g2` is assigned again, so it stays declared and the
-     region keeps the baseline kernel. */
-#pragma omp target teams distribute parallel for collapse(2) map(to: b) map(from: d) // expect: emu baseline ~ [unsupported-statement] local declaration 'g2'
+  /* A chain of locals in double; `g2` is assigned again in its block: its second
+     value is a new version, and the region is tiled. */
+#pragma omp target teams distribute parallel for collapse(2) map(to: b) map(from: d) // expect: emu tiled
   for (int i = 1; i < N - 1; i++)
     for (int j = 1; j < M - 1; j++) {
       double dx = (double)b[i][j + 1] - b[i][j - 1];

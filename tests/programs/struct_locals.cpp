@@ -63,8 +63,9 @@ int main() {
   }
   print_floats("norms", o, n);
 
-  /* A copy keeps its values when the element changes after it. */
-#pragma omp target teams distribute parallel for map(tofrom: p[0:n]) map(from: o[0:n]) // expect: emu
+  /* A copy keeps its values when the element changes after it (its local stays
+     declared: the baseline kernel). */
+#pragma omp target teams distribute parallel for map(tofrom: p[0:n]) map(from: o[0:n]) // expect: emu baseline ~ [unsupported-statement] local declaration 't_0'
   for (int i = 0; i < n; i++) {
     P t = p[i];
     p[i].x = 0.25f;
@@ -75,7 +76,7 @@ int main() {
 
   /* A copy changed and stored whole, a struct filled field by field, and a pointer
      into the output. */
-#pragma omp target teams distribute parallel for map(to: p[0:n]) map(tofrom: q[0:n]) // expect: emu
+#pragma omp target teams distribute parallel for map(to: p[0:n]) map(tofrom: q[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++) {
     P t = p[i];
     t.y = -t.y;

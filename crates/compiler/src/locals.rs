@@ -9,7 +9,10 @@
 //! wherever that computes the same:
 //!
 //! - the local is never assigned after its declaration, by an assignment or as the
-//!   index of a loop (one value per execution of the declaration);
+//!   index of a loop (one value per execution of the declaration) — an assignment
+//!   in the declaration's own block, outside any nested loop or `if`, first makes a
+//!   new version of the local ([`versions`]: `t = e;` is `T t_v1 = e;` for the rest
+//!   of the block), which then qualifies on its own;
 //! - no statement between the declaration and a use writes what `e` reads (an array it
 //!   reads, a scalar it reads); a use in the value of an assignment is evaluated before
 //!   that assignment stores (`a[i] = t * 2` after `t = a[i]` reads the old `a[i]`
@@ -49,11 +52,97 @@ pub fn inline(region: &Region) -> Cow<'_, Region> {
         return Cow::Borrowed(region);
     }
     let mut changed = false;
-    let body = block(region.body.clone(), &locals, &mut changed);
+    let mut taken: HashSet<String> = locals.clone();
+    region.visit_stmts(&mut |s| {
+        if let Stmt::For { var, .. } = s {
+            taken.insert(var.clone());
+        }
+    });
+    taken.extend(region.vars.iter().map(|v| v.name.clone()));
+    let body = versions(region.body.clone(), &mut taken, &mut changed);
+    let mut locals = HashSet::new();
+    for s in &body {
+        s.visit(&mut |s| {
+            if let Stmt::Let { name, .. } = s {
+                locals.insert(name.clone());
+            }
+        });
+    }
+    let body = block(body, &locals, &mut changed);
     if !changed {
         return Cow::Borrowed(region);
     }
     Cow::Owned(Region { body, ..region.clone() })
+}
+
+/// Straight-line assignments to a local declared in the same block become the
+/// declarations of new versions of it: `t = e;` after `T t = …;` (or `T t;`) is
+/// `T t_v1 = e;`, and the rest of the block names `t_v1` where it named `t` (reads
+/// and assignments alike). The local's scope ends with the block, so nothing after
+/// it sees the difference; `e` still reads the version before. An assignment inside
+/// a nested loop or `if` is not straight-line and stays, and so does the version it
+/// assigns (the region then keeps the baseline kernel, as before). Each version is
+/// then an ordinary local that [`block`] may substitute (`P t = p[i]; t.y = -t.y;
+/// q[i] = t;` of a struct copy, one local per field).
+fn versions(body: Vec<Stmt>, taken: &mut HashSet<String>, changed: &mut bool) -> Vec<Stmt> {
+    let mut declared: std::collections::HashMap<String, tessera_ir::ScalarType> = Default::default();
+    let mut rest: VecDeque<Stmt> = body.into();
+    let mut out = Vec::new();
+    while let Some(s) = rest.pop_front() {
+        match s {
+            Stmt::For { var, ty, lower, upper, step, ne, body, loc } => {
+                let body = versions(body, taken, changed);
+                out.push(Stmt::For { var, ty, lower, upper, step, ne, body, loc });
+            }
+            Stmt::If { cond, then, otherwise, loc } => {
+                let (then, otherwise) = (versions(then, taken, changed), versions(otherwise, taken, changed));
+                out.push(Stmt::If { cond, then, otherwise, loc });
+            }
+            Stmt::Let { ref name, ty, .. } => {
+                declared.insert(name.clone(), ty);
+                out.push(s);
+            }
+            Stmt::Assign { target: LValue::Local { ref name, .. }, value, loc } if declared.contains_key(name) => {
+                let ty = declared[name];
+                let fresh = (1..).map(|k| format!("{name}_v{k}")).find(|n| !taken.contains(n)).expect("a free name");
+                taken.insert(fresh.clone());
+                let by = Expr::Var { name: fresh.clone(), ty };
+                for r in rest.iter_mut() {
+                    *r = renamed_targets(&tessera_poly::normalize::subst_stmt(r, name, &by), name, &fresh);
+                }
+                declared.insert(fresh.clone(), ty);
+                out.push(Stmt::Let { name: fresh, ty, init: Some(value), loc });
+                *changed = true;
+            }
+            s => out.push(s),
+        }
+    }
+    out
+}
+
+/// `s` with every assignment to the local `from` assigning `to` instead (a loop over
+/// `from` assigns it too).
+fn renamed_targets(s: &Stmt, from: &str, to: &str) -> Stmt {
+    let all = |b: &[Stmt]| b.iter().map(|x| renamed_targets(x, from, to)).collect::<Vec<_>>();
+    match s {
+        Stmt::Assign { target: LValue::Local { name, ty }, value, loc } if name == from => {
+            Stmt::Assign { target: LValue::Local { name: to.to_string(), ty: *ty }, value: value.clone(), loc: loc.clone() }
+        }
+        Stmt::For { var, ty, lower, upper, step, ne, body, loc } => Stmt::For {
+            var: if var == from { to.to_string() } else { var.clone() },
+            ty: *ty,
+            lower: lower.clone(),
+            upper: upper.clone(),
+            step: *step,
+            ne: *ne,
+            body: all(body),
+            loc: loc.clone(),
+        },
+        Stmt::If { cond, then, otherwise, loc } => {
+            Stmt::If { cond: cond.clone(), then: all(then), otherwise: all(otherwise), loc: loc.clone() }
+        }
+        s => s.clone(),
+    }
 }
 
 fn block(body: Vec<Stmt>, locals: &HashSet<String>, changed: &mut bool) -> Vec<Stmt> {
@@ -65,6 +154,9 @@ fn block(body: Vec<Stmt>, locals: &HashSet<String>, changed: &mut bool) -> Vec<S
             // `int i; for (i = 0; …)`): every loop over it assigns it before its body
             // reads it, so the declared value is never seen.
             Stmt::Let { ref name, .. } if only_loop_index(name, rest.make_contiguous()) => *changed = true,
+            // Never named again (all its uses went to later versions): the IR's
+            // expressions have no side effects, so nothing is lost.
+            Stmt::Let { ref name, .. } if !rest.iter().any(|r| names(r, name)) => *changed = true,
             Stmt::Let { name, ty, init: Some(e), loc } => {
                 if inlinable(&name, &e, rest.make_contiguous(), locals) {
                     let by = if e.ty() == Some(ty) { e } else { Expr::Cast { arg: Box::new(e), ty } };
@@ -89,6 +181,17 @@ fn block(body: Vec<Stmt>, locals: &HashSet<String>, changed: &mut bool) -> Vec<S
         }
     }
     out
+}
+
+/// Whether `s` reads or assigns the local (or loop index) `name`.
+fn names(s: &Stmt, name: &str) -> bool {
+    let mut found = false;
+    s.visit(&mut |x| match x {
+        Stmt::Assign { target: LValue::Local { name: n, .. }, .. } | Stmt::For { var: n, .. } => found |= n == name,
+        _ => {}
+    });
+    s.visit_exprs(&mut |e| found |= matches!(e, Expr::Var { name: n, .. } if n == name));
+    found
 }
 
 /// Whether the local `name` is used in `rest` (the statements after its declaration)
@@ -318,7 +421,8 @@ mod tests {
     }
 
     /// A store to what the initialiser reads before a use, a second assignment of the
-    /// local, or a use in a loop that writes what it reads keep the declaration.
+    /// local inside an `if`, or a use in a loop that writes what it reads keep the
+    /// declaration; a second assignment in the same block is a new version.
     #[test]
     fn keeps_locals_whose_value_would_change() {
         let clobbered = region(vec![
@@ -332,7 +436,20 @@ mod tests {
             Stmt::Assign { target: LValue::Local { name: "t".into(), ty: ScalarType::F32 }, value: add(t(), t()), loc: Loc::default() },
             store("b", "i", t()),
         ]);
-        assert!(matches!(inline(&reassigned), Cow::Borrowed(_)));
+        // Assigned again in the same block: a new version, substituted in turn.
+        assert_eq!(body(&inline(&reassigned)), vec![store("b", "i", add(read("a", "i"), read("a", "i")))]);
+        // Assigned again inside an `if`: not straight-line, kept.
+        let assigned_in_branch = region(vec![
+            let_("t", ScalarType::F32, read("a", "i")),
+            Stmt::If {
+                cond: Expr::int(1),
+                then: vec![Stmt::Assign { target: LValue::Local { name: "t".into(), ty: ScalarType::F32 }, value: add(t(), t()), loc: Loc::default() }],
+                otherwise: vec![],
+                loc: Loc::default(),
+            },
+            store("b", "i", t()),
+        ]);
+        assert!(matches!(inline(&assigned_in_branch), Cow::Borrowed(_)));
         let in_loop = region(vec![
             let_("t", ScalarType::F32, read("a", "i")),
             Stmt::For {
@@ -423,7 +540,7 @@ mod tests {
             }
             let want = run(&r);
             let got = run(&v);
-            assert_eq!(got, want, "seed {seed}: the inlined body computes something else\n{:#?}\n{:#?}", r.body, v.body);
+            assert_eq!(got, want, "seed {seed}: the inlined body computes something else\n{}\n{}", show(&r.body), show(&v.body));
         }
         // The generator exercises both outcomes.
         assert!(inlined > 500 && kept > 300, "inlined {inlined}, kept {kept}");
@@ -591,4 +708,33 @@ mod tests {
         exec(&r.body, &mut m);
         (m.a, m.b, m.vars["s"])
     }
+}
+
+/// A body as text, for the property test's failure messages.
+#[cfg(test)]
+fn show(b: &[Stmt]) -> String {
+    use tessera_ir::print;
+    fn go(s: &Stmt, d: usize, out: &mut String) {
+        let pad = "  ".repeat(d);
+        match s {
+            Stmt::Let { name, init, .. } => out.push_str(&format!("{pad}let {name} = {};\n", init.as_ref().map_or("?".into(), print::expr))),
+            Stmt::Assign { target, value, .. } => out.push_str(&format!("{pad}{} = {};\n", print::lvalue(target), print::expr(value))),
+            Stmt::For { var, lower, upper, body, .. } => {
+                out.push_str(&format!("{pad}for {var} in {}..{} {{\n", print::expr(lower), print::expr(upper)));
+                body.iter().for_each(|b| go(b, d + 1, out));
+                out.push_str(&format!("{pad}}}\n"));
+            }
+            Stmt::If { cond, then, otherwise, .. } => {
+                out.push_str(&format!("{pad}if {} {{\n", print::expr(cond)));
+                then.iter().for_each(|b| go(b, d + 1, out));
+                out.push_str(&format!("{pad}}} else {{\n"));
+                otherwise.iter().for_each(|b| go(b, d + 1, out));
+                out.push_str(&format!("{pad}}}\n"));
+            }
+            Stmt::Unsupported { .. } => out.push_str(&format!("{pad}unsupported\n")),
+        }
+    }
+    let mut out = String::new();
+    b.iter().for_each(|s| go(s, 0, &mut out));
+    out
 }
