@@ -67,6 +67,17 @@ pub fn program_text(cases: &[Case]) -> String {
     s
 }
 
+/// A local of a body with row pointers (`Em::rows`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Local {
+    /// `T *rp = <row>;`, subscripted.
+    Row,
+    /// `struct S *rp = &<element>;`, `rp->v`.
+    StructPtr,
+    /// `struct S rp = <element>;`, `rp.v` (reads only).
+    StructCopy,
+}
+
 /// A program of one case.
 pub fn case_program(c: &Case) -> String {
     program_text(std::slice::from_ref(c))
@@ -76,9 +87,12 @@ struct Em<'a> {
     c: &'a Case,
     /// Reads of file-scope arrays go through their accessor functions.
     via_accessors: bool,
-    /// While emitting a body with row pointers: the rows `(array, row offset)`
-    /// that `rp<k>` points to (k: the index here).
-    rows: std::cell::RefCell<Option<Vec<(VarRef, i64)>>>,
+    /// While emitting a body with row pointers: what `rp<k>` is (k: the index here),
+    /// `(array, row offset, column offset, form)` — a row pointer (`Local::Row`) or,
+    /// for an array of structs, a pointer to an element or a copy of it.
+    rows: std::cell::RefCell<Option<Vec<(VarRef, i64, i64, Local)>>>,
+    /// The access being emitted is the assignment's target.
+    target: std::cell::Cell<bool>,
     out: String,
     ind: usize,
     labels: usize,
@@ -179,10 +193,18 @@ impl Em<'_> {
         }
     }
 
-    /// `T *rp<k> = <row i + di of v>;` (2-D), `T *rp<k> = v + i;` (1-D).
-    fn row_ptr(&self, k: usize, v: VarRef, di: i64) -> String {
+    /// `T *rp<k> = <row i + di of v>;` (2-D), `T *rp<k> = v + i;` (1-D); for an array
+    /// of structs `struct S *rp<k> = &<element>;` or `struct S rp<k> = <element>;`.
+    fn row_ptr(&self, k: usize, (v, di, dj, form): (VarRef, i64, i64, Local)) -> String {
         let a = self.arr(v);
         let (n, t) = (self.vname(v), a.ty.c());
+        if form != Local::Row {
+            let el = if a.two_d { format!("{n}[{}][{}]", off("i", di), off("j", dj)) } else { format!("{n}[{}]", off("i", di)) };
+            return match form {
+                Local::StructPtr => format!("{} *rp{k} = &{el};", cty(a)),
+                _ => format!("{} rp{k} = {el};", cty(a)),
+            };
+        }
         let init = match (a.kind, a.two_d) {
             (_, false) => format!("{n} + i"),
             (Kind::Flat, _) => format!("{n} + {} * m{}", row_factor(di), self.decl(v)),
@@ -249,7 +271,20 @@ impl Em<'_> {
     fn access(&self, v: VarRef, di: i64, dj: i64) -> String {
         let a = &self.c.arrs[self.decl(v)];
         if a.aos {
-            // `p[i].v`: no row pointers to structs (the access goes direct).
+            if let Some(rows) = self.rows.borrow_mut().as_mut() {
+                // A pointer to the element, or (reads only) a copy of it: reads first
+                // alternate between the two; the target is always a pointer.
+                let target = self.target.get();
+                let k = rows
+                    .iter()
+                    .position(|r| (r.0, r.1, r.2) == (v, di, dj) && (r.3 == Local::StructPtr || (!target && r.3 == Local::StructCopy)))
+                    .unwrap_or_else(|| {
+                        let form = if target || rows.len() % 2 == 0 { Local::StructPtr } else { Local::StructCopy };
+                        rows.push((v, di, dj, form));
+                        rows.len() - 1
+                    });
+                return if rows[k].3 == Local::StructPtr { format!("rp{k}->v") } else { format!("rp{k}.v") };
+            }
             return if a.two_d {
                 format!("{}[{}][{}].v", self.vname(v), off("i", di), off("j", dj))
             } else {
@@ -259,7 +294,7 @@ impl Em<'_> {
         if let Some(rows) = self.rows.borrow_mut().as_mut() {
             if !(a.file && self.via_accessors) {
                 // Through `rp<k>`: the row `i + di` (2-D) or the element `i` (1-D).
-                let (key, sub) = if a.two_d { ((v, di), off("j", dj)) } else { ((v, 0), di.to_string()) };
+                let (key, sub) = if a.two_d { ((v, di, 0, Local::Row), off("j", dj)) } else { ((v, 0, 0, Local::Row), di.to_string()) };
                 let k = rows.iter().position(|r| *r == key).unwrap_or_else(|| {
                     rows.push(key);
                     rows.len() - 1
@@ -473,12 +508,14 @@ impl Em<'_> {
                 }
                 let mut rhs = self.rhs(t, reads, *cond, *scalar, *konst, r.two_d);
                 self.via_accessors = false;
+                self.target.set(true);
                 let lhs = self.access(*w, 0, 0);
+                self.target.set(false);
                 let rows = self.rows.borrow_mut().take();
                 if let Some(rows) = rows {
                     // `{ T *rp0 = <row>; …; lhs = rhs; }` (fallbacks by `if` or `nowait`
                     // only: their bodies are plain assignments).
-                    let decls: Vec<String> = rows.iter().enumerate().map(|(k, (v, di))| self.row_ptr(k, *v, *di)).collect();
+                    let decls: Vec<String> = rows.iter().enumerate().map(|(k, r)| self.row_ptr(k, *r)).collect();
                     self.line(&format!("{{ {} {lhs} = {rhs}; }}", decls.join(" ")));
                 } else {
                     match r.fb {
@@ -666,7 +703,7 @@ pub fn case_text(c: &Case) -> String {
         panic!("case {} is invalid: {e}", c.id);
     }
     let (cleanup, prints) = m.finish();
-    let mut e = Em { c, via_accessors: false, rows: std::cell::RefCell::new(None), out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
+    let mut e = Em { c, via_accessors: false, rows: std::cell::RefCell::new(None), target: std::cell::Cell::new(false), out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
     for (i, a) in c.arrs.iter().enumerate().filter(|(_, a)| a.file) {
         let (t, id) = (a.ty.c(), c.id);
         if a.two_d {
