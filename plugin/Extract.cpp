@@ -404,6 +404,7 @@ private:
   json::Value call(const CallExpr *CE);
   json::Value mathCall(const CallExpr *CE, const FunctionDecl *FD,
                        llvm::StringRef Base, bool Convert);
+  json::Value integerAbs(const CallExpr *CE);
   json::Value inlineCall(const CallExpr *CE, const FunctionDecl *FD);
   std::string inlineBody(const FunctionDecl *FD,
                          llvm::ArrayRef<const Stmt *> List,
@@ -2416,6 +2417,8 @@ json::Value RegionExtractor::call(const CallExpr *CE) {
   if (unsigned ID = FD->getBuiltinID()) {
     llvm::StringRef B = Ctx.BuiltinInfo.getName(ID);
     B.consume_front("__builtin_");
+    if ((B == "abs" || B == "labs" || B == "llabs") && CE->getNumArgs() == 1)
+      return integerAbs(CE);
     return mathCall(CE, FD, B, /*Convert=*/false);
   }
 
@@ -2440,6 +2443,25 @@ json::Value RegionExtractor::call(const CallExpr *CE) {
                          "defined before the region, e.g. 'static inline' or "
                          "'declare target' ones)",
                      CE);
+}
+
+/// `abs(x)`, `labs(x)`, `llabs(x)`: `x < 0 ? -x : x` in the call's type (the
+/// argument converted to it, as the parameter does) — exact, like the library's
+/// (whose result for the most negative value is undefined behaviour in C).
+json::Value RegionExtractor::integerAbs(const CallExpr *CE) {
+  std::optional<llvm::StringRef> Ty = scalar(CE->getType());
+  if (!Ty || !CE->getType()->isIntegerType())
+    return unsupportedType(CE->getType(), CE);
+  json::Value X = expr(CE->getArg(0));
+  return json::Object{{"kind", "select"},
+                      {"cond", json::Object{{"kind", "binary"},
+                                            {"op", "lt"},
+                                            {"lhs", X},
+                                            {"rhs", intLit(0, *Ty)},
+                                            {"ty", "i32"}}},
+                      {"then", json::Object{{"kind", "unary"}, {"op", "neg"}, {"arg", X}, {"ty", *Ty}}},
+                      {"else", X},
+                      {"ty", *Ty}};
 }
 
 /// A call of the math function \p Base (its C name, `sqrtf`, or with \p Convert

@@ -76,6 +76,7 @@ programs! {
     strided_host_runs_of_threads => "strided_parallel.c",
     lattice_host_runs_of_threads => "lattice_parallel.c",
     struct_locals_references_and_copies => "struct_locals.cpp",
+    flat_index_locals => "flat_index_locals.c",
 }
 
 /// The compile-variant matrix: every program with a region expected on the emulated
@@ -212,6 +213,7 @@ variants! {
         strided_host_runs_of_threads => "strided_parallel.c",
     lattice_host_runs_of_threads => "lattice_parallel.c",
     struct_locals_references_and_copies => "struct_locals.cpp",
+    flat_index_locals => "flat_index_locals.c",
     ]
 }
 

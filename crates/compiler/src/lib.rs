@@ -142,19 +142,15 @@ fn sha256_hex(data: &[u8]) -> String {
     tessera_ir::manifest::sha256_hex(data)
 }
 
-/// Runs the pipeline on one region.
-pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
-    let name = region_name(region);
-    let mut files = vec![(format!("{name}.ir.json"), region.to_json())];
-    let normalized = attach_zero_length_sections(region);
-    let region = &normalized;
-    // Flat arrays indexed `a[i*n + j]`: the kernel may compute a multi-dimensional
-    // view of them (`delinearize`), under launch conditions.
+/// Whether `region` is offloaded as far as its statements and subscripts go: the
+/// check's verdict, the delinearised view the kernels compute (flat arrays indexed
+/// `a[i*n + j]`, under launch conditions), and a view whose region stays on the host
+/// for another reason — that reason is the one to fix (the view answers the
+/// subscripts), and the view's footprints bound what a host run copies
+/// (`footprint::linearized`).
+fn decide(region: &Region, opts: &Options) -> (Result<(), Rejection>, Option<delinearize::Delinearized>, Option<delinearize::Delinearized>) {
     let mut checked = check::check_region_with(region, opts.math);
     let mut delin = None;
-    // A view whose region stays on the host for another reason: that reason is the
-    // one to fix (the view answers the subscripts), and its footprints bound what a
-    // host run copies (`footprint::linearized`).
     let mut host_view = None;
     match delinearize::delinearize(region) {
         Ok(Some(d)) => match check::check_region_view(region, &d.region, opts.math) {
@@ -180,6 +176,33 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
             }
         }
     }
+    (checked, delin, host_view)
+}
+
+/// Runs the pipeline on one region.
+pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
+    let name = region_name(region);
+    let mut files = vec![(format!("{name}.ir.json"), region.to_json())];
+    let normalized = attach_zero_length_sections(region);
+    let (mut region, mut decision) = (&normalized, decide(&normalized, opts));
+    // A subscript through a local (`int idx = i*m + j; b[idx] = …`) is the local's
+    // value: when the region as written is refused for its subscripts, the region with
+    // its locals substituted into their uses (`locals::inline`, which computes the same
+    // bits) is the one compiled — kernels, baseline included, and footprints.
+    let inlined = locals::inline(&normalized);
+    let subscripts = |c: &Result<(), Rejection>| {
+        matches!(
+            c,
+            Err(Rejection { reason: RejectReason::NonAffineSubscript { .. } | RejectReason::NotDelinearizable { .. }, .. })
+        )
+    };
+    if matches!(inlined, std::borrow::Cow::Owned(_)) && subscripts(&decision.0) {
+        let other = decide(&inlined, opts);
+        if !subscripts(&other.0) {
+            (region, decision) = (&inlined, other);
+        }
+    }
+    let (checked, delin, host_view) = decision;
     let (rejection, args) = match checked.and_then(|()| manifest_args(region)) {
         Ok(args) => (None, args),
         // A region kept on the host still lists its arguments when it can: if it runs

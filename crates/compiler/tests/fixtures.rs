@@ -24,6 +24,11 @@ fn load(name: &str) -> Region {
 /// have no `source` (an absolute path), so the names hash `location.file`; they change
 /// when an IR file is refreshed (the IR hash).
 const EXPECTED: &[(&str, Result<&str, &str>)] = &[
+    ("flat_index_locals.0.ir.json", Ok("tessera_flat_index_locals_c88b1b86_l29_r0_69015997")),
+    ("flat_index_locals.1.ir.json", Ok("tessera_flat_index_locals_c88b1b86_l38_r1_eece3497")),
+    ("flat_index_locals.2.ir.json", Ok("tessera_flat_index_locals_c88b1b86_l48_r2_17e83dec")),
+    ("flat_index_locals.3.ir.json", Ok("tessera_flat_index_locals_c88b1b86_l55_r3_7900deb4")),
+    ("flat_index_locals.4.ir.json", Err("non-affine-subscript")),
     ("indirect.0.ir.json", Err("non-affine-subscript")),
     ("indirect.1.ir.json", Err("call")),
     ("indirect.2.ir.json", Err("unsupported-clause")),
