@@ -405,7 +405,8 @@ private:
   json::Value mathCall(const CallExpr *CE, const FunctionDecl *FD,
                        llvm::StringRef Base, bool Convert);
   json::Value integerAbs(const CallExpr *CE);
-  json::Value inlineCall(const CallExpr *CE, const FunctionDecl *FD);
+  json::Value inlineCall(const CallExpr *CE, const FunctionDecl *FD,
+                         unsigned First = 0);
   std::string inlineBody(const FunctionDecl *FD,
                          llvm::ArrayRef<const Stmt *> List,
                          json::Value &Result);
@@ -2396,6 +2397,25 @@ json::Value RegionExtractor::call(const CallExpr *CE) {
   if (!FD)
     return unsupported("call: the callee is not a named function", CE);
   std::string Name = FD->getDeclName().getAsString();
+  // A lambda without captures (`auto f = [](float t) { … }; … f(x[i])`) is a
+  // plain function: its call operator's body with the arguments after the
+  // object bound (the object holds nothing).
+  if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(CE);
+      OC && OC->getOperator() == OO_Call)
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+        MD && MD->getParent()->isLambda() &&
+        MD->getParent()->capture_size() == 0 && MD->getDefinition() &&
+        MD->getDefinition()->hasBody() && !MD->getParent()->isGenericLambda())
+      return inlineCall(CE, FD, /*First=*/1);
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(FD); MD && MD->getParent()->isLambda())
+    return unsupported("call: '" +
+                           (CE->getNumArgs() && isa<CXXOperatorCallExpr>(CE)
+                                ? text(CE->getArg(0)->getSourceRange(), CE->getArg(0))
+                                : Name) +
+                           "' is a lambda with captures or generic parameters; "
+                           "Tessera inlines lambdas without captures ('[](float "
+                           "t) { … }') and plain functions",
+                       CE);
   if (isa<CXXMemberCallExpr>(CE) || isa<CXXOperatorCallExpr>(CE) ||
       isa<CXXMethodDecl>(FD))
     return unsupported("call: '" + Name +
@@ -2532,9 +2552,11 @@ const json::Object *firstUnsupported(const json::Value &V) {
 /// globals and further calls). Such a function is pure: its value is an
 /// expression of its arguments, which replaces the call. Anything else (loops,
 /// reads of memory or globals, writes outside its locals) is `unsupported`
-/// `call: <why>` at the call.
+/// `call: <why>` at the call. The arguments are those of \p CE from \p First
+/// on (1 for a lambda's call operator, whose argument 0 is the lambda object).
 json::Value RegionExtractor::inlineCall(const CallExpr *CE,
-                                        const FunctionDecl *FD) {
+                                        const FunctionDecl *FD,
+                                        unsigned First) {
   const FunctionDecl *Def = FD->getDefinition();
   std::string Name = "'" + FD->getNameAsString() + "'";
   auto Refuse = [&](const std::string &Why) {
@@ -2551,7 +2573,7 @@ json::Value RegionExtractor::inlineCall(const CallExpr *CE,
     return Refuse("calls nest deeper than 16 functions");
   if (!scalar(Def->getReturnType().getNonReferenceType()))
     return Refuse(Name + " returns " + typeText(Def->getReturnType()));
-  if (CE->getNumArgs() != Def->getNumParams())
+  if (CE->getNumArgs() != Def->getNumParams() + First)
     return Refuse(Name + " is called with a different number of arguments "
                          "than it has parameters");
   for (const ParmVarDecl *P : Def->parameters()) {
@@ -2569,8 +2591,8 @@ json::Value RegionExtractor::inlineCall(const CallExpr *CE,
   }
   // Arguments in the caller's context, then the body with them bound.
   json::Array Args;
-  for (unsigned K = 0; K < CE->getNumArgs(); ++K) {
-    const Expr *A = CE->getArg(K);
+  for (unsigned K = 0; K < Def->getNumParams(); ++K) {
+    const Expr *A = CE->getArg(K + First);
     json::Value V = expr(A);
     // A `const T &` parameter binds the argument as it is (no conversion is
     // applied to a reference of the same type); by value, clang converted it.

@@ -1,6 +1,7 @@
 /* C++ classes that keep their arrays as pointer members and offload in member
    functions (`u[i]` is `this->u[i]`), also from a lambda and in a template, and a
-   struct reached through a reference: Tessera reads the members at the directive. */
+   struct reached through a reference: Tessera reads the members at the directive.
+   Lambdas without captures called in a region are inlined. */
 #include <vector>
 #include "common.h"
 
@@ -48,5 +49,23 @@ int main() {
 #pragma omp target teams distribute parallel for map(to: r.a[0:r.n]) map(tofrom: r.b[0:r.n]) // expect: emu tiled
   for (int i = 0; i < r.n; i++) r.b[i] = r.b[i] + 0.5f * r.a[i];
   print_floats("field", B.data(), 97);
+
+  /* Lambdas without captures called in a region are inlined like plain functions;
+     one with captures keeps its region on the host. */
+  auto sq1 = [](float t) { return t * t + 1.0f; };
+  auto dist = [](float t, float u) -> float {
+    if (t < u)
+      return u - t;
+    return t - u;
+  };
+  float *pa = A.data(), *pb = B.data();
+#pragma omp target teams distribute parallel for map(to: pa[0:97]) map(from: pb[0:97]) // expect: emu tiled
+  for (int i = 0; i < 97; i++) pb[i] = sq1(pa[i]) + dist(pa[i], 0.25f);
+  print_floats("lambdas", pb, 97);
+  float scale = 3.0f;
+  auto scaled = [scale](float t) { return t * scale; };
+#pragma omp target teams distribute parallel for map(to: pa[0:97]) map(from: pb[0:97]) // expect: host
+  for (int i = 0; i < 97; i++) pb[i] = scaled(pa[i]); // expect-remark: [call] call 'scaled(pa[i])' is not supported: 'scaled' is a lambda with captures
+  print_floats("captures", pb, 97);
   return 0;
 }
