@@ -76,6 +76,8 @@ enum Local {
     StructPtr,
     /// `struct S rp = <element>;`, `rp.v` (reads only).
     StructCopy,
+    /// `const int rp = <row> * m;`, `p[rp + j]` (flat 2-D arrays).
+    Index,
 }
 
 /// A program of one case.
@@ -198,6 +200,9 @@ impl Em<'_> {
     fn row_ptr(&self, k: usize, (v, di, dj, form): (VarRef, i64, i64, Local)) -> String {
         let a = self.arr(v);
         let (n, t) = (self.vname(v), a.ty.c());
+        if form == Local::Index {
+            return format!("const int rp{k} = {} * m{};", row_factor(di), self.decl(v));
+        }
         if form != Local::Row {
             let el = if a.two_d { format!("{n}[{}][{}]", off("i", di), off("j", dj)) } else { format!("{n}[{}]", off("i", di)) };
             return match form {
@@ -294,12 +299,16 @@ impl Em<'_> {
         if let Some(rows) = self.rows.borrow_mut().as_mut() {
             if !(a.file && self.via_accessors) {
                 // Through `rp<k>`: the row `i + di` (2-D) or the element `i` (1-D).
+                // A flat 2-D array: a row pointer, or (every other new row) the row's
+                // first index in a local (`const int rp1 = (i + 1) * m0; … p[rp1 + j]`).
                 let (key, sub) = if a.two_d { ((v, di, 0, Local::Row), off("j", dj)) } else { ((v, 0, 0, Local::Row), di.to_string()) };
-                let k = rows.iter().position(|r| *r == key).unwrap_or_else(|| {
-                    rows.push(key);
+                let flat = a.kind == Kind::Flat && a.two_d;
+                let k = rows.iter().position(|r| (r.0, r.1, r.2) == (key.0, key.1, key.2) && matches!(r.3, Local::Row | Local::Index)).unwrap_or_else(|| {
+                    let form = if flat && rows.len() % 2 == 1 { Local::Index } else { Local::Row };
+                    rows.push((key.0, key.1, key.2, form));
                     rows.len() - 1
                 });
-                return format!("rp{k}[{sub}]");
+                return if rows[k].3 == Local::Index { format!("{}[rp{k} + {sub}]", self.vname(v)) } else { format!("rp{k}[{sub}]") };
             }
         }
         let a = self.arr(v);

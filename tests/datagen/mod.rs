@@ -151,7 +151,8 @@ pub enum Feat {
     ArrReduce,
     /// Region bodies reaching their arrays through local row pointers
     /// (`T *rp0 = p[i + 1]; … rp0[j - 1]`, `p + (i + 1) * m`, `p + i - 1`), which the
-    /// plugin turns back into the arrays' subscripts; arrays of structs through
+    /// plugin turns back into the arrays' subscripts, and flat arrays also through
+    /// index locals (`const int rp1 = (i + 1) * m0; … p[rp1 + j]`); arrays of structs through
     /// pointers to their elements and copies of them (`struct S *rp0 = &p[i];
     /// struct S rp1 = p[i - 1]; rp0->v = rp1.v …`).
     RowPtr,
