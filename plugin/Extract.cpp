@@ -457,6 +457,8 @@ private:
   bool structLocal(const VarDecl *VD, const DeclStmt *DS, json::Array &Out);
   const StructLocal *structValue(const Expr *E) const;
   std::optional<std::string> structLocalMember(const Expr *E);
+  std::optional<json::Value> structLocalNode(const Expr *E, bool Write,
+                                             const Stmt *Where);
   json::Value recordField(const Expr *E, uint64_t F, llvm::StringRef Ty,
                           bool Write, const Stmt *Where);
   bool assignedInRegion(const VarDecl *VD);
@@ -1999,14 +2001,8 @@ json::Value RegionExtractor::expr(const Expr *E) {
     return json::Object{{"kind", "var"}, {"name", nameOf(VD)}, {"ty", *Ty}};
   }
 
-  if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E))
-    if (std::optional<std::string> L = structLocalMember(E)) {
-      if (L->empty())
-        return unsupported("member of a local struct at a subscript that is "
-                           "not a constant",
-                           E);
-      return json::Object{{"kind", "var"}, {"name", *L}, {"ty", *scalar(E->getType())}};
-    }
+  if (std::optional<json::Value> L = structLocalNode(E, /*Write=*/false, E))
+    return std::move(*L);
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return read(ASE);
 
@@ -3188,6 +3184,25 @@ std::optional<std::string> RegionExtractor::structLocalMember(const Expr *E) {
   return L.Names[size_t(Offset)];
 }
 
+/// `t.y` of a struct local (structLocalMember) as an IR node: the read of its
+/// local, with \p Write the local as an assignment target, or the unsupported
+/// node at \p Where for a subscript that is not a constant; none when \p E is
+/// no scalar member of a struct local.
+std::optional<json::Value>
+RegionExtractor::structLocalNode(const Expr *E, bool Write, const Stmt *Where) {
+  if (!isa<ArraySubscriptExpr>(E) && !isa<MemberExpr>(E))
+    return std::nullopt;
+  std::optional<std::string> L = structLocalMember(E);
+  if (!L)
+    return std::nullopt;
+  if (L->empty())
+    return unsupported("member of a local struct at a subscript that is not a "
+                       "constant",
+                       Where);
+  return json::Value(json::Object{
+      {"kind", Write ? "local" : "var"}, {"name", *L}, {"ty", *scalar(E->getType())}});
+}
+
 void RegionExtractor::declStmt(const DeclStmt *DS, json::Array &Out) {
   for (const Decl *D : DS->decls()) {
     const auto *VD = dyn_cast<VarDecl>(D);
@@ -3430,15 +3445,10 @@ json::Value RegionExtractor::lvalue(const Expr *E, const Stmt *Whole,
                                     bool &Ok) {
   Ok = false;
   E = skipTransparent(E);
-  if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E))
-    if (std::optional<std::string> L = structLocalMember(E)) {
-      if (L->empty())
-        return unsupported("member of a local struct at a subscript that is "
-                           "not a constant",
-                           Whole);
-      Ok = true;
-      return json::Object{{"kind", "local"}, {"name", *L}, {"ty", *scalar(E->getType())}};
-    }
+  if (std::optional<json::Value> L = structLocalNode(E, /*Write=*/true, Whole)) {
+    Ok = L->getAsObject()->getString("kind") == "local";
+    return std::move(*L);
+  }
   if (isa<ArraySubscriptExpr>(E) || isa<MemberExpr>(E)) {
     unsigned Array = 0;
     json::Array Index;
