@@ -51,7 +51,6 @@ pub fn inline(region: &Region) -> Cow<'_, Region> {
     if locals.is_empty() {
         return Cow::Borrowed(region);
     }
-    let mut changed = false;
     let mut taken: HashSet<String> = locals.clone();
     region.visit_stmts(&mut |s| {
         if let Stmt::For { var, .. } = s {
@@ -59,16 +58,28 @@ pub fn inline(region: &Region) -> Cow<'_, Region> {
         }
     });
     taken.extend(region.vars.iter().map(|v| v.name.clone()));
-    let body = versions(region.body.clone(), &mut taken, &mut changed);
-    let mut locals = HashSet::new();
-    for s in &body {
-        s.visit(&mut |s| {
-            if let Stmt::Let { name, .. } = s {
-                locals.insert(name.clone());
-            }
-        });
+    let mut versioned = false;
+    let body = versions(region.body.clone(), &mut taken, &mut versioned);
+    let declared = |body: &[Stmt]| {
+        let mut names = HashSet::new();
+        for s in body {
+            s.visit(&mut |s| {
+                if let Stmt::Let { name, .. } = s {
+                    names.insert(name.clone());
+                }
+            });
+        }
+        names
+    };
+    let mut changed = false;
+    let mut body = block(body.clone(), &declared(&body), &mut changed);
+    // A version that stays declared would name a local the source does not have in
+    // the remark that keeps the region on the baseline kernel: then the region
+    // without versions, whose remark names the source's local.
+    if versioned && !declared(&body).is_subset(&locals) {
+        changed = false;
+        body = block(region.body.clone(), &locals, &mut changed);
     }
-    let body = block(body, &locals, &mut changed);
     if !changed {
         return Cow::Borrowed(region);
     }
@@ -450,6 +461,22 @@ mod tests {
             store("b", "i", t()),
         ]);
         assert!(matches!(inline(&assigned_in_branch), Cow::Borrowed(_)));
+        // A version that cannot be substituted (what it read is written before its
+        // use): the region keeps the source's local, not a version of it.
+        let clobbered_version = region(vec![
+            let_("t", ScalarType::F32, read("a", "i")),
+            Stmt::Assign { target: LValue::Local { name: "t".into(), ty: ScalarType::F32 }, value: add(t(), t()), loc: Loc::default() },
+            store("a", "i", Expr::Float { bits: 0, ty: ScalarType::F32 }),
+            store("b", "i", t()),
+        ]);
+        let kept = inline(&clobbered_version);
+        let mut lets = Vec::new();
+        kept.visit_stmts(&mut |s| {
+            if let Stmt::Let { name, .. } = s {
+                lets.push(name.clone());
+            }
+        });
+        assert_eq!(lets, vec!["t".to_string()]);
         let in_loop = region(vec![
             let_("t", ScalarType::F32, read("a", "i")),
             Stmt::For {
