@@ -443,6 +443,9 @@ private:
   struct RecordAlias {
     const ArraySubscriptExpr *Element;
     bool Pointer;
+    /// `P *t = p + k;`: the array `p` (Element is null) and `k`.
+    const VarDecl *Array = nullptr;
+    const Expr *Offset = nullptr;
   };
   llvm::DenseMap<const VarDecl *, RecordAlias> RecordAliases;
   bool recordAlias(const VarDecl *VD);
@@ -2238,10 +2241,14 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   QualType RecT = Deepest->isArrow() ? Base->getType()->getPointeeType()
                                      : Base->getType();
   // Through a local alias of an array element (`t.y`, `t->y`: recordAlias).
+  const RecordAlias *Alias = nullptr;
   if (const VarDecl *AV = namedVar(Base))
     if (auto It = RecordAliases.find(AV);
-        It != RecordAliases.end() && It->second.Pointer == Deepest->isArrow())
-      Base = It->second.Element;
+        It != RecordAliases.end() && It->second.Pointer == Deepest->isArrow()) {
+      Alias = &It->second;
+      if (Alias->Element)
+        Base = Alias->Element;
+    }
   std::optional<std::pair<llvm::StringRef, uint64_t>> R;
   if (!RecT.isNull())
     R = denseRecord(RecT);
@@ -2296,7 +2303,10 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
     Bad = access(ASE, Var, Index, &Sum);
     return true;
   }
-  const VarDecl *VD = Deepest->isArrow() ? namedVar(Base) : nullptr;
+  // `t->y` of `P *t = p + k;` is `p[k][y]`.
+  const VarDecl *VD = Alias && Alias->Array ? Alias->Array
+                      : Deepest->isArrow()   ? namedVar(Base)
+                                             : nullptr;
   std::optional<unsigned> I;
   if (VD && !Inner.count(VD) && !declaredInside(VD) && Inlining.empty())
     I = regionVar(VD);
@@ -2305,7 +2315,8 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   if (!I || !Vars[*I].S.Record || Vars[*I].S.Dims.size() != 2)
     return false;
   Var = *I;
-  Index.push_back(intLit(0, "i64"));
+  Index.push_back(Alias && Alias->Offset ? castTo(expr(Alias->Offset), "i64")
+                                         : intLit(0, "i64"));
   Index.push_back(std::move(Sum));
   Bad = nullptr;
   return true;
@@ -2986,7 +2997,7 @@ bool RegionExtractor::keepValues(llvm::ArrayRef<const Expr *> Exprs) {
 }
 
 /// A local reference or pointer to an element of an array of dense structs
-/// (`P &t = p[i];`, `const P &t = g[i][j];`, `P *t = &p[i];`) is not a variable
+/// (`P &t = p[i];`, `const P &t = g[i][j];`, `P *t = &p[i];`, `P *t = p + i;`) is not a variable
 /// of the IR: `t.x` (`t->x`) is the access `p[i].x`, and `q[i] = t` (`*t`) the
 /// copy of `p[i]`. That holds when the subscripts keep their values (keepValues)
 /// and a pointer is never assigned, incremented or taken the address of (a
@@ -3002,9 +3013,24 @@ bool RegionExtractor::recordAlias(const VarDecl *VD) {
     return false;
   const Expr *E = skipTransparent(Init)->IgnoreParenImpCasts();
   bool Pointer = T->isPointerType();
+  if (Pointer && assignedInRegion(VD))
+    return false;
+  // `p + k` (or `k + p`) of a one-dimensional array of structs.
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); Pointer && BO && BO->getOpcode() == BO_Add) {
+    bool LeftPtr = BO->getLHS()->getType()->isPointerType();
+    const VarDecl *Base = namedVar(LeftPtr ? BO->getLHS() : BO->getRHS());
+    const Expr *Off = LeftPtr ? BO->getRHS() : BO->getLHS();
+    if (!Base || Inner.count(Base) || declaredInside(Base))
+      return false;
+    std::optional<unsigned> I = regionVar(Base);
+    if (!I || !Vars[*I].S.Record || Vars[*I].S.Dims.size() != 2 || !keepValues({Off}))
+      return false;
+    RecordAliases[VD] = RecordAlias{nullptr, true, Base, Off};
+    return true;
+  }
   if (Pointer) {
     const auto *UO = dyn_cast<UnaryOperator>(E);
-    if (!UO || UO->getOpcode() != UO_AddrOf || assignedInRegion(VD))
+    if (!UO || UO->getOpcode() != UO_AddrOf)
       return false;
     E = skipTransparent(UO->getSubExpr())->IgnoreParenImpCasts();
   }

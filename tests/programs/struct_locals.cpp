@@ -1,6 +1,6 @@
 /* Locals that name struct elements of arrays of structs, the way C++ particle and cell
    codes write loop bodies: references (`P &t = p[i]`, `const P &t = p[i]`), pointers
-   (`const P *t = &p[i]`) and copies (`P t = p[i]`, `P t;` filled field by field).
+   (`const P *t = &p[i]`, `P *t = q + i`) and copies (`P t = p[i]`, `P t;` filled field by field).
    A reference or pointer is the element it names (`t.x` is `p[i].x`; writes through it
    reach the array); a copy has its own storage: one local per scalar, so a later write
    to the element does not change it, and `q[i] = t` copies it back field by field. A
@@ -89,6 +89,14 @@ int main() {
     w->z = w->z + s.x + s.y + s.z;
   }
   print_floats("stored", &q[0].x, 3 * n);
+
+  /* A pointer by pointer arithmetic. */
+#pragma omp target teams distribute parallel for map(tofrom: q[0:n]) // expect: emu tiled
+  for (int i = 0; i < n; i++) {
+    P *w = q + i;
+    w->x = w->x * 2.0f + w->y;
+  }
+  print_floats("arith", &q[0].x, 3 * n);
 
   /* A 2-D grid of cells with an array field, through a const reference. */
 #pragma omp target teams distribute parallel for collapse(2) map(to: g[0:nx][0:ny]) map(from: h[0:nx][0:ny]) // expect: emu tiled
