@@ -285,18 +285,24 @@ pub const OUT_OF_SECTION: &str = "out-of-section access";
 /// that do not happen, in an empty iteration domain, are left out; a footprint
 /// that does not evaluate is skipped: nothing can be said about it).
 fn reaches(footprint: &[tessera_ir::manifest::Footprint], env: &dyn Fn(&str) -> Option<i128>) -> Vec<Reach> {
-    footprint.iter().filter_map(|fp| reach(fp, env).ok().flatten()).collect()
+    footprint.iter().filter_map(|fp| reach(fp, env, false).ok().flatten()).collect()
 }
 
-/// The boxes of every access that happens, or `None` when a footprint does not
-/// evaluate (then they bound nothing: a host run must copy the whole section).
-fn all_reaches(footprint: &[tessera_ir::manifest::Footprint], env: &dyn Fn(&str) -> Option<i128>) -> Option<Vec<Reach>> {
-    footprint.iter().map(|fp| reach(fp, env).ok()).collect::<Option<Vec<_>>>().map(|v| v.into_iter().flatten().collect())
+/// The boxes of every access that happens, with `lattices` their lattices too, or
+/// `None` when a footprint does not evaluate (then they bound nothing: a host run
+/// must copy the whole section).
+fn all_reaches(
+    footprint: &[tessera_ir::manifest::Footprint],
+    env: &dyn Fn(&str) -> Option<i128>,
+    lattices: bool,
+) -> Option<Vec<Reach>> {
+    footprint.iter().map(|fp| reach(fp, env, lattices).ok()).collect::<Option<Vec<_>>>().map(|v| v.into_iter().flatten().collect())
 }
 
-/// One footprint evaluated: `Ok(None)` when its iteration domain is empty,
-/// `Err(())` when it does not evaluate.
-fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128>) -> Result<Option<Reach>, ()> {
+/// One footprint evaluated — its lattice only with `lattice` (a launch's checks need
+/// the box alone) —: `Ok(None)` when its iteration domain is empty, `Err(())` when
+/// it does not evaluate.
+fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128>, lattice: bool) -> Result<Option<Reach>, ()> {
     let ev = |e: &tessera_ir::Expr| eval_int(e, env).ok();
     let nonempty = fp.nonempty.iter().map(|(l, u)| Some(ev(l)? < ev(u)?)).collect::<Option<Vec<bool>>>().ok_or(())?;
     if nonempty.contains(&false) {
@@ -304,7 +310,7 @@ fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128
     }
     let lo = fp.lo.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
     let hi = fp.hi.iter().map(ev).collect::<Option<Vec<_>>>().ok_or(())?;
-    let lattice = fp.lattice.as_ref().and_then(|l| {
+    let lattice = fp.lattice.as_ref().filter(|_| lattice).and_then(|l| {
         let lat = Lattice {
             counts: l.counts.iter().map(ev).collect::<Option<Vec<_>>>()?,
             base: l.base.iter().map(ev).collect::<Option<Vec<_>>>()?,
@@ -609,7 +615,7 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void], exact: boo
             continue;
         }
         match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
-            Ok(p) => out.push(match all_reaches(&arr.footprint, &env) {
+            Ok(p) => out.push(match all_reaches(&arr.footprint, &env, exact) {
                 Some(r) => narrowed(p, &r, exact),
                 None => p,
             }),
