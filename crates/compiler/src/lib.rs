@@ -189,17 +189,20 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // value: when the region as written is refused for its subscripts, the region with
     // its locals substituted into their uses (`locals::inline`, which computes the same
     // bits) is the one compiled — kernels, baseline included, and footprints.
-    let inlined = locals::inline(&normalized);
     let subscripts = |c: &Result<(), Rejection>| {
         matches!(
             c,
             Err(Rejection { reason: RejectReason::NonAffineSubscript { .. } | RejectReason::NotDelinearizable { .. }, .. })
         )
     };
-    if matches!(inlined, std::borrow::Cow::Owned(_)) && subscripts(&decision.0) {
-        let other = decide(&inlined, opts);
-        if !subscripts(&other.0) {
-            (region, decision) = (&inlined, other);
+    let inlined;
+    if subscripts(&decision.0) {
+        inlined = locals::inline(&normalized);
+        if matches!(inlined, std::borrow::Cow::Owned(_)) {
+            let other = decide(&inlined, opts);
+            if !subscripts(&other.0) {
+                (region, decision) = (&inlined, other);
+            }
         }
     }
     let (checked, delin, host_view) = decision;
