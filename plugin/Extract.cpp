@@ -391,6 +391,7 @@ private:
   json::Value folded(const Expr *E);
   bool recordAccess(const Expr *E, unsigned &Var, json::Array &Index,
                     json::Value &Bad);
+  std::optional<int64_t> scalarsIn(const Expr *C, uint64_t ElemBytes) const;
   json::Value access(const ArraySubscriptExpr *E, unsigned &Var,
                      json::Array &Index, json::Value *Last = nullptr);
   json::Value element(const Expr *E, unsigned &Var, json::Array &Index,
@@ -2272,21 +2273,17 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   json::Value Sum = nullptr;
   auto Add = [&](json::Value V) { Sum = addI64(std::move(Sum), std::move(V)); };
   for (size_t K = 0; K <= M; ++K) {
-    if (const auto *ME = dyn_cast<MemberExpr>(Chain[K])) {
-      const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
-      if (!F) {
-        Bad = unsupported("member access", E);
-        return true;
-      }
-      const RecordDecl *Parent = F->getParent();
-      Offset += int64_t(Ctx.getASTRecordLayout(Parent).getFieldOffset(
-                            F->getFieldIndex()) /
-                        8 / ElemBytes);
+    std::optional<int64_t> Scalars = scalarsIn(Chain[K], ElemBytes);
+    if (!Scalars) {
+      Bad = unsupported("member access", E);
+      return true;
+    }
+    if (isa<MemberExpr>(Chain[K])) {
+      Offset += *Scalars;
       continue;
     }
     const auto *ASE = cast<ArraySubscriptExpr>(Chain[K]);
-    int64_t Stride =
-        int64_t(Ctx.getTypeSizeInChars(ASE->getType()).getQuantity() / ElemBytes);
+    int64_t Stride = *Scalars;
     json::Value Idx = castTo(expr(ASE->getIdx()), "i64");
     if (Stride != 1)
       Idx = json::Object{{"kind", "binary"},
@@ -2320,6 +2317,22 @@ bool RegionExtractor::recordAccess(const Expr *E, unsigned &Var,
   Index.push_back(std::move(Sum));
   Bad = nullptr;
   return true;
+}
+
+/// Inside a struct of scalars of \p ElemBytes bytes each (denseRecord), for a
+/// member access \p C the offset of its field in scalars, for a subscript of an
+/// array field the scalars per index; none for a member that is no field.
+std::optional<int64_t> RegionExtractor::scalarsIn(const Expr *C,
+                                                  uint64_t ElemBytes) const {
+  if (const auto *ME = dyn_cast<MemberExpr>(C)) {
+    const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    if (!F)
+      return std::nullopt;
+    return int64_t(Ctx.getASTRecordLayout(F->getParent())
+                       .getFieldOffset(F->getFieldIndex()) /
+                   8 / ElemBytes);
+  }
+  return int64_t(Ctx.getTypeSizeInChars(C->getType()).getQuantity() / ElemBytes);
 }
 
 /// The array element \p E names (`a[i][j]`, or a struct member of one, see
@@ -3189,21 +3202,17 @@ std::optional<std::string> RegionExtractor::structLocalMember(const Expr *E) {
       Ctx.getTypeSizeInChars(VD->getType()).getQuantity() / L.Names.size();
   int64_t Offset = 0;
   for (const Expr *C : Chain) {
-    if (const auto *ME = dyn_cast<MemberExpr>(C)) {
-      const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl());
-      if (!F)
-        return std::string();
-      Offset += int64_t(Ctx.getASTRecordLayout(F->getParent())
-                            .getFieldOffset(F->getFieldIndex()) /
-                        8 / ElemBytes);
+    std::optional<int64_t> Scalars = scalarsIn(C, ElemBytes);
+    if (!Scalars)
+      return std::string();
+    if (isa<MemberExpr>(C)) {
+      Offset += *Scalars;
       continue;
     }
-    const auto *ASE = cast<ArraySubscriptExpr>(C);
-    std::optional<int64_t> K = evalInt(ASE->getIdx());
-    int64_t Stride = int64_t(Ctx.getTypeSizeInChars(ASE->getType()).getQuantity() / ElemBytes);
+    std::optional<int64_t> K = evalInt(cast<ArraySubscriptExpr>(C)->getIdx());
     if (!K)
       return std::string();
-    Offset += *K * Stride;
+    Offset += *K * *Scalars;
   }
   if (Offset < 0 || uint64_t(Offset) >= L.Names.size())
     return std::string();
