@@ -2,12 +2,13 @@
    ported codes index them (A[i*nk + k]): gemm (C = beta*C + alpha*A*B, the k loop
    accumulating into C[i][j]), atax (y = A^T (A x), two regions), and a 2-D Jacobi time
    loop inside a target data region. gemm and atax are imperfect nests (a statement
-   beside the inner loop), outside the paper's input class: the baseline kernel. */
+   beside the inner loop); the initialisation is folded into the inner loop's first
+   iteration, which makes them perfect nests for the tiled kernel (imperfect_nests.c). */
 #include <stdlib.h>
 #include "common.h"
 
 static void gemm(int ni, int nj, int nk, float alpha, float beta, float *C, const float *A, const float *B) {
-#pragma omp target teams distribute parallel for collapse(2) map(to: A[0:ni*nk], B[0:nk*nj]) map(tofrom: C[0:ni*nj]) // expect: emu baseline
+#pragma omp target teams distribute parallel for collapse(2) map(to: A[0:ni*nk], B[0:nk*nj]) map(tofrom: C[0:ni*nj]) // expect: emu tiled
   for (int i = 0; i < ni; i++)
     for (int j = 0; j < nj; j++) {
       C[i * nj + j] = beta * C[i * nj + j];
@@ -17,13 +18,13 @@ static void gemm(int ni, int nj, int nk, float alpha, float beta, float *C, cons
 }
 
 static void atax(int m, int n, const double *A, const double *x, double *y, double *tmp) {
-#pragma omp target teams distribute parallel for map(to: A[0:m*n], x[0:n]) map(from: tmp[0:m]) // expect: emu baseline
+#pragma omp target teams distribute parallel for map(to: A[0:m*n], x[0:n]) map(from: tmp[0:m]) // expect: emu tiled
   for (int i = 0; i < m; i++) {
     tmp[i] = 0.0;
     for (int j = 0; j < n; j++)
       tmp[i] = tmp[i] + A[i * n + j] * x[j];
   }
-#pragma omp target teams distribute parallel for map(to: A[0:m*n], tmp[0:m]) map(from: y[0:n]) // expect: emu baseline
+#pragma omp target teams distribute parallel for map(to: A[0:m*n], tmp[0:m]) map(from: y[0:n]) // expect: emu tiled
   for (int j = 0; j < n; j++) {
     y[j] = 0.0;
     for (int i = 0; i < m; i++)

@@ -28,6 +28,7 @@ pub mod affine;
 pub mod check;
 pub mod data;
 pub mod delinearize;
+pub mod fold;
 pub mod footprint;
 pub mod locals;
 pub mod options;
@@ -241,6 +242,15 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let viewed = delin.as_ref().or(host_view.as_ref());
     let kernel_region = viewed.map_or(region, |d| &d.region);
     let view = locals::inline(kernel_region);
+    // An imperfect nest the tiled kernels could take as a perfect one (a statement
+    // beside the inner loop folded into its first iteration, under launch
+    // conditions): the optimizer plans the folded region (`fold`).
+    let folded = match tessera_poly::scop::extract(&view) {
+        Err(e) if opts.mode != Mode::Baseline && rejection.is_none() && matches!(e.reason, RejectReason::NotALoopNest { .. }) => {
+            fold::fold(&view)
+        }
+        _ => None,
+    };
     let fps = match viewed {
         Some(d) => footprint::footprints(&view)
             .into_iter()
@@ -268,20 +278,32 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut fallback = None;
     let mut internal = None;
     if rejection.is_none() {
-        let (mut kernel, mode, mut plan, why) = generate_kernel(kernel_region, &view, &name, opts);
+        let planned = folded.as_ref().map_or(&*view, |f| &f.region);
+        let (mut kernel, mode, mut plan, why) = generate_kernel(kernel_region, planned, &name, opts);
         if let Some((text, reason)) = why {
             if reason.kind() == reject::Kind::Bug {
                 internal = Some(text.clone());
             }
             fallback = Some(text);
         }
+        // The launch conditions of the tiled kernel: the view's and the fold's.
+        let mut conditions: Vec<tessera_ir::manifest::GuardCondition> = Vec::new();
         if let Some(d) = &delin {
             plan.push_str(&delinearize::describe(d));
+            conditions.extend(d.conditions.iter().map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() }));
+        }
+        if let Some(f) = folded.as_ref().filter(|_| mode != Mode::Baseline) {
+            plan.push_str(&fold::describe(f));
+            conditions.extend(f.conditions.iter().map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() }));
+        }
+        if delin.is_some() || !conditions.is_empty() {
             if mode == Mode::Baseline {
                 // The baseline kernel keeps the subscripts as written: no view, no conditions.
-                kernel = tessera_hls::baseline::generate_with(region, &name, opts.reassociate);
-                plan.push_str("kernel: baseline of the region as written (linear subscripts)\n");
-            } else if !d.conditions.is_empty() {
+                if delin.is_some() {
+                    kernel = tessera_hls::baseline::generate_with(region, &name, opts.reassociate);
+                    plan.push_str("kernel: baseline of the region as written (linear subscripts)\n");
+                }
+            } else if !conditions.is_empty() {
                 let base_name = format!("{name}{LINEAR_SUFFIX}");
                 let base = tessera_hls::baseline::generate_with(region, &base_name, opts.reassociate);
                 let fb = Manifest {
@@ -293,11 +315,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                     ..manifest.clone()
                 };
                 manifest.guard = Some(tessera_ir::manifest::Guard {
-                    conditions: d
-                        .conditions
-                        .iter()
-                        .map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() })
-                        .collect(),
+                    conditions,
                     fallback: tessera_ir::manifest::FallbackKernel {
                         kernel: base_name.clone(),
                         mode: fb.mode,
@@ -309,7 +327,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         interleave: None,
                     },
                 });
-                plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline, linear subscripts)\n"));
+                plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline of the region as written)\n"));
                 files.push((format!("{base_name}.cpp"), manifest.guard.as_ref().expect("just set").fallback.kernel_source.clone()));
             }
         }

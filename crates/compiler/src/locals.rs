@@ -739,7 +739,7 @@ mod tests {
 
 /// A body as text, for the property test's failure messages.
 #[cfg(test)]
-fn show(b: &[Stmt]) -> String {
+pub(crate) fn show(b: &[Stmt]) -> String {
     use tessera_ir::print;
     fn go(s: &Stmt, d: usize, out: &mut String) {
         let pad = "  ".repeat(d);
