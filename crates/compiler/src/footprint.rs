@@ -22,23 +22,10 @@ use tessera_poly::{AccessKind, Aff, Sym};
 /// The footprint of every access of `region`, with the array it accesses, in access
 /// order; empty when the nest is not a SCoP with a box-shaped domain.
 pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
-    // A read under `c ? … : …` may never happen: the ranges of its array's accesses
-    // over-approximate (`Footprint::may`), so that a region that never leaves its
-    // section is not refused, while a host run still knows what it may touch.
-    let mut guarded: Vec<String> = Vec::new();
-    region.visit_stmts(&mut |s| {
-        s.visit_exprs(&mut |e| {
-            if let Expr::Select { then, otherwise, .. } = e {
-                for branch in [then, otherwise] {
-                    branch.visit(&mut |x| {
-                        if let Expr::Read { array, .. } = x {
-                            guarded.push(array.clone());
-                        }
-                    });
-                }
-            }
-        })
-    });
+    // A read under `c ? … : …`, in the right operand of `&&` / `||` or in a
+    // conditional accumulation may never happen (`tessera_poly::scop::Access::conditional`):
+    // its range over-approximates (`Footprint::may`), so that a region that never leaves
+    // its section is not refused, while a host run still knows what it may touch.
     let Ok(scop) = tessera_poly::scop::extract(region) else { return Vec::new() };
     let param_only = |a: &Aff| !a.mentions(|s| !matches!(s, Sym::Param(_)));
     if !scop.loops.iter().all(|l| param_only(&l.lower) && param_only(&l.upper) && l.step > 0) {
@@ -101,7 +88,7 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
             lo,
             hi,
             nonempty: nonempty.clone(),
-            may: guarded.contains(&a.array),
+            may: a.conditional,
             lattice: lattice(&a.subscripts, &scop.loops, &counts, &first, &ty),
         };
         out.push((a.array.clone(), fp));
@@ -279,8 +266,8 @@ mod tests {
         assert!(fps.iter().all(|(_, fp)| !fp.may));
     }
 
-    /// A read under `c ? … : …`: every range of its array is what the region *may*
-    /// touch (the other arrays' stay exact), and none warns at compile time.
+    /// A read under `c ? … : …` (or right of `&&`): its range is what the region *may*
+    /// touch; every other access's, also of the same array, stays exact.
     #[test]
     fn guarded_reads_give_ranges_of_what_may_be_touched() {
         let mut region: Region = serde_json::from_str(include_str!("../../../tests/ir/programs/stencil1d.0.ir.json")).unwrap();
@@ -298,15 +285,42 @@ mod tests {
                 }
             }
         }
+        let plain = footprints(&region);
         guard(&mut region.body);
         let fps = footprints(&region);
         assert!(!fps.is_empty());
-        let read: std::collections::BTreeSet<&str> =
-            fps.iter().filter(|(_, fp)| !fp.write).map(|(a, _)| a.as_str()).collect();
         for (array, fp) in &fps {
-            assert_eq!(fp.may, read.contains(array.as_str()), "{array}: {}", fp.access);
+            assert_eq!(fp.may, !fp.write, "{array}: {}", fp.access);
         }
         assert!(fps.iter().any(|(_, fp)| fp.may) && fps.iter().any(|(_, fp)| !fp.may));
+        // `x && a[…]`: only the right operand's reads may not happen; the same
+        // array read unconditionally (in the condition) stays exact.
+        let mut anded = region.clone();
+        fn and(stmts: &mut [tessera_ir::Stmt]) {
+            for s in stmts {
+                match s {
+                    tessera_ir::Stmt::Assign { value: Expr::Select { cond, then, .. }, .. } => {
+                        let mut read = None;
+                        then.visit(&mut |e| {
+                            if read.is_none() && matches!(e, Expr::Read { .. }) {
+                                read = Some(e.clone());
+                            }
+                        });
+                        let first = read.expect("the value reads");
+                        let first = Expr::Binary { op: BinOp::Ne, lhs: Box::new(first.clone()), rhs: Box::new(first), ty: ScalarType::I32 };
+                        **cond = Expr::Binary { op: BinOp::LAnd, lhs: Box::new(first.clone()), rhs: Box::new(first), ty: ScalarType::I32 };
+                    }
+                    tessera_ir::Stmt::For { body, .. } => and(body),
+                    _ => {}
+                }
+            }
+        }
+        and(&mut anded.body);
+        let fps2 = footprints(&anded);
+        let cond_reads = 2 * 2;
+        assert_eq!(fps2.len(), fps.len() + cond_reads, "{fps2:?}");
+        assert_eq!(fps2.iter().filter(|(_, fp)| !fp.write && !fp.may).count(), 2, "the left operand's two reads are sure");
+        assert_eq!(plain.len(), fps.len());
         // Every access, guarded or not, knows exactly which indices it may take.
         assert!(fps.iter().all(|(_, fp)| fp.lattice.is_some()));
     }

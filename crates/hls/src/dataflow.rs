@@ -81,7 +81,12 @@
 //! writes (a point-wise in-place update: its load process reads each element before
 //! its store process writes the update, through separate ports) by the
 //! statement that writes it or an earlier one — a later statement would need the new
-//! value, and the load stream has the old one; no reduction, no scalar write. Inner
+//! value, and the load stream has the old one; a read that may not happen (in a
+//! branch of `?:`, right of `&&`/`||`) stays within the offsets of its array's
+//! unconditional accesses, since the load process reads the box of every read and the
+//! launch checks bound only what surely happens (a boundary stencil over the whole
+//! array, `edge ? a[i][j] : a[i - 1][j] + …`, would read row -1); no reduction, no
+//! scalar write. Inner
 //! trip counts may be compile-time constants (at least 1) or known at run time only
 //! (strips); the buffers of strips of W iterations must fit the budget.
 //!
@@ -700,6 +705,32 @@ pub fn analyze_with(region: &Region, port_width: u32, limits: &Limits) -> Result
             let offsets = tessera_poly::dataflow::read_offsets(&scop, &a.array).expect("checked above");
             let elem = scop.array(&a.array).expect("accessed").elem;
             inputs.push(Input { name: a.array.clone(), elem, offsets });
+        }
+    }
+    // The load process reads the box of every read, also of a read that may not
+    // happen (`i == 0 ? a[i][j] : a[i - 1][j]`). The launch checks bound only what
+    // surely happens, so such a read must stay within the offsets of the array's
+    // unconditional accesses; else the box could reach outside the array.
+    for input in &inputs {
+        let offsets_of = |conditional: bool| -> Vec<Vec<i64>> {
+            scop.accesses
+                .iter()
+                .filter(|a| a.array == input.name && a.conditional == conditional)
+                .filter_map(|a| tessera_poly::dataflow::loop_offsets(&scop, &a.subscripts))
+                .collect()
+        };
+        let (sure, maybe) = (offsets_of(false), offsets_of(true));
+        for (a, offs) in scop.accesses.iter().filter(|a| a.array == input.name && a.conditional).zip(&maybe) {
+            let within = (0..offs.len()).all(|d| {
+                sure.iter().any(|s| s[d] <= offs[d]) && sure.iter().any(|s| s[d] >= offs[d])
+            });
+            if !within {
+                return Err(unsupported(format!(
+                    "the read {} may not happen (it is under a condition) and reaches beyond the unconditional accesses of \
+                     '{}'; the load process reads the box of every read, which could leave the array",
+                    a.text, input.name
+                )));
+            }
         }
     }
     for l in &loops[1..] {

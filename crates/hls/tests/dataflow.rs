@@ -72,6 +72,52 @@ fn in_place_stencils_fall_back() {
     assert!(e.hint().unwrap().contains("out-of-place"), "{}", e.remark());
 }
 
+/// A boundary stencil written with `?:` over the whole array
+/// (`b[i][j] = edge ? a[i][j] : 0.25f * (a[i - 1][j] + …)`): its halo reads may not
+/// happen, and the launch checks do not bound them, so the load process must not read
+/// their box (row -1 and row n lie outside the array). Refused; with the halo reads
+/// within an unconditional access's offsets (the same element read in the
+/// condition), streamed.
+#[test]
+fn conditional_reads_beyond_the_unconditional_ones_fall_back() {
+    let r = load("tests/ir/guarded_boundary.ir.json");
+    let e = tessera_hls::dataflow::analyze(&r, 16).unwrap_err();
+    assert!(
+        e.remark().starts_with("[dataflow-unsupported] no dataflow kernel: the read a[i][j] may not happen (it is under a condition)"),
+        "{}",
+        e.remark()
+    );
+    // `a[i][j] > 0 ? a[i][j] : 0`: the conditional read is the unconditional one's element.
+    fn value(r: &mut Region) -> &mut tessera_ir::Expr {
+        let tessera_ir::Stmt::For { body, .. } = &mut r.body[0] else { panic!() };
+        let tessera_ir::Stmt::For { body, .. } = &mut body[0] else { panic!() };
+        let tessera_ir::Stmt::Assign { value, .. } = &mut body[0] else { panic!() };
+        value
+    }
+    let mut inside = r.clone();
+    let tessera_ir::Expr::Select { cond, then, otherwise, .. } = value(&mut inside) else { panic!() };
+    let centre = (**then).clone();
+    **cond = tessera_ir::Expr::Binary {
+        op: tessera_ir::BinOp::Gt,
+        lhs: Box::new(centre.clone()),
+        rhs: Box::new(tessera_ir::Expr::Float { bits: 0, ty: tessera_ir::ScalarType::F32 }),
+        ty: tessera_ir::ScalarType::I32,
+    };
+    **otherwise = tessera_ir::Expr::Float { bits: 0, ty: tessera_ir::ScalarType::F32 };
+    assert!(tessera_hls::dataflow::analyze(&inside, 16).is_ok());
+    // … but not with a halo read in its branch.
+    let tessera_ir::Expr::Select { then, .. } = value(&mut inside) else { panic!() };
+    let tessera_ir::Expr::Read { index, .. } = &mut **then else { panic!() };
+    index[0] = tessera_ir::Expr::Binary {
+        op: tessera_ir::BinOp::Add,
+        lhs: Box::new(index[0].clone()),
+        rhs: Box::new(tessera_ir::Expr::int(1)),
+        ty: tessera_ir::ScalarType::I32,
+    };
+    let e = tessera_hls::dataflow::analyze(&inside, 16).unwrap_err();
+    assert!(e.remark().contains("the read a[i + 1][j] may not happen"), "{}", e.remark());
+}
+
 #[test]
 fn snapshot_of_the_2d_5_point_kernel() {
     let k = dataflow(&small("2D-5p"), 16, "tessera_snap");

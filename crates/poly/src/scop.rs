@@ -29,7 +29,7 @@ use crate::reduction::{self, ScopReduction};
 use crate::reject::{PolyReject, PolyRejectReason as R};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use tessera_ir::{print, Expr, LValue, Loc, Region, ScalarType, Stmt, VarKind};
+use tessera_ir::{print, BinOp, Expr, LValue, Loc, Region, ScalarType, Stmt, VarKind};
 
 /// One loop of the nest, `for (var = lower; var < upper; var += step)`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +78,40 @@ pub struct Access {
     pub text: String,
     /// Location of the subscript expression.
     pub loc: Loc,
+    /// A read that may not happen: inside a branch of `c ? a : b`, in the right
+    /// operand of `&&` or `||`, or in a conditional accumulation (`if (c) s = s + …`).
+    /// Its relation still covers every iteration, so what it reaches over-approximates
+    /// what the region reads; a kernel that reads it unconditionally must not leave
+    /// what the unconditional accesses of its array bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conditional: bool,
+}
+
+/// The reads of `e` in pre-order ([`Expr::visit`]'s), each with whether it may not
+/// happen ([`Access::conditional`]) given that `e` is evaluated when `under` is false.
+fn reads_of<'a>(e: &'a Expr, under: bool, out: &mut Vec<(&'a str, &'a [Expr], &'a Loc, bool)>) {
+    match e {
+        Expr::Read { array, index, loc, .. } => {
+            out.push((array, index, loc, under));
+            index.iter().for_each(|x| reads_of(x, under, out));
+        }
+        Expr::Call { args, .. } => args.iter().for_each(|x| reads_of(x, under, out)),
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => reads_of(arg, under, out),
+        Expr::Binary { op: BinOp::LAnd | BinOp::LOr, lhs, rhs, .. } => {
+            reads_of(lhs, under, out);
+            reads_of(rhs, true, out);
+        }
+        Expr::Binary { lhs, rhs, .. } => {
+            reads_of(lhs, under, out);
+            reads_of(rhs, under, out);
+        }
+        Expr::Select { cond, then, otherwise, .. } => {
+            reads_of(cond, under, out);
+            reads_of(then, true, out);
+            reads_of(otherwise, true, out);
+        }
+        Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+    }
 }
 
 /// One assignment of the innermost body.
@@ -399,6 +433,7 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
         let mut add = |array: &str,
                        index: &[Expr],
                        kind: AccessKind,
+                       conditional: bool,
                        loc: &Loc,
                        accesses: &mut Vec<Access>,
                        arrays: &mut Vec<Array>,
@@ -471,27 +506,25 @@ pub fn extract(region: &Region) -> Result<Scop, PolyReject> {
                 relation: String::new(),
                 text,
                 loc: loc.clone(),
+                conditional,
             });
             Ok(id)
         };
         // Reads, pre-order (the condition's first).
-        let mut reads: Vec<(&str, &[Expr], &Loc)> = Vec::new();
-        for e in cond.into_iter().chain([value]) {
-            e.visit(&mut |n| {
-                if let Expr::Read { array, index, loc, .. } = n {
-                    reads.push((array, index, loc));
-                }
-            });
+        let mut reads: Vec<(&str, &[Expr], &Loc, bool)> = Vec::new();
+        if let Some(c) = cond {
+            reads_of(c, false, &mut reads);
         }
-        for (array, index, loc) in reads {
-            ids.push(add(array, index, AccessKind::Read, loc, &mut accesses, &mut arrays, &mut used_params)?);
+        reads_of(value, cond.is_some(), &mut reads);
+        for (array, index, loc, conditional) in reads {
+            ids.push(add(array, index, AccessKind::Read, conditional, loc, &mut accesses, &mut arrays, &mut used_params)?);
         }
         match target {
             LValue::Element { array, index, loc, .. } => {
                 for e in index {
                     check_expr(e)?;
                 }
-                ids.push(add(array, index, AccessKind::Write, loc, &mut accesses, &mut arrays, &mut used_params)?);
+                ids.push(add(array, index, AccessKind::Write, false, loc, &mut accesses, &mut arrays, &mut used_params)?);
             }
             LValue::Scalar { name, .. } if accumulates.as_ref() == Some(name) => {}
             LValue::Local { name, .. } => return Err(reject(R::ScalarWrite { name: name.clone() }, sloc)),
