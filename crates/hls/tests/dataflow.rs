@@ -3,7 +3,8 @@
 //! `tests/snapshots/2D-5p.dataflow.w16.cpp`), warning-free compiles (emulation and
 //! Vitis' view), bit-exact runs on the emulated device against the baseline kernel,
 //! and the point of the mode: DDR reads are exactly the beats of the Load set's rows,
-//! writes exactly the Store set.
+//! writes exactly the Store set; generated regions (statement orders, conditional
+//! reads) streamed exactly or refused.
 //!
 //! Bless the snapshot after an intended change of the generator with
 //! `TESSERA_BLESS=1 cargo test --release -p tessera-hls --test dataflow`, then review
@@ -499,6 +500,96 @@ fn generated_statement_orders_are_streamed_exactly_or_refused() {
         let (region, text) = generated_region(seed);
         let Ok((k, _)) = tessera_hls::dataflow::generate(&region, "tessera_gen", 4) else { return false };
         let inputs = Inputs::new(&region, &[], 99 + seed as u32);
+        let base = tessera_hls::baseline::generate(&region, "tessera_gen_base");
+        let (want, _) = run_at(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path(), GENERATED_EMU_OPT);
+        let (got, _) = run_at(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path(), GENERATED_EMU_OPT);
+        if got != want {
+            failures.lock().unwrap().push(format!("seed {seed}: {text}"));
+        }
+        true
+    });
+}
+
+/// A 1D region over A, B, C (1999 elements, `tofrom`) whose loop runs over every
+/// element, `for (i = 0; i < 1999; i++)`: one or two statements each writing another
+/// array at `i` the sum of 0.5f and reads that are either sure, `X[i]`, or may not
+/// happen, `(i >= 1 && i <= 1997) ? X[i + o] : 0.25f` with o ∈ {-1, 0, 1}; a halo read
+/// is only ever conditional (unconditionally it would leave the array).
+fn generated_conditional_region(seed: u64) -> (Region, String) {
+    let (template, _) = generated_region(seed);
+    let mut g = Gen(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+    let mut r: serde_json::Value = serde_json::from_str(&template.to_json()).unwrap();
+    let i = serde_json::json!({ "kind": "var", "name": "i", "ty": "i32" });
+    let int = |v: i64| serde_json::json!({ "kind": "int", "ty": "i32", "value": v });
+    let loc = r["body"][0]["loc"].clone();
+    r["body"][0]["lower"] = int(0);
+    r["body"][0]["upper"] = int(1999);
+    let names = ["A", "B", "C"];
+    let (k, rot) = (1 + g.below(2) as usize, g.below(3) as usize);
+    let mut text = String::new();
+    let mut body = Vec::new();
+    for t in 0..k {
+        let target = names[(rot + t) % 3];
+        let mut value = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.5f32).to_bits() as u64 });
+        let mut terms = vec!["0.5f".to_string()];
+        for _ in 0..1 + g.below(3) {
+            // Arrays a statement reads: not one an earlier statement writes (refused anyway).
+            let x = names[(rot + k + g.below((3 - k) as u64 + 1) as usize) % 3];
+            let x = if (0..t).any(|e| names[(rot + e) % 3] == x) { names[(rot + k) % 3] } else { x };
+            let conditional = g.below(2) == 0;
+            let o = if conditional { g.below(3) as i64 - 1 } else { 0 };
+            let index = match o {
+                0 => i.clone(),
+                _ => serde_json::json!({ "kind": "binary", "op": "add", "lhs": i, "rhs": int(o), "ty": "i32" }),
+            };
+            let mut read = serde_json::json!({ "kind": "read", "array": x, "index": [index], "ty": "f32", "loc": loc });
+            let mut term = format!("{x}[i{o:+}]");
+            if conditional {
+                let ge = serde_json::json!({ "kind": "binary", "op": "ge", "lhs": i, "rhs": int(1), "ty": "i32" });
+                let le = serde_json::json!({ "kind": "binary", "op": "le", "lhs": i, "rhs": int(1997), "ty": "i32" });
+                let cond = serde_json::json!({ "kind": "binary", "op": "land", "lhs": ge, "rhs": le, "ty": "i32" });
+                let other = serde_json::json!({ "kind": "float", "ty": "f32", "bits": (0.25f32).to_bits() as u64 });
+                read = serde_json::json!({ "kind": "select", "cond": cond, "then": read, "else": other, "ty": "f32" });
+                term = format!("(i >= 1 && i <= 1997 ? {term} : 0.25f)");
+            }
+            value = serde_json::json!({ "kind": "binary", "op": "add", "lhs": value, "rhs": read, "ty": "f32" });
+            terms.push(term);
+        }
+        body.push(serde_json::json!({
+            "kind": "assign",
+            "loc": loc,
+            "target": { "kind": "element", "array": target, "index": [i.clone()], "ty": "f32", "loc": loc },
+            "value": value,
+        }));
+        text.push_str(&format!("{target}[i] = {}; ", terms.join(" + ")));
+    }
+    r["body"][0]["body"] = body.into();
+    (Region::from_json(&r.to_string()).unwrap_or_else(|e| panic!("{text}: {e}")), text)
+}
+
+/// The class of the conditional-read bug: a region the dataflow kernel accepts reads
+/// only inside its arrays (the emulated ports abort on any other read) and computes
+/// the baseline kernel's results bit for bit, whatever mix of sure and conditional
+/// reads it has; exactly the regions whose conditional reads stay within the offsets
+/// of their array's sure reads are accepted.
+#[test]
+fn generated_conditional_reads_stay_in_the_arrays_or_are_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    generated_cases(40, &|seed, failures| {
+        let (region, text) = generated_conditional_region(seed);
+        let scop = tessera_poly::scop::extract(&region).unwrap();
+        let offset = |a: &tessera_poly::scop::Access| a.subscripts[0].constant;
+        let within = scop.accesses.iter().filter(|a| a.conditional).all(|c| {
+            scop.accesses.iter().any(|s| !s.conditional && s.array == c.array && offset(s) <= offset(c))
+                && scop.accesses.iter().any(|s| !s.conditional && s.array == c.array && offset(s) >= offset(c))
+        });
+        let generated = tessera_hls::dataflow::generate(&region, "tessera_gen", 4);
+        if generated.is_ok() != within {
+            failures.lock().unwrap().push(format!("seed {seed}: accepted {} but within {within}: {text}", generated.is_ok()));
+            return false;
+        }
+        let Ok((k, _)) = generated else { return false };
+        let inputs = Inputs::new(&region, &[], 7 + seed as u32);
         let base = tessera_hls::baseline::generate(&region, "tessera_gen_base");
         let (want, _) = run_at(&region, &manifest(&region, &base, "baseline"), &inputs, cache.path(), GENERATED_EMU_OPT);
         let (got, _) = run_at(&region, &manifest(&region, &k, "dataflow"), &inputs, cache.path(), GENERATED_EMU_OPT);
