@@ -103,6 +103,9 @@ struct Site {
     array: String,
     index: Vec<Expr>,
     loops: Vec<LoopCtx>,
+    /// The conditions under which the access happens (`c ? a[…] : …`, `c && a[…]`,
+    /// `if (c) …`), each with whether it is negated (the `else` side).
+    guards: Vec<(Expr, bool)>,
 }
 
 /// Delinearises the region's flat arrays. `Ok(None)`: nothing to delinearise.
@@ -585,6 +588,33 @@ fn within(site: &Site, sub: &Lin, extent: &Expr, region: &Region) -> Option<Expr
     })
 }
 
+/// An isl constraint saying that `e` (an `&&` / `||` / `!` of comparisons of affine
+/// expressions) is nonzero, or zero when `negated`; `None` for anything else.
+fn guard_text(e: &Expr, negated: bool, affine: &dyn Fn(&Expr) -> Option<String>) -> Option<String> {
+    match e {
+        Expr::Unary { op: UnOp::Not, arg, .. } => guard_text(arg, !negated, affine),
+        Expr::Binary { op: op @ (BinOp::LAnd | BinOp::LOr), lhs, rhs, .. } => {
+            let (a, b) = (guard_text(lhs, negated, affine)?, guard_text(rhs, negated, affine)?);
+            let conj = (*op == BinOp::LAnd) != negated;
+            Some(format!("(({a}) {} ({b}))", if conj { "and" } else { "or" }))
+        }
+        Expr::Binary { op, lhs, rhs, .. } => {
+            let (a, b) = (affine(lhs)?, affine(rhs)?);
+            let op = match (op, negated) {
+                (BinOp::Lt, false) | (BinOp::Ge, true) => "<",
+                (BinOp::Le, false) | (BinOp::Gt, true) => "<=",
+                (BinOp::Gt, false) | (BinOp::Le, true) => ">",
+                (BinOp::Ge, false) | (BinOp::Lt, true) => ">=",
+                (BinOp::Eq, false) | (BinOp::Ne, true) => "=",
+                (BinOp::Ne, false) | (BinOp::Eq, true) => return Some(format!("({a} < {b} or {a} > {b})")),
+                _ => return None,
+            };
+            Some(format!("{a} {op} {b}"))
+        }
+        _ => None,
+    }
+}
+
 /// Whether isl proves `0 <= sub < extent` for every iteration around `site` and
 /// every value of the scalars (then no launch condition is needed).
 fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bool {
@@ -615,6 +645,22 @@ fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bo
         let x = ident(&l.var);
         cons.push(if l.step > 0 { format!("{lo} <= {x} < {up}") } else { format!("{up} < {x} <= {lo}") });
     }
+    // Where the access happens: its guards that are affine conditions of the loop
+    // indices and scalars (any other guard is left out, which only weakens the proof).
+    let in_scope = |n: &str| scalars.contains(n) || site.loops.iter().any(|l| l.var == n);
+    let affine_text = |e: &Expr| -> Option<String> {
+        let lookup = |n: &str| in_scope(n).then(|| Sym::Param(n.to_string()));
+        let a = affine::from_expr_with(e, &lookup, &mut |_| None)?;
+        Some(a.format(&|s| match s {
+            Sym::Param(p) => ident(p),
+            _ => unreachable!("only names in scope"),
+        }))
+    };
+    for (g, negated) in &site.guards {
+        if let Some(t) = guard_text(g, *negated, &affine_text) {
+            cons.push(t);
+        }
+    }
     let Some(ext) = text_of(extent) else { return false };
     let sub_text = {
         let mut s = sub.constant.to_string();
@@ -635,39 +681,72 @@ fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bo
     tessera_poly::set_is_empty(&set).unwrap_or(false)
 }
 
-/// Every array access, in the order [`rewrite`] visits them.
+/// Every array access, in the order [`rewrite`] visits them, with its guards.
 fn collect(body: &[Stmt], stack: &mut Vec<LoopCtx>, out: &mut Vec<Site>) {
-    let reads = |e: &Expr, stack: &Vec<LoopCtx>, out: &mut Vec<Site>| {
-        e.visit(&mut |n| {
-            if let Expr::Read { array, index, .. } = n {
-                out.push(Site { array: array.clone(), index: index.clone(), loops: stack.clone() });
-            }
-        })
+    collect_guarded(body, stack, &mut Vec::new(), out)
+}
+
+/// The reads of `e` in pre-order ([`Expr::visit`]'s), under `guards`; a branch of
+/// `?:` and the right operand of `&&` / `||` add their condition.
+fn reads_guarded(e: &Expr, stack: &[LoopCtx], guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>) {
+    let under = |g: (Expr, bool), x: &Expr, guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>| {
+        guards.push(g);
+        reads_guarded(x, stack, guards, out);
+        guards.pop();
     };
+    match e {
+        Expr::Read { array, index, .. } => {
+            out.push(Site { array: array.clone(), index: index.clone(), loops: stack.to_vec(), guards: guards.clone() });
+            index.iter().for_each(|i| reads_guarded(i, stack, guards, out));
+        }
+        Expr::Call { args, .. } => args.iter().for_each(|a| reads_guarded(a, stack, guards, out)),
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => reads_guarded(arg, stack, guards, out),
+        Expr::Binary { op: op @ (BinOp::LAnd | BinOp::LOr), lhs, rhs, .. } => {
+            reads_guarded(lhs, stack, guards, out);
+            under(((**lhs).clone(), *op == BinOp::LOr), rhs, guards, out);
+        }
+        Expr::Binary { lhs, rhs, .. } => {
+            reads_guarded(lhs, stack, guards, out);
+            reads_guarded(rhs, stack, guards, out);
+        }
+        Expr::Select { cond, then, otherwise, .. } => {
+            reads_guarded(cond, stack, guards, out);
+            under(((**cond).clone(), false), then, guards, out);
+            under(((**cond).clone(), true), otherwise, guards, out);
+        }
+        Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+    }
+}
+
+fn collect_guarded(body: &[Stmt], stack: &mut Vec<LoopCtx>, guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>) {
     for s in body {
         match s {
             Stmt::For { var, ty, lower, upper, step, body, .. } => {
-                reads(lower, stack, out);
-                reads(upper, stack, out);
+                reads_guarded(lower, stack, guards, out);
+                reads_guarded(upper, stack, guards, out);
                 stack.push(LoopCtx { var: var.clone(), ty: *ty, lower: lower.clone(), upper: upper.clone(), step: *step });
-                collect(body, stack, out);
+                collect_guarded(body, stack, guards, out);
                 stack.pop();
             }
             Stmt::Assign { target, value, .. } => {
-                reads(value, stack, out);
+                reads_guarded(value, stack, guards, out);
                 if let LValue::Element { array, index, .. } = target {
                     for i in index {
-                        reads(i, stack, out);
+                        reads_guarded(i, stack, guards, out);
                     }
-                    out.push(Site { array: array.clone(), index: index.clone(), loops: stack.clone() });
+                    out.push(Site { array: array.clone(), index: index.clone(), loops: stack.clone(), guards: guards.clone() });
                 }
             }
-            Stmt::Let { init: Some(e), .. } => reads(e, stack, out),
+            Stmt::Let { init: Some(e), .. } => reads_guarded(e, stack, guards, out),
             Stmt::Let { .. } | Stmt::Unsupported { .. } => {}
             Stmt::If { cond, then, otherwise, .. } => {
-                reads(cond, stack, out);
-                collect(then, stack, out);
-                collect(otherwise, stack, out);
+                reads_guarded(cond, stack, guards, out);
+                guards.push((cond.clone(), false));
+                collect_guarded(then, stack, guards, out);
+                guards.pop();
+                guards.push((cond.clone(), true));
+                collect_guarded(otherwise, stack, guards, out);
+                guards.pop();
             }
         }
     }

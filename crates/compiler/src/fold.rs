@@ -477,7 +477,6 @@ fn substitute_local(st: &Stmt, s: &str, x: &LValue) -> Stmt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
     use tessera_ir::{Loc, Var, IR_VERSION};
 
     const I: ScalarType = ScalarType::I64;
@@ -748,75 +747,8 @@ mod tests {
         }
     }
 
-    /// Runs a region over `a`, `b`, `c` (16 elements each) and the scalars `n`, `m`,
-    /// `s` with wrapping 64-bit arithmetic; returns the arrays.
+    /// Runs a region over `a`, `b`, `c` and the scalars `n`, `m`, `s`.
     fn run(r: &Region, n: i64, m: i64) -> Vec<Vec<i64>> {
-        struct M {
-            vars: HashMap<String, i64>,
-            arrays: HashMap<String, Vec<i64>>,
-        }
-        fn ev(e: &Expr, mm: &M) -> i64 {
-            match e {
-                Expr::Int { value, .. } => *value,
-                Expr::Var { name, .. } => mm.vars[name],
-                Expr::Read { array, index, .. } => mm.arrays[array][ev(&index[0], mm) as usize % 16],
-                Expr::Binary { op, lhs, rhs, .. } => {
-                    let (x, y) = (ev(lhs, mm), ev(rhs, mm));
-                    match op {
-                        BinOp::Add => x.wrapping_add(y),
-                        BinOp::Sub => x.wrapping_sub(y),
-                        BinOp::Mul => x.wrapping_mul(y),
-                        BinOp::Eq => (x == y) as i64,
-                        BinOp::LAnd => (x != 0 && y != 0) as i64,
-                        other => panic!("not generated: {other:?}"),
-                    }
-                }
-                Expr::Cast { arg, .. } => ev(arg, mm),
-                Expr::Select { cond, then, otherwise, .. } => {
-                    if ev(cond, mm) != 0 {
-                        ev(then, mm)
-                    } else {
-                        ev(otherwise, mm)
-                    }
-                }
-                other => panic!("not generated: {other:?}"),
-            }
-        }
-        fn exec(ss: &[Stmt], mm: &mut M) {
-            for s in ss {
-                match s {
-                    Stmt::Let { name, init, .. } => {
-                        let x = ev(init.as_ref().expect("initialised"), mm);
-                        mm.vars.insert(name.clone(), x);
-                    }
-                    Stmt::Assign { target, value, .. } => {
-                        let x = ev(value, mm);
-                        match target {
-                            LValue::Element { array, index, .. } => {
-                                let k = ev(&index[0], mm) as usize % 16;
-                                mm.arrays.get_mut(array).expect("an array")[k] = x;
-                            }
-                            LValue::Local { name, .. } | LValue::Scalar { name, .. } => {
-                                mm.vars.insert(name.clone(), x);
-                            }
-                        }
-                    }
-                    Stmt::For { var, lower, upper, body, .. } => {
-                        let (lo, hi) = (ev(lower, mm), ev(upper, mm));
-                        for k in lo..hi {
-                            mm.vars.insert(var.clone(), k);
-                            exec(body, mm);
-                        }
-                    }
-                    other => panic!("not generated: {other:?}"),
-                }
-            }
-        }
-        let mut mm = M {
-            vars: HashMap::from([("n".to_string(), n), ("m".to_string(), m), ("s".to_string(), 7)]),
-            arrays: ["a", "b", "c"].iter().enumerate().map(|(j, a)| (a.to_string(), (0..16).map(|k| k * (j as i64 + 2) - 5).collect())).collect(),
-        };
-        exec(&r.body, &mut mm);
-        ["a", "b", "c"].iter().map(|a| mm.arrays[*a].clone()).collect()
+        crate::interp::run(r, &[("n", n), ("m", m), ("s", 7)], &["a", "b", "c"])
     }
 }

@@ -25,10 +25,13 @@
 #![warn(missing_docs)]
 
 pub mod affine;
+pub mod branches;
 pub mod check;
 pub mod data;
 pub mod delinearize;
 pub mod fold;
+#[cfg(test)]
+mod interp;
 pub mod footprint;
 pub mod locals;
 pub mod options;
@@ -241,7 +244,10 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // kernel is generated from it.
     let viewed = delin.as_ref().or(host_view.as_ref());
     let kernel_region = viewed.map_or(region, |d| &d.region);
-    let view = locals::inline(kernel_region);
+    // `if`/`else` assigning the same places: selects (`branches`), before the locals
+    // are substituted (a local assigned in both branches then has one value).
+    let converted = branches::convert(kernel_region);
+    let view = locals::inline(&converted);
     // An imperfect nest the tiled kernels could take as a perfect one (a statement
     // beside the inner loop folded into its first iteration, under launch
     // conditions): the optimizer plans the folded region (`fold`).

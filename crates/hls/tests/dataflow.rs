@@ -600,6 +600,36 @@ fn generated_conditional_reads_stay_in_the_arrays_or_are_refused() {
     });
 }
 
+/// The same class for the tiled (tessera) kernel: an array whose size the kernel does
+/// not know (no section: a present pointer, a flat array seen as rows) is read below
+/// the largest element its accesses reach, so the kernel is generated exactly when
+/// every conditional read reaches no further than a sure one of its array (else it
+/// could read past the end of the array's buffer).
+#[test]
+fn generated_conditional_reads_bound_the_tiled_kernels_reach() {
+    let (mut generated, mut refused) = (0, 0);
+    for seed in 0..200 {
+        let (mut region, text) = generated_conditional_region(seed);
+        for v in region.vars.iter_mut() {
+            v.section.clear();
+            v.map = None;
+        }
+        let scop = tessera_poly::scop::extract(&region).unwrap();
+        let dominated = scop.accesses.iter().filter(|a| a.conditional).all(|c| {
+            scop.accesses.iter().any(|s| !s.conditional && s.array == c.array && s.subscripts[0].constant >= c.subscripts[0].constant)
+        });
+        let Ok(plan) = tessera_poly::optimize(&region, &tessera_poly::PolyOptions { port_width: 4, ..Default::default() }) else { continue };
+        let k = tessera_hls::paper::generate(&region, &plan, "tessera_gen", 4, tessera_hls::paper::Variant::Tessera);
+        assert_eq!(k.is_ok(), dominated, "seed {seed}: {text}: {:?}", k.err().map(|e| e.remark()));
+        if k.is_ok() {
+            generated += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    assert!(generated >= 20 && refused >= 20, "generated {generated}, refused {refused}");
+}
+
 /// An in-place array (fdtd's `ey`, `ex`, `hz`) gets a write-only port of its own after
 /// the variables, on its own bundle: the load process reads through the array's port,
 /// the store process writes through `tdf_w_<array>`, and the emulation entry binds both

@@ -271,8 +271,27 @@ pub(super) fn lower<'a>(region: &'a Region, plan: &'a Plan, port_width: u32) -> 
                 (None, Some(s)) if j == 0 => {
                     Ok(format!("{} + {}", cpp::expr_with(&s.lower, &NoArrays), cpp::expr_with(&s.length, &NoArrays)))
                 }
-                // The loop bounds bound what the region touches (a box domain).
+                // The loop bounds bound what the region touches (a box domain): the
+                // kernel reads below the largest element its accesses reach. The launch
+                // checks bound only the accesses that surely happen, so a read that may
+                // not happen must reach no further than one that does (per dimension,
+                // the same loops plus a constant no larger); else it could lead the
+                // kernel past the end of the array's buffer.
                 (None, None) if j == 0 => {
+                    let accesses = || plan.scop.accesses.iter().filter(|a| a.array == v.name);
+                    if let Some(c) = accesses().filter(|c| c.conditional).find(|c| {
+                        !accesses().filter(|s| !s.conditional).any(|s| {
+                            s.subscripts.iter().zip(&c.subscripts).all(|(x, y)| x.terms == y.terms && x.constant >= y.constant)
+                        })
+                    }) {
+                        return Err(unsupported(format!(
+                            "the kernel does not know the size of '{}' (a pointer without a section of its dimensions, or \
+                             a flat array seen as rows), so it reads below the largest element its accesses reach, and {} \
+                             may not happen (it is under a condition) and reaches further than the accesses that surely \
+                             happen",
+                            v.name, c.text
+                        )));
+                    }
                     reach = Some((names.fresh(&format!("{}_reach", v.name)), names.fresh(&format!("{}_top", v.name))));
                     Ok(String::new())
                 }

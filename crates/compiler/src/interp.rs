@@ -1,0 +1,99 @@
+//! A small integer interpreter of the region IR for the property tests of the
+//! rewrites (`fold`, `branches`): wrapping 64-bit arithmetic, arrays of 16 elements
+//! indexed modulo 16, `?:` evaluating only the branch it picks.
+
+use std::collections::HashMap;
+use tessera_ir::{BinOp, Expr, LValue, Region, Stmt};
+
+struct M {
+    vars: HashMap<String, i64>,
+    arrays: HashMap<String, Vec<i64>>,
+}
+
+fn ev(e: &Expr, m: &M) -> i64 {
+    match e {
+        Expr::Int { value, .. } => *value,
+        Expr::Var { name, .. } => m.vars[name],
+        Expr::Read { array, index, .. } => m.arrays[array][ev(&index[0], m).rem_euclid(16) as usize],
+        Expr::Binary { op, lhs, rhs, .. } => {
+            let x = ev(lhs, m);
+            // `&&` and `||` evaluate their right operand only when needed.
+            match op {
+                BinOp::LAnd => return (x != 0 && ev(rhs, m) != 0) as i64,
+                BinOp::LOr => return (x != 0 || ev(rhs, m) != 0) as i64,
+                _ => {}
+            }
+            let y = ev(rhs, m);
+            match op {
+                BinOp::Add => x.wrapping_add(y),
+                BinOp::Sub => x.wrapping_sub(y),
+                BinOp::Mul => x.wrapping_mul(y),
+                BinOp::Eq => (x == y) as i64,
+                BinOp::Ne => (x != y) as i64,
+                BinOp::Lt => (x < y) as i64,
+                BinOp::Le => (x <= y) as i64,
+                BinOp::Gt => (x > y) as i64,
+                BinOp::Ge => (x >= y) as i64,
+                other => panic!("not generated: {other:?}"),
+            }
+        }
+        Expr::Cast { arg, .. } => ev(arg, m),
+        Expr::Select { cond, then, otherwise, .. } => {
+            if ev(cond, m) != 0 {
+                ev(then, m)
+            } else {
+                ev(otherwise, m)
+            }
+        }
+        other => panic!("not generated: {other:?}"),
+    }
+}
+
+fn exec(ss: &[Stmt], m: &mut M) {
+    for s in ss {
+        match s {
+            Stmt::Let { name, init, .. } => {
+                let x = ev(init.as_ref().expect("initialised"), m);
+                m.vars.insert(name.clone(), x);
+            }
+            Stmt::Assign { target, value, .. } => {
+                let x = ev(value, m);
+                match target {
+                    LValue::Element { array, index, .. } => {
+                        let k = ev(&index[0], m).rem_euclid(16) as usize;
+                        m.arrays.get_mut(array).expect("an array")[k] = x;
+                    }
+                    LValue::Local { name, .. } | LValue::Scalar { name, .. } => {
+                        m.vars.insert(name.clone(), x);
+                    }
+                }
+            }
+            Stmt::If { cond, then, otherwise, .. } => {
+                if ev(cond, m) != 0 {
+                    exec(then, m)
+                } else {
+                    exec(otherwise, m)
+                }
+            }
+            Stmt::For { var, lower, upper, body, .. } => {
+                let (lo, hi) = (ev(lower, m), ev(upper, m));
+                for k in lo..hi {
+                    m.vars.insert(var.clone(), k);
+                    exec(body, m);
+                }
+            }
+            other => panic!("not generated: {other:?}"),
+        }
+    }
+}
+
+/// Runs `r` with the integer `scalars` and the arrays `arrays` (16 elements each,
+/// array `j` starting as `k·(j + 2) − 5`); returns the arrays' final contents.
+pub fn run(r: &Region, scalars: &[(&str, i64)], arrays: &[&str]) -> Vec<Vec<i64>> {
+    let mut m = M {
+        vars: scalars.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        arrays: arrays.iter().enumerate().map(|(j, a)| (a.to_string(), (0..16).map(|k| k * (j as i64 + 2) - 5).collect())).collect(),
+    };
+    exec(&r.body, &mut m);
+    arrays.iter().map(|a| m.arrays[*a].clone()).collect()
+}
