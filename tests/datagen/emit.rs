@@ -51,6 +51,17 @@ static int tsr_gs;
 __attribute__((noinline, unused)) static void tsr_gadd(int v) { tsr_gs += v; }
 "#;
 
+/// The condition and the other value of a body's `?:` (`Body::Assign::cond`).
+fn cond_parts(t: Ty, two_d: bool) -> (&'static str, &'static str) {
+    let c = if two_d { "(i + j) % 3 == 0" } else { "i % 3 == 0" };
+    let k = match t {
+        Ty::F32 => "0.5f",
+        Ty::F64 => "0.5",
+        Ty::I32 => "5",
+    };
+    (c, k)
+}
+
 /// A program running `cases` in order.
 pub fn program_text(cases: &[Case]) -> String {
     let mut s = String::from(HEADER);
@@ -388,12 +399,7 @@ impl Em<'_> {
             }
         };
         if cond {
-            let c = if two_d { "(i + j) % 3 == 0" } else { "i % 3 == 0" };
-            let k = match t {
-                Ty::F32 => "0.5f",
-                Ty::F64 => "0.5",
-                Ty::I32 => "5",
-            };
+            let (c, k) = cond_parts(t, two_d);
             format!("({c} ? {e} : {k})")
         } else {
             e
@@ -516,6 +522,8 @@ impl Em<'_> {
                     *self.rows.borrow_mut() = Some(Vec::new());
                 }
                 let mut rhs = self.rhs(t, reads, *cond, *scalar, *konst, r.two_d);
+                // The value without the `?:` of `cond`, for the `if`/`else` spelling.
+                let plain = (*cond && r.fb.is_none() && !r.row_ptr).then(|| self.rhs(t, reads, false, *scalar, *konst, r.two_d));
                 self.via_accessors = false;
                 self.target.set(true);
                 let lhs = self.access(*w, 0, 0);
@@ -538,6 +546,20 @@ impl Em<'_> {
                     }
                     Some(Fb::Stmt) => self.line(&format!("do {{ {lhs} = {rhs}; }} while (0);")),
                     Some(Fb::Opaque) => self.line(&format!("{{ if (tsr_opq) **tsr_opq = 1; {lhs} = {rhs}; }}")),
+                    // Other spellings of the same assignment, as users write them: the
+                    // select as `if`/`else`, or the value through a local accumulator
+                    // of an inner loop (`* 1` leaves every value as it is).
+                    None if plain.is_some() && konst & 16 != 0 => {
+                        let (c, k) = cond_parts(t, r.two_d);
+                        let e = plain.expect("checked");
+                        self.line(&format!("if ({c}) {lhs} = {e}; else {lhs} = {k};"));
+                    }
+                    None if konst & 32 != 0 => {
+                        let (tc, trips) = (t.c(), 1 + (konst & 64 != 0) as u8);
+                        self.line(&format!(
+                            "{{ {tc} t_acc = {rhs}; for (int q_ = 0; q_ < {trips}; q_++) t_acc = t_acc * ({tc})1; {lhs} = t_acc; }}"
+                        ));
+                    }
                     _ => self.line(&format!("{lhs} = {rhs};")),
                     }
                 }

@@ -7,7 +7,7 @@
 #include "common.h"
 
 static void gemv(int m, int n, const float *A, const float *x, float *y) {
-#pragma omp target teams distribute parallel for map(to: A[0:m*n], x[0:n]) map(from: y[0:m]) // expect: emu baseline ~ [not-a-loop-nest]
+#pragma omp target teams distribute parallel for map(to: A[0:m*n], x[0:n]) map(from: y[0:m]) // expect: emu tiled
   for (int i = 0; i < m; i++) {
     const float *row = A + i * n;
     float s = 0.0f;
