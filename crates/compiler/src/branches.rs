@@ -49,16 +49,7 @@ fn block(body: &[Stmt], changed: &mut bool) -> Vec<Stmt> {
     let mut out: Vec<Stmt> = Vec::new();
     for s in body {
         let s = match s {
-            Stmt::For { var, ty, lower, upper, step, ne, body, loc } => Stmt::For {
-                var: var.clone(),
-                ty: *ty,
-                lower: lower.clone(),
-                upper: upper.clone(),
-                step: *step,
-                ne: *ne,
-                body: block(body, changed),
-                loc: loc.clone(),
-            },
+            Stmt::For { body, .. } => crate::fold::with_body(s, block(body, changed)),
             Stmt::If { cond, then, otherwise, loc } => {
                 let then = block(then, changed);
                 let otherwise = block(otherwise, changed);
@@ -174,27 +165,14 @@ fn selects(cond: &Expr, then: &[Stmt], otherwise: &[Stmt], before: &[Stmt]) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_ir::{BinOp, Loc, ScalarType, Var, VarKind, IR_VERSION};
+    use crate::interp::{bin, c, el as el_at, for_, rd as rd_at, set, v, Rng, I};
+    use tessera_ir::{BinOp, Loc, ScalarType};
 
-    const I: ScalarType = ScalarType::I64;
-
-    fn v(name: &str) -> Expr {
-        Expr::var(name, I)
-    }
-    fn c(value: i64) -> Expr {
-        Expr::Int { value, ty: I }
-    }
-    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::Binary { op, lhs: Box::new(a), rhs: Box::new(b), ty: I }
-    }
     fn rd(a: &str, i: Expr) -> Expr {
-        Expr::Read { array: a.into(), index: vec![i], ty: I, loc: Loc::default() }
+        rd_at(a, vec![i])
     }
     fn el(a: &str, i: Expr) -> LValue {
-        LValue::Element { array: a.into(), index: vec![i], ty: I, loc: Loc::default() }
-    }
-    fn set(target: LValue, value: Expr) -> Stmt {
-        Stmt::Assign { target, value, loc: Loc::default() }
+        el_at(a, vec![i])
     }
     fn if_(cond: Expr, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
         Stmt::If { cond, then, otherwise, loc: Loc::default() }
@@ -203,24 +181,7 @@ mod tests {
         Expr::Select { cond: Box::new(cond), then: Box::new(a), otherwise: Box::new(b), ty: I }
     }
     fn region(body: Vec<Stmt>) -> Region {
-        let array = |name: &str| Var { name: name.into(), kind: VarKind::Pointer, elem: I, dims: vec![None], map: None, section: vec![], written: true, loc: Loc::default() };
-        Region {
-            version: IR_VERSION,
-            location: Loc { file: "f.c".into(), line: 1, col: 1 },
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            if_clause: false,
-            device_clause: false,
-            vars: vec![array("a"), array("b"), array("c")],
-            reductions: vec![],
-            array_reductions: vec![],
-            body: vec![Stmt::For { var: "i".into(), ty: I, lower: c(0), upper: c(6), step: 1, ne: false, body, loc: Loc::default() }],
-        }
+        crate::interp::region(&["a", "b", "c"], &[], vec![for_("i", c(0), c(6), body)])
     }
     fn body(r: &Region) -> Vec<Stmt> {
         let Stmt::For { body, .. } = &r.body[0] else { unreachable!() };
@@ -268,7 +229,7 @@ mod tests {
     fn converting_never_changes_what_a_body_computes() {
         let (mut converted, mut kept) = (0, 0);
         for seed in 1..=5000u64 {
-            let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let mut g = Gen(Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1));
             let mut b = vec![Stmt::Let { name: "t".into(), ty: I, init: Some(c(g.below(5) as i64)), loc: Loc::default() }];
             b.extend(g.block(0));
             let r = region(b);
@@ -283,14 +244,11 @@ mod tests {
         assert!(converted > 2000 && kept > 1000, "converted {converted}, kept {kept}");
     }
 
-    struct Gen(u64);
+    struct Gen(Rng);
 
     impl Gen {
         fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
+            self.0.below(n)
         }
         fn index(&mut self) -> Expr {
             match self.below(3) {

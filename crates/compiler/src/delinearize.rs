@@ -186,7 +186,7 @@ pub fn describe(d: &Delinearized) -> String {
         s.push_str(&format!("delinearised: '{}' as {}[?]{ext}\n", v.array, v.array));
     }
     if d.conditions.is_empty() {
-        s.push_str("launch conditions: none (isl proves every inner subscript within its extent)\n");
+        s.push_str("launch conditions of the view: none (isl proves every inner subscript within its extent where it is accessed)\n");
     }
     for c in &d.conditions {
         s.push_str(&format!("launch condition: {}\n", c.text));

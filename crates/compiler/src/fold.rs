@@ -246,20 +246,11 @@ impl Cx<'_> {
     /// The block `body` inside the loops `outer` (indices), folded; `None` when no
     /// imperfect nest of the supported form is found or the block is not one.
     fn block(&self, body: &[Stmt], outer: &mut Vec<String>, notes: &mut Vec<String>, conds: &mut Vec<Condition>) -> Option<Vec<Stmt>> {
-        if let [Stmt::For { var, ty, lower, upper, step, ne, body: inner, loc }] = body {
+        if let [s @ Stmt::For { var, body: inner, .. }] = body {
             outer.push(var.clone());
             let folded = self.block(inner, outer, notes, conds)?;
             outer.pop();
-            return Some(vec![Stmt::For {
-                var: var.clone(),
-                ty: *ty,
-                lower: lower.clone(),
-                upper: upper.clone(),
-                step: *step,
-                ne: *ne,
-                body: folded,
-                loc: loc.clone(),
-            }]);
+            return Some(vec![with_body(s, folded)]);
         }
         let loops: Vec<usize> = body.iter().enumerate().filter(|(_, s)| matches!(s, Stmt::For { .. })).map(|(k, _)| k).collect();
         let [p] = loops.as_slice() else { return None };
@@ -380,17 +371,7 @@ impl Cx<'_> {
         // The nest rebuilt around the new body.
         let mut nest_out = body;
         for l in loops.iter().rev() {
-            let Stmt::For { var, ty, lower, upper, step, ne, loc, .. } = l else { unreachable!() };
-            nest_out = vec![Stmt::For {
-                var: var.clone(),
-                ty: *ty,
-                lower: lower.clone(),
-                upper: upper.clone(),
-                step: *step,
-                ne: *ne,
-                body: nest_out,
-                loc: loc.clone(),
-            }];
+            nest_out = vec![with_body(l, nest_out)];
         }
         Some(nest_out)
     }
@@ -424,6 +405,12 @@ impl Cx<'_> {
     }
 }
 
+/// The loop `l` with the body `body` instead of its own.
+pub(crate) fn with_body(l: &Stmt, body: Vec<Stmt>) -> Stmt {
+    let Stmt::For { var, ty, lower, upper, step, ne, loc, .. } = l else { unreachable!("a loop") };
+    Stmt::For { var: var.clone(), ty: *ty, lower: lower.clone(), upper: upper.clone(), step: *step, ne: *ne, body, loc: loc.clone() }
+}
+
 /// Every access of `array` in `body` (reads anywhere, assignments) is the element
 /// `array[index]`, and none is inside a subscript.
 fn only_element(body: &[Stmt], array: &str, index: &[Expr]) -> bool {
@@ -450,16 +437,7 @@ fn substitute_local(st: &Stmt, s: &str, x: &LValue) -> Stmt {
     let read = element_read(x);
     let is_s = |e: &Expr| matches!(e, Expr::Var { name, .. } if name == s);
     match st {
-        Stmt::For { var, ty, lower, upper, step, ne, body, loc } => Stmt::For {
-            var: var.clone(),
-            ty: *ty,
-            lower: lower.clone(),
-            upper: upper.clone(),
-            step: *step,
-            ne: *ne,
-            body: body.iter().map(|b| substitute_local(b, s, x)).collect(),
-            loc: loc.clone(),
-        },
+        Stmt::For { body, .. } => with_body(st, body.iter().map(|b| substitute_local(b, s, x)).collect()),
         Stmt::Assign { target, value, loc } => {
             let target = match target {
                 LValue::Local { name, .. } if name == s => x.clone(),
@@ -477,66 +455,16 @@ fn substitute_local(st: &Stmt, s: &str, x: &LValue) -> Stmt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_ir::{Loc, Var, IR_VERSION};
+    use crate::interp::{bin, c, el, for_, rd, set, v, Rng, I};
 
-    const I: ScalarType = ScalarType::I64;
-
-    fn v(name: &str) -> Expr {
-        Expr::var(name, I)
-    }
-    fn c(value: i64) -> Expr {
-        Expr::Int { value, ty: I }
-    }
-    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-        Expr::Binary { op, lhs: Box::new(a), rhs: Box::new(b), ty: I }
-    }
-    fn rd(a: &str, index: Vec<Expr>) -> Expr {
-        Expr::Read { array: a.into(), index, ty: I, loc: Loc::default() }
-    }
-    fn el(a: &str, index: Vec<Expr>) -> LValue {
-        LValue::Element { array: a.into(), index, ty: I, loc: Loc::default() }
-    }
-    fn set(target: LValue, value: Expr) -> Stmt {
-        Stmt::Assign { target, value, loc: Loc::default() }
-    }
     fn local(name: &str) -> LValue {
         LValue::Local { name: name.into(), ty: I }
     }
     fn let_(name: &str, init: Expr) -> Stmt {
-        Stmt::Let { name: name.into(), ty: I, init: Some(init), loc: Loc::default() }
-    }
-    fn for_(var: &str, lower: Expr, upper: Expr, body: Vec<Stmt>) -> Stmt {
-        Stmt::For { var: var.into(), ty: I, lower, upper, step: 1, ne: false, body, loc: Loc::default() }
+        Stmt::Let { name: name.into(), ty: I, init: Some(init), loc: tessera_ir::Loc::default() }
     }
     fn region(body: Vec<Stmt>) -> Region {
-        let scalar = |name: &str| Var { name: name.into(), kind: VarKind::Scalar, elem: I, dims: vec![], map: None, section: vec![], written: false, loc: Loc::default() };
-        let array = |name: &str| Var {
-            name: name.into(),
-            kind: VarKind::Pointer,
-            elem: I,
-            dims: vec![None],
-            map: None,
-            section: vec![],
-            written: true,
-            loc: Loc::default(),
-        };
-        Region {
-            version: IR_VERSION,
-            location: Loc { file: "f.c".into(), line: 1, col: 1 },
-            source: None,
-            function: "f".into(),
-            index: 0,
-            directive: "target".into(),
-            collapse: 1,
-            unsupported_clauses: vec![],
-            tile: None,
-            if_clause: false,
-            device_clause: false,
-            vars: vec![array("a"), array("b"), array("c"), scalar("n"), scalar("m"), scalar("s")],
-            reductions: vec![],
-            array_reductions: vec![],
-            body,
-        }
+        crate::interp::region(&["a", "b", "c"], &["n", "m", "s"], body)
     }
 
     /// gemm's shape: `c[i] = c[i] * m; for k: c[i] = c[i] + a[k] * b[i]` becomes one
@@ -601,7 +529,7 @@ mod tests {
             b.extend(after);
             region(vec![for_("i", c(0), v("n"), b)])
         };
-        let narrow = LValue::Element { array: "b".into(), index: vec![v("i")], ty: ScalarType::I32, loc: Loc::default() };
+        let narrow = LValue::Element { array: "b".into(), index: vec![v("i")], ty: ScalarType::I32, loc: tessera_ir::Loc::default() };
         assert!(fold(&local_nest(set(narrow, Expr::Cast { arg: Box::new(v("t")), ty: ScalarType::I32 }), vec![])).is_none());
         assert!(fold(&local_nest(set(el("b", vec![v("i")]), v("t")), vec![set(el("c", vec![v("i")]), v("t"))])).is_none());
         // The stored element's array is read in the nest.
@@ -626,7 +554,7 @@ mod tests {
     fn folding_never_changes_what_a_nest_computes() {
         let (mut folded, mut checked, mut locals, mut deep) = (0, 0, 0, 0);
         for seed in 1..=10000u64 {
-            let mut g = Gen { state: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 };
+            let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1) };
             let r = g.region();
             let Some(f) = fold(&r) else { continue };
             folded += 1;
@@ -654,15 +582,12 @@ mod tests {
     }
 
     struct Gen {
-        state: u64,
+        rng: Rng,
     }
 
     impl Gen {
         fn below(&mut self, n: u64) -> u64 {
-            self.state ^= self.state << 13;
-            self.state ^= self.state >> 7;
-            self.state ^= self.state << 17;
-            self.state % n
+            self.rng.below(n)
         }
         fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
             xs[self.below(xs.len() as u64) as usize]

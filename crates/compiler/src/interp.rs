@@ -1,9 +1,78 @@
-//! A small integer interpreter of the region IR for the property tests of the
-//! rewrites (`fold`, `branches`): wrapping 64-bit arithmetic, arrays of 16 elements
-//! indexed modulo 16, `?:` evaluating only the branch it picks.
+//! Test support for the rewrites (`fold`, `branches`): a small integer interpreter
+//! of the region IR (wrapping 64-bit arithmetic, arrays of 16 elements indexed modulo
+//! 16, `?:` evaluating only the branch it picks), builders of `long` IR and a
+//! deterministic generator.
 
 use std::collections::HashMap;
-use tessera_ir::{BinOp, Expr, LValue, Region, Stmt};
+use tessera_ir::{BinOp, Expr, LValue, Loc, Region, ScalarType, Stmt, Var, VarKind, IR_VERSION};
+
+/// The type of every generated value and index.
+pub const I: ScalarType = ScalarType::I64;
+
+pub fn v(name: &str) -> Expr {
+    Expr::var(name, I)
+}
+pub fn c(value: i64) -> Expr {
+    Expr::Int { value, ty: I }
+}
+pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary { op, lhs: Box::new(a), rhs: Box::new(b), ty: I }
+}
+pub fn rd(a: &str, index: Vec<Expr>) -> Expr {
+    Expr::Read { array: a.into(), index, ty: I, loc: Loc::default() }
+}
+pub fn el(a: &str, index: Vec<Expr>) -> LValue {
+    LValue::Element { array: a.into(), index, ty: I, loc: Loc::default() }
+}
+pub fn set(target: LValue, value: Expr) -> Stmt {
+    Stmt::Assign { target, value, loc: Loc::default() }
+}
+pub fn for_(var: &str, lower: Expr, upper: Expr, body: Vec<Stmt>) -> Stmt {
+    Stmt::For { var: var.into(), ty: I, lower, upper, step: 1, ne: false, body, loc: Loc::default() }
+}
+
+/// A region over the pointers `arrays` and the `long` scalars `scalars`.
+pub fn region(arrays: &[&str], scalars: &[&str], body: Vec<Stmt>) -> Region {
+    let var = |name: &str, kind: VarKind| Var {
+        name: name.into(),
+        kind,
+        elem: I,
+        dims: if kind == VarKind::Scalar { vec![] } else { vec![None] },
+        map: None,
+        section: vec![],
+        written: kind != VarKind::Scalar,
+        loc: Loc::default(),
+    };
+    Region {
+        version: IR_VERSION,
+        location: Loc { file: "f.c".into(), line: 1, col: 1 },
+        source: None,
+        function: "f".into(),
+        index: 0,
+        directive: "target".into(),
+        collapse: 1,
+        unsupported_clauses: vec![],
+        tile: None,
+        if_clause: false,
+        device_clause: false,
+        vars: arrays.iter().map(|a| var(a, VarKind::Pointer)).chain(scalars.iter().map(|s| var(s, VarKind::Scalar))).collect(),
+        reductions: vec![],
+        array_reductions: vec![],
+        body,
+    }
+}
+
+/// xorshift: deterministic numbers for the generators.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
 
 struct M {
     vars: HashMap<String, i64>,

@@ -454,6 +454,12 @@ impl Reason {
             Reason::UnsupportedReduction { hint, .. } => hint.clone(),
             Reason::WriteToInput { .. } => "map it 'tofrom' or 'from'".to_string(),
             Reason::NonRectangular { .. } => "triangular loop nests run untiled".to_string(),
+            Reason::NotALoopNest { what } if what.contains("beside") => {
+                "put every statement in the innermost loop; an initialisation of the element the inner loop accumulates into \
+                 ('C[i][j] = beta * C[i][j]; for (k …) C[i][j] += …'), or a local accumulator of the element's type stored \
+                 once after it ('s = 0; for (j …) s += …; y[i] = s;'), is folded into the inner loop"
+                    .to_string()
+            }
             Reason::TilingIllegal { .. } => {
                 "a sweep that reads values it wrote in the same sweep (Gauss-Seidel, SOR) runs untiled".to_string()
             }
