@@ -258,14 +258,14 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         _ => None,
     };
     let fps = match viewed {
-        Some(d) => footprint::footprints(&view)
+        Some(d) => region_footprints(&view)
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
             .collect(),
-        None => footprint::footprints(&view),
+        None => region_footprints(&view),
     };
     for (array, fp) in fps {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
@@ -362,6 +362,24 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         internal = Some(r.remark());
     }
     Outcome { manifest, rejection, files, fallback, warnings, internal }
+}
+
+/// The footprints of `view`'s accesses ([`footprint::footprints`]). An imperfect
+/// nest has no SCoP of its own; when it folds into a perfect one without launch
+/// conditions (its inner loops always run: constant trip counts), the folded nest
+/// touches exactly the elements it touches, and its footprints stand in (the
+/// initialisation's reads become reads that may not happen, which only a host run
+/// copies). With conditions it keeps none: an empty inner loop would leave the
+/// folded nest's domain empty while the source still writes its initialisations.
+fn region_footprints(view: &Region) -> Vec<(String, tessera_ir::manifest::Footprint)> {
+    let fps = footprint::footprints(view);
+    if !fps.is_empty() {
+        return fps;
+    }
+    match fold::fold(view) {
+        Some(f) if f.conditions.is_empty() => footprint::footprints(&f.region),
+        _ => fps,
+    }
 }
 
 /// `map(p[:0])` on a pointer is OpenMP's zero-length array section: no data moves,
@@ -656,6 +674,26 @@ mod tests {
             ],
             body, if_clause: false, device_clause: false, reductions: vec![], array_reductions: vec![],
         }
+    }
+
+    /// An imperfect nest has footprints when it folds without launch conditions
+    /// (constant inner trip counts): those of the folded nest; with a run-time trip
+    /// count it keeps none.
+    #[test]
+    fn folded_nests_without_conditions_have_footprints() {
+        use crate::interp::{bin, c, el, for_, rd, set, v};
+        use tessera_ir::BinOp;
+        let nest = |hi: Expr| {
+            let init = set(el("b", vec![v("i")]), rd("a", vec![v("i")]));
+            let acc = set(el("b", vec![v("i")]), bin(BinOp::Add, rd("b", vec![v("i")]), rd("a", vec![bin(BinOp::Add, v("i"), v("k"))])));
+            crate::interp::region(&["a", "b"], &["n", "m"], vec![for_("i", c(0), v("n"), vec![init, for_("k", c(0), hi, vec![acc])])])
+        };
+        let fps = region_footprints(&nest(c(3)));
+        let of = |a: &str| fps.iter().filter(|(x, _)| x == a).map(|(_, f)| f.access.clone()).collect::<Vec<_>>();
+        assert_eq!(of("a"), ["a[i]", "a[i + k]"]);
+        assert!(fps.iter().any(|(x, f)| x == "b" && f.write && !f.may));
+        assert!(fps.iter().any(|(x, f)| x == "a" && f.access == "a[i]" && f.may));
+        assert!(region_footprints(&nest(v("m"))).is_empty());
     }
 
     /// `a/k.c` and `b/k.c` with a region on the same line: different kernels.
