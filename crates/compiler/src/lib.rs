@@ -248,24 +248,23 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // are substituted (a local assigned in both branches then has one value).
     let converted = branches::convert(kernel_region);
     let view = locals::inline(&converted);
-    // An imperfect nest the tiled kernels could take as a perfect one (a statement
-    // beside the inner loop folded into its first iteration, under launch
-    // conditions): the optimizer plans the folded region (`fold`).
+    // An imperfect nest taken as a perfect one (a statement beside the inner loop
+    // folded into its first iteration, under launch conditions, `fold`): the
+    // optimizer plans the folded region, and without conditions its footprints
+    // stand in for the nest's, which has none of its own (`region_footprints`).
     let folded = match tessera_poly::scop::extract(&view) {
-        Err(e) if opts.mode != Mode::Baseline && rejection.is_none() && matches!(e.reason, RejectReason::NotALoopNest { .. }) => {
-            fold::fold(&view)
-        }
+        Err(e) if matches!(e.reason, RejectReason::NotALoopNest { .. }) => fold::fold(&view),
         _ => None,
     };
     let fps = match viewed {
-        Some(d) => region_footprints(&view)
+        Some(d) => region_footprints(&view, folded.as_ref())
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
             .collect(),
-        None => region_footprints(&view),
+        None => region_footprints(&view, folded.as_ref()),
     };
     for (array, fp) in fps {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
@@ -284,7 +283,8 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut fallback = None;
     let mut internal = None;
     if rejection.is_none() {
-        let planned = folded.as_ref().map_or(&*view, |f| &f.region);
+        let folded = folded.as_ref().filter(|_| opts.mode != Mode::Baseline);
+        let planned = folded.map_or(&*view, |f| &f.region);
         let (mut kernel, mode, mut plan, why) = generate_kernel(kernel_region, planned, &name, opts);
         if let Some((text, reason)) = why {
             if reason.kind() == reject::Kind::Bug {
@@ -298,7 +298,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
             plan.push_str(&delinearize::describe(d));
             conditions.extend(d.conditions.iter().map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() }));
         }
-        if let Some(f) = folded.as_ref().filter(|_| mode != Mode::Baseline) {
+        if let Some(f) = folded.filter(|_| mode != Mode::Baseline) {
             plan.push_str(&fold::describe(f));
             conditions.extend(f.conditions.iter().map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() }));
         }
@@ -364,21 +364,18 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     Outcome { manifest, rejection, files, fallback, warnings, internal }
 }
 
-/// The footprints of `view`'s accesses ([`footprint::footprints`]). An imperfect
-/// nest has no SCoP of its own; when it folds into a perfect one without launch
+/// The footprints of `view`'s accesses ([`footprint::footprints`]); `folded`, the
+/// view folded when it is an imperfect nest. Such a nest has no SCoP of its own; when it folds into a perfect one without launch
 /// conditions (its inner loops always run: constant trip counts), the folded nest
 /// touches exactly the elements it touches, and its footprints stand in (the
 /// initialisation's reads become reads that may not happen, which only a host run
 /// copies). With conditions it keeps none: an empty inner loop would leave the
 /// folded nest's domain empty while the source still writes its initialisations.
-fn region_footprints(view: &Region) -> Vec<(String, tessera_ir::manifest::Footprint)> {
-    let fps = footprint::footprints(view);
-    if !fps.is_empty() {
-        return fps;
-    }
-    match fold::fold(view) {
+fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(String, tessera_ir::manifest::Footprint)> {
+    match folded {
         Some(f) if f.conditions.is_empty() => footprint::footprints(&f.region),
-        _ => fps,
+        Some(_) => Vec::new(),
+        None => footprint::footprints(view),
     }
 }
 
@@ -688,12 +685,13 @@ mod tests {
             let acc = set(el("b", vec![v("i")]), bin(BinOp::Add, rd("b", vec![v("i")]), rd("a", vec![bin(BinOp::Add, v("i"), v("k"))])));
             crate::interp::region(&["a", "b"], &["n", "m"], vec![for_("i", c(0), v("n"), vec![init, for_("k", c(0), hi, vec![acc])])])
         };
-        let fps = region_footprints(&nest(c(3)));
+        let fps_of = |r: &Region| region_footprints(r, fold::fold(r).as_ref());
+        let fps = fps_of(&nest(c(3)));
         let of = |a: &str| fps.iter().filter(|(x, _)| x == a).map(|(_, f)| f.access.clone()).collect::<Vec<_>>();
         assert_eq!(of("a"), ["a[i]", "a[i + k]"]);
         assert!(fps.iter().any(|(x, f)| x == "b" && f.write && !f.may));
         assert!(fps.iter().any(|(x, f)| x == "a" && f.access == "a[i]" && f.may));
-        assert!(region_footprints(&nest(v("m"))).is_empty());
+        assert!(fps_of(&nest(v("m"))).is_empty());
     }
 
     /// `a/k.c` and `b/k.c` with a region on the same line: different kernels.
