@@ -686,36 +686,15 @@ fn collect(body: &[Stmt], stack: &mut Vec<LoopCtx>, out: &mut Vec<Site>) {
     collect_guarded(body, stack, &mut Vec::new(), out)
 }
 
-/// The reads of `e` in pre-order ([`Expr::visit`]'s), under `guards`; a branch of
-/// `?:` and the right operand of `&&` / `||` add their condition.
-fn reads_guarded(e: &Expr, stack: &[LoopCtx], guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>) {
-    let under = |g: (Expr, bool), x: &Expr, guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>| {
-        guards.push(g);
-        reads_guarded(x, stack, guards, out);
-        guards.pop();
-    };
-    match e {
-        Expr::Read { array, index, .. } => {
-            out.push(Site { array: array.clone(), index: index.clone(), loops: stack.to_vec(), guards: guards.clone() });
-            index.iter().for_each(|i| reads_guarded(i, stack, guards, out));
+/// The reads of `e` in pre-order ([`Expr::visit`]'s), under `guards` and the
+/// conditions inside `e` that guard them ([`Expr::visit_guarded`]).
+fn reads_guarded(e: &Expr, stack: &[LoopCtx], guards: &[(Expr, bool)], out: &mut Vec<Site>) {
+    e.visit_guarded(&mut |n, inner| {
+        if let Expr::Read { array, index, .. } = n {
+            let guards = guards.iter().cloned().chain(inner.iter().map(|(c, neg)| ((*c).clone(), *neg))).collect();
+            out.push(Site { array: array.clone(), index: index.clone(), loops: stack.to_vec(), guards });
         }
-        Expr::Call { args, .. } => args.iter().for_each(|a| reads_guarded(a, stack, guards, out)),
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => reads_guarded(arg, stack, guards, out),
-        Expr::Binary { op: op @ (BinOp::LAnd | BinOp::LOr), lhs, rhs, .. } => {
-            reads_guarded(lhs, stack, guards, out);
-            under(((**lhs).clone(), *op == BinOp::LOr), rhs, guards, out);
-        }
-        Expr::Binary { lhs, rhs, .. } => {
-            reads_guarded(lhs, stack, guards, out);
-            reads_guarded(rhs, stack, guards, out);
-        }
-        Expr::Select { cond, then, otherwise, .. } => {
-            reads_guarded(cond, stack, guards, out);
-            under(((**cond).clone(), false), then, guards, out);
-            under(((**cond).clone(), true), otherwise, guards, out);
-        }
-        Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-    }
+    });
 }
 
 fn collect_guarded(body: &[Stmt], stack: &mut Vec<LoopCtx>, guards: &mut Vec<(Expr, bool)>, out: &mut Vec<Site>) {

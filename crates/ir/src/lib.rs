@@ -690,6 +690,42 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on this node and every sub-expression in [`Expr::visit`]'s order,
+    /// with the conditions under which the node is evaluated at all: a branch of
+    /// `c ? a : b` is evaluated under `(c, false)` (`a`) or `(c, true)` (`b`, the
+    /// condition negated), the right operand of `l && r` under `(l, false)` and of
+    /// `l || r` under `(l, true)`, innermost last.
+    pub fn visit_guarded<'a>(&'a self, f: &mut dyn FnMut(&'a Expr, &[(&'a Expr, bool)])) {
+        fn go<'a>(e: &'a Expr, guards: &mut Vec<(&'a Expr, bool)>, f: &mut dyn FnMut(&'a Expr, &[(&'a Expr, bool)])) {
+            f(e, guards);
+            fn under<'a>(g: (&'a Expr, bool), x: &'a Expr, guards: &mut Vec<(&'a Expr, bool)>, f: &mut dyn FnMut(&'a Expr, &[(&'a Expr, bool)])) {
+                guards.push(g);
+                go(x, guards, f);
+                guards.pop();
+            }
+            match e {
+                Expr::Read { index, .. } => index.iter().for_each(|x| go(x, guards, f)),
+                Expr::Call { args, .. } => args.iter().for_each(|x| go(x, guards, f)),
+                Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => go(arg, guards, f),
+                Expr::Binary { op: op @ (BinOp::LAnd | BinOp::LOr), lhs, rhs, .. } => {
+                    go(lhs, guards, f);
+                    under((lhs, *op == BinOp::LOr), rhs, guards, f);
+                }
+                Expr::Binary { lhs, rhs, .. } => {
+                    go(lhs, guards, f);
+                    go(rhs, guards, f);
+                }
+                Expr::Select { cond, then, otherwise, .. } => {
+                    go(cond, guards, f);
+                    under((cond, false), then, guards, f);
+                    under((cond, true), otherwise, guards, f);
+                }
+                Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+            }
+        }
+        go(self, &mut Vec::new(), f)
+    }
+
     /// An `int` literal (convenience for tests and generated IR).
     pub fn int(value: i64) -> Expr {
         Expr::Int { value, ty: ScalarType::I32 }

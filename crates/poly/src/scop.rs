@@ -29,7 +29,7 @@ use crate::reduction::{self, ScopReduction};
 use crate::reject::{PolyReject, PolyRejectReason as R};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use tessera_ir::{print, BinOp, Expr, LValue, Loc, Region, ScalarType, Stmt, VarKind};
+use tessera_ir::{print, Expr, LValue, Loc, Region, ScalarType, Stmt, VarKind};
 
 /// One loop of the nest, `for (var = lower; var < upper; var += step)`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,28 +90,11 @@ pub struct Access {
 /// The reads of `e` in pre-order ([`Expr::visit`]'s), each with whether it may not
 /// happen ([`Access::conditional`]) given that `e` is evaluated when `under` is false.
 fn reads_of<'a>(e: &'a Expr, under: bool, out: &mut Vec<(&'a str, &'a [Expr], &'a Loc, bool)>) {
-    match e {
-        Expr::Read { array, index, loc, .. } => {
-            out.push((array, index, loc, under));
-            index.iter().for_each(|x| reads_of(x, under, out));
+    e.visit_guarded(&mut |n, guards| {
+        if let Expr::Read { array, index, loc, .. } = n {
+            out.push((array, index, loc, under || !guards.is_empty()));
         }
-        Expr::Call { args, .. } => args.iter().for_each(|x| reads_of(x, under, out)),
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => reads_of(arg, under, out),
-        Expr::Binary { op: BinOp::LAnd | BinOp::LOr, lhs, rhs, .. } => {
-            reads_of(lhs, under, out);
-            reads_of(rhs, true, out);
-        }
-        Expr::Binary { lhs, rhs, .. } => {
-            reads_of(lhs, under, out);
-            reads_of(rhs, under, out);
-        }
-        Expr::Select { cond, then, otherwise, .. } => {
-            reads_of(cond, under, out);
-            reads_of(then, true, out);
-            reads_of(otherwise, true, out);
-        }
-        Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-    }
+    });
 }
 
 /// One assignment of the innermost body.
