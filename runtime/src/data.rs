@@ -1082,7 +1082,7 @@ mod tests {
             kernel_source: String::new(),
             emu_entry_source: String::new(),
             xclbin: String::new(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
         }
     }
 

@@ -944,7 +944,7 @@ mod tests {
             kernel_source: "void k(){}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: String::new(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
         };
         let c = Path::new("/usr/bin/c++");
         let base = kernel_hash(&m, c, "gcc 12", CXX_FLAGS, &[], None);

@@ -48,6 +48,13 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tessera_ir::MapKind;
 
+/// Bytes every device buffer of a mapping has beyond its data: one beat of the widest
+/// AXI data bus (1024 bits). Tiled kernels read whole beats counted from an argument's
+/// element 0; an argument that starts inside its mapping at an offset that is not a
+/// multiple of its beat (a present pointer `a + k`) has a last, partial beat that ends
+/// up to one beat past the mapping's data, which then still lies in the buffer.
+pub const BEAT_SLACK: usize = 128;
+
 /// A device buffer shared by the table and the launches that use it.
 pub type Shared<B> = Arc<Mutex<B>>;
 
@@ -383,7 +390,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                         item.name, items[j].name
                     ))
                 }
-                (Found::Absent, None) => Plan::New(span.start, alloc(item.shape.total_bytes())?),
+                (Found::Absent, None) => Plan::New(span.start, alloc(item.shape.total_bytes() + BEAT_SLACK)?),
             };
             plans.push(plan);
         }
@@ -731,7 +738,7 @@ impl<B: DeviceBuffer> DataEnv<B> {
                     out.push(Some(LaunchMap::Present(m)));
                 }
                 None => {
-                    let mut b = match alloc(item.shape.total_bytes()) {
+                    let mut b = match alloc(item.shape.total_bytes() + BEAT_SLACK) {
                         Ok(b) => b,
                         Err(err) => {
                             drop(table);

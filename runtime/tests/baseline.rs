@@ -225,7 +225,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         kernel_source: k.source,
         emu_entry_source: k.emu_entry,
         xclbin: format!("{name}.xclbin"),
-        hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+        hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
     }
 }
 

@@ -398,18 +398,19 @@ fn kernels_and_data_directives_through_the_xrt_backend() {
     let runs: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.starts_with("run ")).map(|(i, _)| i).collect();
     assert_eq!(runs.len(), 4, "{lines:#?}");
     // The first launch binds a (group 1) and b (group 2) and syncs them once; the second
-    // uses the resident buffer objects: no allocation, no sync in between.
+    // uses the resident buffer objects: no allocation, no sync in between. Each buffer
+    // is the 16 KiB of data and a page for the beat slack (`present::BEAT_SLACK`).
     let first: Vec<&String> = lines[..runs[0]].iter().filter(|l| l.starts_with("alloc ")).collect();
     assert_eq!(first.len(), 2, "{lines:#?}");
-    assert!(first[0].ends_with("16384 group 1") && first[1].ends_with("16384 group 2"), "{first:?}");
+    assert!(first[0].ends_with("20480 group 1") && first[1].ends_with("20480 group 2"), "{first:?}");
     assert!(lines[runs[0] + 1..runs[1]].iter().all(|l| !l.starts_with("alloc") && !l.starts_with("sync")), "{lines:#?}");
     // Loading addone.xclbin: b (written by the kernel) is read back and every buffer
     // object freed before the load; b is then bound again in addone's bank, group 3.
     let load = lines.iter().position(|l| l.starts_with("load ") && l.ends_with("addone.xclbin")).unwrap();
     let before: Vec<&String> = lines[runs[1]..load].iter().collect();
-    assert!(before.iter().any(|l| l.starts_with("sync 2 from 0 16384")), "{before:?}");
+    assert!(before.iter().any(|l| l.starts_with("sync 2 from 0 20480")), "{before:?}");
     assert_eq!(before.iter().filter(|l| l.starts_with("free ")).count(), 2, "{before:?}");
-    assert!(lines[load..runs[2]].iter().any(|l| l.ends_with("16384 group 3")), "{lines:#?}");
+    assert!(lines[load..runs[2]].iter().any(|l| l.ends_with("20480 group 3")), "{lines:#?}");
     // The page-aligned window is a sub-buffer 4096 bytes into each mapping.
     assert_eq!(lines[..runs[3]].iter().filter(|l| l.starts_with("sub ") && l.contains(" at 4096 ")).count(), 2);
 
@@ -890,4 +891,62 @@ int main(void) {{
     // ilw: the window from its element 0 (byte 32) to the mapping's end.
     assert_eq!(lines[runs[3]], "run ilw");
     halves(runs[2], n * 4 - 32);
+}
+
+/// A kernel that does not know the size of a present array takes the elements of its
+/// buffer as a scalar after its memory parameters (`Manifest::size_params`): `sized`
+/// adds that count to `x[0..n)`. Inside a data region mapping 4096 floats it gets 4096
+/// for `x` and 3072 for `x + 1024` (a sub-buffer one page in: the mapping from there to
+/// its end).
+#[test]
+fn size_parameters_pass_the_buffer_elements() {
+    if !standin_tools() {
+        return;
+    }
+    let x = farray("x", VarKind::Pointer, MapKind::Present, vec![Expr::int(0)], vec![]);
+    let mut sized = manifest("s.c:10", "sized", vec![x, int_scalar("n")], "/* bitstream only */", "/* bitstream only */");
+    sized.size_params = vec![0];
+    let sized = sized.with_hash();
+    let xn = [("x", VarKind::Pointer), ("n", VarKind::Scalar)];
+    let region = data_desc("s.c:5", DataOp::Region, &xn, vec![(0, MapKind::Tofrom, vec![var("n")], vec![sec(Expr::int(0), var("n"))])]);
+    let source = format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tessera_rt.h"
+
+static const char *const SIZED = {};
+static const char *const REGION = {};
+
+int main(void) {{
+  int n = 4096, m = 1024, on_host = 0, good = 1;
+  float *x = malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) x[i] = (float)i;
+  void *h = __tessera_data_begin(REGION, 2, &x, &n);
+  if (!__tessera_offload(SIZED, 2, &x, &n)) {{ on_host++; __tessera_host_end(SIZED); }}
+  float *p = x + 1024;
+  if (!__tessera_offload(SIZED, 2, &p, &m)) {{ on_host++; __tessera_host_end(SIZED); }}
+  __tessera_data_end(h);
+  for (int i = 0; i < n; i++) good &= x[i] == (float)i + 4096.0f + (i >= 1024 && i < 2048 ? 3072.0f : 0.0f);
+  printf("good=%d on_host=%d\n", good, on_host);
+  return 0;
+}}
+"#,
+        c_literal(&sized.to_json()),
+        c_literal(&region.to_json())
+    );
+    let root = target_dir().join("xrt-standin");
+    let (lib, _prefix) = build_runtime_on_standin(&root);
+    let bits = tempfile::tempdir().unwrap();
+    bitstream(
+        bits.path(),
+        "sized",
+        "buf@1,i32,i64",
+        "float *x = args[0]; int n = *(const int *)args[1]; long elems = *(const long *)args[2];\n\
+         for (int i = 0; i < n; i++) x[i] += (float)elems;",
+    );
+    record(bits.path(), &sized, &sized.hash);
+    let p = CProgram::build_against(&lib, "s", &source);
+    let r = p.run(&[("TESSERA_DEVICE", "xrt"), ("TESSERA_BITSTREAM_DIR", bits.path().to_str().unwrap())]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.out(), "good=1 on_host=0", "{}\n{:#?}", r.stderr, r.report);
 }

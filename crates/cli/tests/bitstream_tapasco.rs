@@ -145,7 +145,10 @@ fn dry_run_prints_a_runnable_script() {
         assert_eq!(j["Id"], kernel_id(&m.hash).unwrap());
         assert_eq!((j["Name"].as_str(), j["TopFunction"].as_str()), (Some(name), Some(name)));
         let args: Vec<&str> = j["Arguments"].as_array().unwrap().iter().map(|a| a["Name"].as_str().unwrap()).collect();
-        let want: Vec<&str> = m.args.iter().map(|a| a.name.as_str()).collect();
+        // The arguments, then any size parameters of arrays the kernel does not know
+        // the size of (`Manifest::kernel_params`).
+        let params = m.kernel_params();
+        let want: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(args, want, "{name}");
         let flags = j["CompilerFlags"].as_array().unwrap();
         assert_eq!(flags[0], format!("-I{}", b.join("include").display()));

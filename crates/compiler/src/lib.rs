@@ -234,6 +234,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         guard: None,
         write_ports: Vec::new(),
         interleave: None,
+        size_params: Vec::new(),
     };
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
@@ -331,6 +332,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                         xclbin: fb.xclbin,
                         write_ports: Vec::new(),
                         interleave: None,
+                        size_params: base.size_params,
                     },
                 });
                 plan.push_str(&format!("fallback kernel when a launch condition fails: {base_name} (baseline of the region as written)\n"));
@@ -344,6 +346,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         manifest.emu_entry_source = kernel.emu_entry;
         manifest.write_ports = kernel.write_ports;
         manifest.interleave = kernel.interleave;
+        manifest.size_params = kernel.size_params;
         // An interleaved array's own parameters reach its first half, in bank 0.
         for &i in manifest.interleave.iter().flat_map(|il| &il.args) {
             if let Some(a) = manifest.args.get_mut(i).and_then(|a| a.array.as_mut()) {

@@ -378,7 +378,7 @@ fn memory_ports(manifest: &Manifest, kernel: &str) -> Result<Vec<(KernelParam, S
     let pragmas = m_axi_ports(&manifest.kernel_source);
     let mut used = vec![false; pragmas.len()];
     let mut out = Vec::new();
-    for param in manifest.kernel_params() {
+    for param in manifest.kernel_params().into_iter().filter(|p| !p.size) {
         let arg = &manifest.args[param.arg];
         if arg.array.is_none() {
             if param.write_port || param.half != 0 {
@@ -814,7 +814,7 @@ mod tests {
             kernel_source: source.into(),
             emu_entry_source: String::new(),
             xclbin: format!("{kernel}.xclbin"),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
         }
     }
 

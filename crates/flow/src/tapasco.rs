@@ -331,16 +331,28 @@ pub fn plan(manifests: &[&Manifest], opts: &TapascoOptions) -> Result<TapascoPla
         if arguments.len() != params.len() {
             let extra = params.iter().filter(|q| q.half != 0).count();
             return Err(invalid(format!(
-                "kernel {kernel}: its top function has {} parameters, the manifest {} ({} arguments, {} write ports{})",
+                "kernel {kernel}: its top function has {} parameters, the manifest {} ({} arguments, {} write ports{}{})",
                 arguments.len(),
                 params.len(),
                 m.args.len(),
                 m.write_ports.len(),
-                if extra > 0 { format!(", {extra} second-bank ports of interleaved arrays") } else { String::new() }
+                if extra > 0 { format!(", {extra} second-bank ports of interleaved arrays") } else { String::new() },
+                if m.size_params.is_empty() { String::new() } else { format!(", {} size parameters", m.size_params.len()) }
             )));
         }
         for ((p, is_array), q) in arguments.iter().zip(&params) {
             let a = &m.args[q.arg];
+            // A size parameter is a scalar of an array argument.
+            if q.size {
+                if *is_array || *p != q.name {
+                    return Err(invalid(format!(
+                        "kernel {kernel}: parameter `{p}` of the top function is where the manifest has the scalar `{}` \
+                         (the size of array `{}`)",
+                        q.name, a.name
+                    )));
+                }
+                continue;
+            }
             if *is_array != a.array.is_some() {
                 return Err(invalid(format!(
                     "kernel {kernel}: parameter `{p}` is {} but argument `{}` is {}",

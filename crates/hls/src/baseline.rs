@@ -371,8 +371,8 @@ pub fn generate_with(region: &Region, name: &str, reassociate: bool) -> Kernel {
     s.push_str(&body);
     writeln!(s, "}}").unwrap();
 
-    let e = crate::emu_entry(region, name, &port_type, &[], &[]);
-    Kernel { name: name.to_string(), source: s, emu_entry: e, write_ports: Vec::new(), interleave: None }
+    let e = crate::emu_entry(region, name, &port_type, &[], &[], &[]);
+    Kernel { name: name.to_string(), source: s, emu_entry: e, write_ports: Vec::new(), interleave: None, size_params: Vec::new() }
 }
 
 /// Whether C++ text `text` contains the identifier `id` as a whole token.

@@ -1723,12 +1723,12 @@ impl Gen<'_> {
         let _ = writeln!(c, "  tdf_region.run();");
         let _ = writeln!(c, "#endif");
         let _ = writeln!(c, "}}");
-        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports, &interleaved);
+        let emu_entry = crate::emu_entry(region, name, &|v| self.port_type(v.elem), &write_ports, &interleaved, &[]);
         let interleave = an.interleave.then(|| tessera_ir::manifest::Interleave {
             args: interleaved,
             segment_bytes: an.segment_bytes().expect("set_interleave checked the segments"),
         });
-        Kernel { name: name.to_string(), source: c, emu_entry, write_ports, interleave }
+        Kernel { name: name.to_string(), source: c, emu_entry, write_ports, interleave, size_params: Vec::new() }
     }
 
     fn port_type(&self, elem: ScalarType) -> String {

@@ -41,6 +41,10 @@ pub struct Kernel {
     /// Arrays the kernel reaches interleaved over two banks, a second parameter for
     /// the second half of each (`tessera_ir::manifest::Manifest::interleave`).
     pub interleave: Option<tessera_ir::manifest::Interleave>,
+    /// Arrays (variable indices) whose buffer size the kernel takes as a scalar
+    /// parameter after every memory parameter
+    /// (`tessera_ir::manifest::Manifest::size_params`).
+    pub size_params: Vec<usize>,
 }
 
 /// The emulation entry of kernel `name`: `#include`s the kernel and defines
@@ -55,12 +59,15 @@ pub struct Kernel {
 /// descriptor is its first half's; the descriptor after the variables' at its position
 /// in `interleaved` is its second half's, passed (after the write ports) as its
 /// second-half port, and again as its second-half write port when it has a write port.
+/// Last, per entry of `sizes` (variable indices), the elements of that array's device
+/// buffer, from its descriptor (what a board's runtime passes as the size parameter).
 pub(crate) fn emu_entry(
     region: &tessera_ir::Region,
     name: &str,
     port_type: &dyn Fn(&tessera_ir::Var) -> String,
     write_ports: &[usize],
     interleaved: &[usize],
+    sizes: &[usize],
 ) -> String {
     use std::fmt::Write;
     use tessera_ir::VarKind;
@@ -98,6 +105,7 @@ pub(crate) fn emu_entry(
             };
             format!("{}(ports[{desc}])", port_type(&region.vars[p.arg]))
         }))
+        .chain(sizes.iter().map(|&i| format!("static_cast<long>(ports[{i}].elems)")))
         .collect();
     writeln!(e, "  {name}({});", args.join(",\n    ")).unwrap();
     writeln!(e, "}}").unwrap();

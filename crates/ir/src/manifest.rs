@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`).
-pub const MANIFEST_VERSION: u32 = 4;
+/// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`;
+/// 5: `size_params`).
+pub const MANIFEST_VERSION: u32 = 5;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,22 @@ pub struct Manifest {
     /// [`Interleave`]). `None`: every array in the one bank of its `bank` field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleave: Option<Interleave>,
+    /// Arrays whose size the kernel takes as a scalar parameter
+    /// ([`size_param_name`]): the elements of the array's device buffer from its
+    /// element 0 on (`KernelArg::Array::elems` in the runtime: the mapped index space,
+    /// or for a present argument its mapping from the passed address to the end).
+    /// A kernel that does not know an array's outermost extent (a pointer without a
+    /// section of its own, a flat array seen as rows) bounds its reads by it, so a read
+    /// that may not happen never leads it past the buffer. Appended after every memory
+    /// parameter, in this order (indices into `args`); never an interleaved array.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_params: Vec<usize>,
+}
+
+/// The scalar parameter through which a kernel with [`Manifest::size_params`] learns
+/// the elements of array `array`'s device buffer: `tessera_elems_<array>`.
+pub fn size_param_name(array: &str) -> String {
+    format!("tessera_elems_{array}")
 }
 
 /// Arrays split over two DDR banks in segments: segment `k` of an argument's memory —
@@ -171,7 +188,7 @@ pub fn bank_write_port_name(array: &str) -> String {
 /// [`Manifest::kernel_params`], the generated kernel's signature and its emulation
 /// entry.
 pub fn extra_params(write_ports: &[usize], interleaved: &[usize]) -> Vec<KernelParam> {
-    let param = |arg, write_port, half| KernelParam { name: String::new(), arg, write_port, half };
+    let param = |arg, write_port, half| KernelParam { name: String::new(), arg, write_port, half, size: false };
     write_ports
         .iter()
         .map(|&i| param(i, true, 0))
@@ -201,12 +218,18 @@ pub struct KernelParam {
     /// argument's own parameter and write port, and every parameter of an array that
     /// is not interleaved) or 1 (bank 1).
     pub half: u8,
+    /// Not memory: the scalar count of the elements of the argument's device buffer
+    /// ([`Manifest::size_params`]).
+    pub size: bool,
 }
 
 impl KernelParam {
     /// Its name for array `array`: the array's own, [`write_port_name`],
     /// [`bank_port_name`] or [`bank_write_port_name`].
     pub fn name(&self, array: &str) -> String {
+        if self.size {
+            return size_param_name(array);
+        }
         match (self.write_port, self.half) {
             (false, 0) => array.to_string(),
             (true, 0) => write_port_name(array),
@@ -256,6 +279,9 @@ pub struct FallbackKernel {
     /// Its [`Manifest::interleave`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleave: Option<Interleave>,
+    /// Its [`Manifest::size_params`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_params: Vec<usize>,
 }
 
 /// One argument of the region call.
@@ -429,6 +455,8 @@ impl Manifest {
             write_ports: &'a [usize],
             #[serde(skip_serializing_if = "Option::is_none")]
             interleave: &'a Option<Interleave>,
+            #[serde(skip_serializing_if = "<[usize]>::is_empty")]
+            size_params: &'a [usize],
         }
         let id = Identity {
             version: self.version,
@@ -441,6 +469,7 @@ impl Manifest {
             guard: &self.guard,
             write_ports: &self.write_ports,
             interleave: &self.interleave,
+            size_params: &self.size_params,
         };
         sha256_hex(&serde_json::to_vec(&id).expect("manifest is always serialisable"))
     }
@@ -460,6 +489,7 @@ impl Manifest {
             guard: None,
             write_ports: f.write_ports.clone(),
             interleave: f.interleave.clone(),
+            size_params: f.size_params.clone(),
             ..self.clone()
         })
     }
@@ -468,13 +498,22 @@ impl Manifest {
     /// name), then one per [`write_ports`](Self::write_ports) entry, then, with
     /// [`interleave`](Self::interleave), one per interleaved argument (its second
     /// half, [`bank_port_name`]) and one per write port of an interleaved argument
-    /// ([`bank_write_port_name`]). The XRT and TaPaSCo backends pass an array's buffer
+    /// ([`bank_write_port_name`]), then one scalar per [`size_params`](Self::size_params)
+    /// entry ([`size_param_name`]). The XRT and TaPaSCo backends pass an array's buffer
     /// (of an interleaved array: the buffer of the parameter's half) to each of its
-    /// parameters; the flows connect each to its bank ([`Manifest::param_bank`]).
+    /// memory parameters and its buffer's element count to its size parameter; the
+    /// flows connect each memory parameter to its bank ([`Manifest::param_bank`]).
     pub fn kernel_params(&self) -> Vec<KernelParam> {
-        let own = self.args.iter().enumerate().map(|(i, a)| KernelParam { name: a.name.clone(), arg: i, write_port: false, half: 0 });
+        let own = self.args.iter().enumerate().map(|(i, a)| KernelParam {
+            name: a.name.clone(),
+            arg: i,
+            write_port: false,
+            half: 0,
+            size: false,
+        });
         let il: &[usize] = self.interleave.as_ref().map_or(&[], |il| &il.args);
-        let extra = extra_params(&self.write_ports, il).into_iter().filter_map(|p| {
+        let sizes = self.size_params.iter().map(|&arg| KernelParam { name: String::new(), arg, write_port: false, half: 0, size: true });
+        let extra = extra_params(&self.write_ports, il).into_iter().chain(sizes).filter_map(|p| {
             let a = self.args.get(p.arg)?;
             Some(KernelParam { name: p.name(&a.name), ..p })
         });
@@ -633,7 +672,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
         }
         .with_hash()
     }
@@ -691,6 +730,25 @@ mod tests {
         assert_eq!(m.param_bank(&m.kernel_params()[1]), 1);
     }
 
+    /// A size parameter is a scalar after every memory parameter, named after its
+    /// array; part of the identity, survives JSON, and the fallback kernel has its own.
+    #[test]
+    fn size_params_come_last() {
+        let mut m = manifest();
+        m.args.push(Arg { name: "a".into(), kind: VarKind::Array, elem: ScalarType::F32, array: None });
+        m.write_ports = vec![1];
+        let plain = m.content_hash();
+        m.size_params = vec![1];
+        assert_ne!(m.content_hash(), plain);
+        let got: Vec<(String, usize, bool, bool)> = m.kernel_params().iter().map(|p| (p.name.clone(), p.arg, p.write_port, p.size)).collect();
+        assert_eq!(
+            got,
+            [("n".to_string(), 0, false, false), ("a".into(), 1, false, false), ("tdf_w_a".into(), 1, true, false), ("tessera_elems_a".into(), 1, false, true)]
+        );
+        assert_eq!(Manifest::from_json(&m.to_json()).unwrap().size_params, [1]);
+        assert!(!manifest().to_json().contains("size_params"), "absent when empty");
+    }
+
     /// deinterleave and interleave are inverse, segment k lands in half k mod 2 at
     /// floor(k/2) segments, and the halves are as long as half_bytes says.
     #[test]
@@ -741,7 +799,7 @@ mod tests {
                 emu_entry_source: m.emu_entry_source.clone(),
                 xclbin: "k_linear.xclbin".into(),
                 hash: fb.content_hash(),
-                write_ports: vec![], interleave: None,
+                write_ports: vec![], interleave: None, size_params: vec![],
             },
         });
         let m = m.with_hash();

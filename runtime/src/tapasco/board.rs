@@ -9,7 +9,7 @@
 //! every later region runs on the host with that reason.
 
 use super::ffi::{self, Arg};
-use super::{check_pe, scalar_param, DEVICE_INDEX};
+use super::{check_pe, scalar_param, Param, DEVICE_INDEX};
 use crate::config::Config;
 use crate::data::HostBuffer;
 use crate::device::{Device, DeviceBuffer, DeviceKind, KernelArg, LaunchStats};
@@ -112,8 +112,9 @@ pub struct TapascoKernel {
     name: String,
     id: usize,
     /// The PE's arguments after the manifest's (`Manifest::kernel_params`): write ports
-    /// and the second halves of interleaved arrays, as (argument, half).
-    extra: Vec<(usize, u8)>,
+    /// and the second halves of interleaved arrays, as (argument, half), then the
+    /// arrays' sizes (`Manifest::size_params`), as (argument, size).
+    extra: Vec<(usize, u8, bool)>,
     /// `Manifest::interleave`.
     interleave: Option<Interleave>,
 }
@@ -275,7 +276,12 @@ impl Device for TapascoDevice {
         if let Some(&a) = il.and_then(|il| il.args.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none()))) {
             return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
         }
-        let extra = manifest.kernel_params().iter().skip(manifest.args.len()).map(|p| (p.arg, p.half)).collect();
+        if let Some(&a) = manifest.size_params.iter().find(|&&a| {
+            manifest.args.get(a).is_none_or(|x| x.array.is_none()) || il.is_some_and(|il| il.args.contains(&a))
+        }) {
+            return Err(format!("kernel {name}: the manifest's size parameter names argument {a}, which is not an array of one buffer"));
+        }
+        let extra = manifest.kernel_params().iter().skip(manifest.args.len()).map(|p| (p.arg, p.half, p.size)).collect();
         checked.map(|id| TapascoKernel { name: name.to_string(), id, extra, interleave: il.cloned() })
     }
 
@@ -328,8 +334,10 @@ impl Device for TapascoDevice {
         // The arguments, then each write port and second half: its buffer's (or its
         // half's) address.
         let mut regs: Vec<Arg> = args.iter().enumerate().map(|(i, a)| reg(a, i, 0)).collect();
-        for &(a, half) in &kernel.extra {
+        for &(a, half, size) in &kernel.extra {
             match args.get(a) {
+                // The elements of the array's buffer from its element 0 on.
+                Some(KernelArg::Array { elems, .. }) if size => regs.push(Arg::Scalar(Param::Single64(*elems as u64))),
                 Some(arg) => regs.push(reg(arg, a, half)),
                 None => {
                     // SAFETY: no job started.

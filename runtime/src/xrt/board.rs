@@ -17,8 +17,8 @@
 
 use super::ffi::{self, Bo, DeviceHandle, KernelHandle};
 use super::{
-    bo_bytes, cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, verified_bitstream, DEVICE_INDEX,
-    PAGE,
+    bo_bytes, cmd_state_is_final, cmd_state_name, find_bitstream, scalar_vararg, verified_bitstream, VarArg,
+    DEVICE_INDEX, PAGE,
 };
 use crate::config::Config;
 use crate::data::HostBuffer;
@@ -51,6 +51,8 @@ struct Param {
     write_port: bool,
     /// The half of an interleaved array it reaches (0 for every other parameter).
     half: u8,
+    /// The scalar count of the array's buffer elements (`Manifest::size_params`).
+    size: bool,
     /// Its memory group (`xrtKernelArgGroupId`), `None` for a scalar.
     group: Option<u32>,
 }
@@ -74,7 +76,7 @@ impl Layout {
 
     /// The memory group of the own parameter of half `half` of argument `arg`.
     fn group(&self, arg: usize, half: u8) -> Option<u32> {
-        self.params.iter().find(|p| p.arg == arg && !p.write_port && p.half == half).and_then(|p| p.group)
+        self.params.iter().find(|p| p.arg == arg && !p.write_port && !p.size && p.half == half).and_then(|p| p.group)
     }
 }
 
@@ -383,15 +385,21 @@ fn layout(manifest: &Manifest, name: &str, handle: &KernelHandle) -> Result<Layo
     if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
         return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
     }
+    if let Some(&a) = manifest.size_params.iter().find(|&&a| {
+        manifest.args.get(a).is_none_or(|x| x.array.is_none()) || il.is_some_and(|il| il.args.contains(&a))
+    }) {
+        return Err(format!("kernel {name}: the manifest's size parameter names argument {a}, which is not an array of one buffer"));
+    }
     let mut params = Vec::with_capacity(kparams.len());
     for (i, p) in kparams.iter().enumerate() {
         let group = match manifest.args[p.arg].array {
+            _ if p.size => None,
             None => None,
             Some(_) => Some(handle.group_id(i).map_err(|e| {
                 format!("cannot find the memory bank of argument '{}' of kernel {name}: {e}", p.name)
             })?),
         };
-        params.push(Param { arg: p.arg, write_port: p.write_port, half: p.half, group });
+        params.push(Param { arg: p.arg, write_port: p.write_port, half: p.half, size: p.size, group });
     }
     // A write port passes the buffer of its array's half a second time: it must be
     // connected to the same memory as that half's own port (`tessera bitstream` does so).
@@ -499,6 +507,14 @@ impl Device for XrtDevice {
                 (true, _) => format!("write port of the second half of '{arr}'"),
             };
             match args.get_mut(p.arg) {
+                // The elements of the array's buffer from its element 0 on.
+                Some(KernelArg::Array { elems, name: arr, .. }) if p.size => {
+                    let n = i64::try_from(*elems).map_err(|_| format!("kernel {name}: array '{arr}' is too large"))?;
+                    run.set_scalar(j, VarArg::Long(n)).map_err(|e| format!("kernel {name}: {e}"))?
+                }
+                Some(KernelArg::Scalar(_)) if p.size => {
+                    return Err(format!("kernel {name}: the size parameter {j} names a scalar argument"));
+                }
                 Some(KernelArg::Scalar(s)) => {
                     run.set_scalar(j, scalar_vararg(s)).map_err(|e| format!("kernel {name}: {e}"))?
                 }

@@ -45,7 +45,7 @@ pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str,
         kernel_source: kernel_source.into(),
         emu_entry_source: entry.into(),
         xclbin: format!("{kernel}.xclbin"),
-        hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None,
+        hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
     }
 }
 

@@ -12,6 +12,7 @@ use super::shipping::Overlap;
 use super::{bug, unsupported};
 use crate::cpp::{self, ident, Leaves};
 use std::collections::HashSet;
+use tessera_ir::manifest::size_param_name;
 use tessera_ir::reject::Reason;
 use tessera_ir::{Expr, LValue, ReductionOp, Region, ScalarType, Stmt, VarKind};
 use tessera_poly::{AccessKind, Aff, BufferKind, IntraTrip, Plan, Sym};
@@ -71,10 +72,11 @@ pub(super) struct ArrayInfo {
     /// Name of the variable holding the array's size in beats.
     pub words: String,
     /// When neither the type nor a map clause gives the outermost extent (a pointer
-    /// without a map clause, a delinearised view): the variables holding one past the
-    /// largest element index the region's accesses reach (which bounds the reads as
-    /// the array's size does otherwise), and a temporary.
-    pub reach: Option<(String, String)>,
+    /// without a map clause, a delinearised view): the kernel's scalar parameter that
+    /// holds the elements of the array's device buffer
+    /// (`tessera_ir::manifest::size_param_name`), which bounds the reads as the
+    /// extents do otherwise.
+    pub size: Option<String>,
     /// Burst segment in beats: min(256, 4096 / beat bytes).
     pub seg: i64,
     /// Name of the counter of a posted port (see [`Overlap`]).
@@ -261,7 +263,7 @@ pub(super) fn lower<'a>(region: &'a Region, plan: &'a Plan, port_width: u32) -> 
     for v in region.vars.iter().filter(|v| v.kind != VarKind::Scalar) {
         // The bus limit on the beat is `resources::check`'s.
         let beat = w * v.elem.size() as i64;
-        let mut reach = None;
+        let mut size = None;
         let extents = v
             .dims
             .iter()
@@ -271,28 +273,20 @@ pub(super) fn lower<'a>(region: &'a Region, plan: &'a Plan, port_width: u32) -> 
                 (None, Some(s)) if j == 0 => {
                     Ok(format!("{} + {}", cpp::expr_with(&s.lower, &NoArrays), cpp::expr_with(&s.length, &NoArrays)))
                 }
-                // The loop bounds bound what the region touches (a box domain): the
-                // kernel reads below the largest element its accesses reach. The launch
-                // checks bound only the accesses that surely happen, so a read that may
-                // not happen must reach no further than one that does (per dimension,
-                // the same loops plus a constant no larger); else it could lead the
-                // kernel past the end of the array's buffer.
+                // The kernel does not know the array's size (a pointer without a section
+                // of its own, a flat array seen as rows): it takes the elements of its
+                // device buffer as a parameter and bounds its reads by them, as by the
+                // extents otherwise. (The loops' reach would not do: a read that may
+                // not happen can reach past the accesses the launch checks.)
                 (None, None) if j == 0 => {
-                    let accesses = || plan.scop.accesses.iter().filter(|a| a.array == v.name);
-                    if let Some(c) = accesses().filter(|c| c.conditional).find(|c| {
-                        !accesses().filter(|s| !s.conditional).any(|s| {
-                            s.subscripts.iter().zip(&c.subscripts).all(|(x, y)| x.terms == y.terms && x.constant >= y.constant)
-                        })
-                    }) {
+                    let param = size_param_name(&v.name);
+                    if !names.0.insert(param.clone()) {
                         return Err(unsupported(format!(
-                            "the kernel does not know the size of '{}' (a pointer without a section of its dimensions, or \
-                             a flat array seen as rows), so it reads below the largest element its accesses reach, and {} \
-                             may not happen (it is under a condition) and reaches further than the accesses that surely \
-                             happen",
-                            v.name, c.text
+                            "the region has a variable named {param}, the size parameter of '{}' in the generated kernel",
+                            v.name
                         )));
                     }
-                    reach = Some((names.fresh(&format!("{}_reach", v.name)), names.fresh(&format!("{}_top", v.name))));
+                    size = Some(param);
                     Ok(String::new())
                 }
                 _ => Err(unsupported(format!("the extent of dimension {j} of '{}' is unknown", v.name))),
@@ -304,7 +298,7 @@ pub(super) fn lower<'a>(region: &'a Region, plan: &'a Plan, port_width: u32) -> 
             elem: v.elem,
             extents,
             words: names.fresh(&format!("{}_words", v.name)),
-            reach,
+            size,
             seg: (4096 / beat).min(256),
             pending: names.fresh(&format!("{}_pending", v.name)),
             overlap: Overlap::default(),

@@ -662,21 +662,19 @@ impl Printer<'_> {
         }
         for &a in &loaded {
             let arr = &self.arrays[a];
-            let reach_elems;
-            let e0 = match &arr.reach {
-                Some((reach, top)) => {
-                    self.reach(&mut body, arr, reach, top);
-                    reach_elems = reach.clone();
-                    &reach_elems
+            // A size parameter counts elements, the outermost extent rows.
+            let elems = match &arr.size {
+                Some(size) => format!("(long){size}"),
+                None => {
+                    let e0 = &arr.extents[0];
+                    let long_literal = e0.strip_suffix('L').is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
+                    let mut elems = if long_literal { e0.clone() } else { format!("(long){}", paren(e0)) };
+                    for e in &arr.extents[1..] {
+                        let _ = write!(elems, " * {}", paren(e));
+                    }
+                    elems
                 }
-                None => &arr.extents[0],
             };
-            let long_literal = e0.strip_suffix('L').is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
-            let mut elems = if long_literal { e0.clone() } else { format!("(long){}", paren(e0)) };
-            // `reach` counts elements, the outermost extent rows.
-            for e in arr.extents[1..].iter().filter(|_| arr.reach.is_none()) {
-                let _ = write!(elems, " * {}", paren(e));
-            }
             body.line(&format!("const long {} = ({elems} + {}) / {};", arr.words, self.w - 1, self.w));
         }
         let posted: Vec<&ArrayInfo> = self.arrays.iter().filter(|a| a.overlap.posted && a.overlap.pend > 0).collect();
@@ -722,6 +720,7 @@ impl Printer<'_> {
                 VarKind::Scalar => format!("{} {}", v.elem.c_name(), self.param(v)),
                 _ => format!("{} {}", self.port_type(v.elem), ident(&v.name)),
             })
+            .chain(self.arrays.iter().filter_map(|a| Some(format!("long {}", a.size.as_ref()?))))
             .collect();
         writeln!(c.s, "extern \"C\" void {name}({}) {{", params.join(", ")).unwrap();
         for (bundle, a) in self.arrays.iter().enumerate() {
@@ -742,53 +741,28 @@ impl Printer<'_> {
         for v in region.vars.iter().filter(|v| v.kind == VarKind::Scalar && !v.writes_back()) {
             writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port={}", self.param(v)).unwrap();
         }
+        for size in self.arrays.iter().filter_map(|a| a.size.as_ref()) {
+            writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port={size}").unwrap();
+        }
         writeln!(c.s, "#pragma HLS INTERFACE mode=s_axilite port=return").unwrap();
         // Variables only a map clause uses are still parameters (-Wunused-parameter).
         for v in region.vars.iter().filter(|v| !crate::baseline::mentions(&body.s, &self.param(v))) {
             writeln!(c.s, "  (void){};", self.param(v)).unwrap();
         }
+        // A size parameter of an array the kernel only writes.
+        for size in self.arrays.iter().filter_map(|a| a.size.as_ref()).filter(|s| !crate::baseline::mentions(&body.s, s)) {
+            writeln!(c.s, "  (void){size};").unwrap();
+        }
         c.s.push_str(&body.s);
         writeln!(c.s, "}}").unwrap();
 
-        Kernel { name: name.to_string(), source: c.s, emu_entry: self.emu_entry(name), write_ports: Vec::new(), interleave: None }
-    }
-
-    /// `long <reach> = …;`: one past the largest row-major element index any access
-    /// of `arr` reaches over the box of the loops (0 when none reaches one). An
-    /// access's index is affine in the loop indices with coefficients over the
-    /// scalars: largest at the first corner plus every positive step to the last.
-    fn reach(&self, body: &mut Code, arr: &ArrayInfo, reach: &str, top: &str) {
-        let scop = &self.plan.scop;
-        body.line(&format!("// '{}': its size is not known here; reads stay below the largest element the loops reach.", arr.name));
-        body.line(&format!("long {reach} = 0;"));
-        for a in scop.accesses.iter().filter(|a| a.array == arr.name) {
-            let first: Vec<Aff> = a
-                .subscripts
-                .iter()
-                .map(|s| s.substitute(&|sym| match sym {
-                    Sym::Loop(x) => Some(self.loops[*x].lower.clone()),
-                    _ => None,
-                }))
-                .collect();
-            body.line("{");
-            body.depth += 1;
-            body.line(&format!("long {top} = {};", self.linear(arr, &first)));
-            for (x, l) in self.loops.iter().enumerate() {
-                let slope: Vec<Aff> = a.subscripts.iter().map(|s| Aff::constant(s.coeff(&Sym::Loop(x)))).collect();
-                if slope.iter().all(|c| c.constant == 0) {
-                    continue;
-                }
-                let span = l.upper.sub(&l.lower).add_constant(-1);
-                body.line(&format!(
-                    "if (({}) * {} > 0) {top} += ({}) * {};",
-                    self.linear(arr, &slope),
-                    self.aff_long(&span, true),
-                    self.linear(arr, &slope),
-                    self.aff_long(&span, true)
-                ));
-            }
-            body.line(&format!("if ({top} + 1 > {reach}) {reach} = {top} + 1;"));
-            body.close();
+        Kernel {
+            name: name.to_string(),
+            source: c.s,
+            emu_entry: self.emu_entry(name),
+            write_ports: Vec::new(),
+            interleave: None,
+            size_params: self.size_params(),
         }
     }
 
@@ -800,7 +774,16 @@ impl Printer<'_> {
         crate::emu_entry(self.region, name, &|v| match v.kind {
             VarKind::Scalar => format!("tessera::maxi<{}>", v.elem.c_name()),
             _ => self.port_type(v.elem),
-        }, &[], &[])
+        }, &[], &[], &self.size_params())
+    }
+
+    /// The variables (indices) whose arrays have a size parameter, in the signature's order.
+    fn size_params(&self) -> Vec<usize> {
+        self.arrays
+            .iter()
+            .filter(|a| a.size.is_some())
+            .map(|a| self.region.vars.iter().position(|v| v.name == a.name).expect("an array of the region"))
+            .collect()
     }
 }
 

@@ -253,6 +253,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None,
         write_ports: k.write_ports.clone(),
         interleave: k.interleave.clone(),
+        size_params: k.size_params.clone(),
     }
 }
 
