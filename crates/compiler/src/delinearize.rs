@@ -736,28 +736,13 @@ type AccessFn<'a> = dyn FnMut(&str, &mut Vec<Expr>, &[LoopCtx]) + 'a;
 
 /// Calls `f` on the index of every array access, in [`collect`]'s order.
 fn rewrite(body: &mut [Stmt], stack: &mut Vec<LoopCtx>, f: &mut AccessFn<'_>) {
+    // Pre-order, as `Expr::visit`: an access, then the reads in its (new) subscripts.
     fn expr(e: &mut Expr, stack: &[LoopCtx], f: &mut AccessFn<'_>) {
-        match e {
-            Expr::Read { array, index, .. } => {
-                // Pre-order, as `Expr::visit`: the access, then reads in its subscripts.
+        e.visit_mut(&mut |e| {
+            if let Expr::Read { array, index, .. } = e {
                 f(array, index, stack);
-                for i in index.iter_mut() {
-                    expr(i, stack, f);
-                }
             }
-            Expr::Call { args, .. } => args.iter_mut().for_each(|a| expr(a, stack, f)),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => expr(arg, stack, f),
-            Expr::Binary { lhs, rhs, .. } => {
-                expr(lhs, stack, f);
-                expr(rhs, stack, f);
-            }
-            Expr::Select { cond, then, otherwise, .. } => {
-                expr(cond, stack, f);
-                expr(then, stack, f);
-                expr(otherwise, stack, f);
-            }
-            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-        }
+        });
     }
     for s in body {
         match s {

@@ -22,6 +22,16 @@ use tessera_poly::{AccessKind, Aff, Sym};
 /// The footprint of every access of `region`, with the array it accesses, in access
 /// order; empty when the nest is not a SCoP with a box-shaped domain.
 pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
+    footprints_regardless_of(region, &[])
+}
+
+/// [`footprints`], with an access whose subscripts do not name a loop of `loops` taken
+/// to happen whether that loop runs or not: its footprint has no condition that the
+/// loop runs (`Footprint::nonempty`) and counts one iteration of it. A folded nest's
+/// footprints with its inner loops (`fold`): an initialisation folded into the inner
+/// loops' first iteration touches its elements in the source even when they do not
+/// run, and its accesses name none of them.
+pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(String, Footprint)> {
     // A read under `c ? … : …`, in the right operand of `&&` / `||` or in a
     // conditional accumulation may never happen (`tessera_poly::scop::Access::conditional`):
     // its range over-approximates (`Footprint::may`), so that a region that never leaves
@@ -74,6 +84,13 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
         .collect();
     let mut out = Vec::new();
     for a in &scop.accesses {
+        // The loops whose running this access does not depend on.
+        let regardless: Vec<bool> = scop
+            .loops
+            .iter()
+            .enumerate()
+            .map(|(x, l)| loops.contains(&l.var) && a.subscripts.iter().all(|s| s.coeff(&Sym::Loop(x)) == 0))
+            .collect();
         let (mut lo, mut hi) = (Vec::new(), Vec::new());
         for s in &a.subscripts {
             let (Some(l), Some(h)) = (corner(s, &first, &last, &ty, false), corner(s, &first, &last, &ty, true)) else {
@@ -87,9 +104,14 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
             write: a.kind == AccessKind::Write,
             lo,
             hi,
-            nonempty: nonempty.clone(),
+            nonempty: nonempty.iter().zip(&regardless).filter(|(_, r)| !**r).map(|(n, _)| n.clone()).collect(),
             may: a.conditional,
-            lattice: lattice(&a.subscripts, &scop.loops, &counts, &first, &ty),
+            lattice: lattice(&a.subscripts, &scop.loops, &counts, &first, &ty).map(|mut l| {
+                for (c, _) in l.counts.iter_mut().zip(&regardless).filter(|(_, r)| **r) {
+                    *c = lit(1);
+                }
+                l
+            }),
         };
         out.push((a.array.clone(), fp));
     }

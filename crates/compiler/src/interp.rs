@@ -77,13 +77,19 @@ impl Rng {
 struct M {
     vars: HashMap<String, i64>,
     arrays: HashMap<String, Vec<i64>>,
+    /// Every array access, in order: array, subscript (before it wraps), whether it writes.
+    trace: std::cell::RefCell<Vec<(String, i64, bool)>>,
 }
 
 fn ev(e: &Expr, m: &M) -> i64 {
     match e {
         Expr::Int { value, .. } => *value,
         Expr::Var { name, .. } => m.vars[name],
-        Expr::Read { array, index, .. } => m.arrays[array][ev(&index[0], m).rem_euclid(16) as usize],
+        Expr::Read { array, index, .. } => {
+            let k = ev(&index[0], m);
+            m.trace.borrow_mut().push((array.clone(), k, false));
+            m.arrays[array][k.rem_euclid(16) as usize]
+        }
         Expr::Binary { op, lhs, rhs, .. } => {
             let x = ev(lhs, m);
             // `&&` and `||` evaluate their right operand only when needed.
@@ -129,8 +135,9 @@ fn exec(ss: &[Stmt], m: &mut M) {
                 let x = ev(value, m);
                 match target {
                     LValue::Element { array, index, .. } => {
-                        let k = ev(&index[0], m).rem_euclid(16) as usize;
-                        m.arrays.get_mut(array).expect("an array")[k] = x;
+                        let k = ev(&index[0], m);
+                        m.trace.borrow_mut().push((array.clone(), k, true));
+                        m.arrays.get_mut(array).expect("an array")[k.rem_euclid(16) as usize] = x;
                     }
                     LValue::Local { name, .. } | LValue::Scalar { name, .. } => {
                         m.vars.insert(name.clone(), x);
@@ -159,10 +166,27 @@ fn exec(ss: &[Stmt], m: &mut M) {
 /// Runs `r` with the integer `scalars` and the arrays `arrays` (16 elements each,
 /// array `j` starting as `k·(j + 2) − 5`); returns the arrays' final contents.
 pub fn run(r: &Region, scalars: &[(&str, i64)], arrays: &[&str]) -> Vec<Vec<i64>> {
+    run_traced(r, scalars, arrays).0
+}
+
+/// [`run`], with every array access it made: array, subscript (before the interpreter
+/// wraps it into the 16 elements), whether it writes.
+pub fn run_traced(r: &Region, scalars: &[(&str, i64)], arrays: &[&str]) -> (Vec<Vec<i64>>, Vec<(String, i64, bool)>) {
+    run_from(r, scalars, arrays, initial(arrays.len()))
+}
+
+/// The arrays [`run`] starts from: array `j` holds `k·(j + 2) − 5` at `k`.
+pub fn initial(arrays: usize) -> Vec<Vec<i64>> {
+    (0..arrays).map(|j| (0..16).map(|k| k * (j as i64 + 2) - 5).collect()).collect()
+}
+
+/// [`run_traced`] from the arrays' contents `init` (16 elements each).
+pub fn run_from(r: &Region, scalars: &[(&str, i64)], arrays: &[&str], init: Vec<Vec<i64>>) -> (Vec<Vec<i64>>, Vec<(String, i64, bool)>) {
     let mut m = M {
         vars: scalars.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
-        arrays: arrays.iter().enumerate().map(|(j, a)| (a.to_string(), (0..16).map(|k| k * (j as i64 + 2) - 5).collect())).collect(),
+        arrays: arrays.iter().map(|a| a.to_string()).zip(init).collect(),
+        trace: Default::default(),
     };
     exec(&r.body, &mut m);
-    arrays.iter().map(|a| m.arrays[*a].clone()).collect()
+    (arrays.iter().map(|a| m.arrays[*a].clone()).collect(), m.trace.into_inner())
 }

@@ -251,8 +251,8 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let view = locals::inline(&converted);
     // An imperfect nest taken as a perfect one (a statement beside the inner loop
     // folded into its first iteration, under launch conditions, `fold`): the
-    // optimizer plans the folded region, and without conditions its footprints
-    // stand in for the nest's, which has none of its own (`region_footprints`).
+    // optimizer plans the folded region, and its footprints stand in for the
+    // nest's, which has none of its own (`region_footprints`).
     let folded = match tessera_poly::scop::extract(&view) {
         Err(e) if matches!(e.reason, RejectReason::NotALoopNest { .. }) => fold::fold(&view),
         _ => None,
@@ -368,16 +368,20 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
 }
 
 /// The footprints of `view`'s accesses ([`footprint::footprints`]); `folded`, the
-/// view folded when it is an imperfect nest. Such a nest has no SCoP of its own; when it folds into a perfect one without launch
-/// conditions (its inner loops always run: constant trip counts), the folded nest
-/// touches exactly the elements it touches, and its footprints stand in (the
+/// view folded when it is an imperfect nest. Such a nest has no SCoP of its own; the
+/// folded nest touches the elements it touches, and its footprints stand in (the
 /// initialisation's reads become reads that may not happen, which only a host run
-/// copies). With conditions it keeps none: an empty inner loop would leave the
-/// folded nest's domain empty while the source still writes its initialisations.
+/// copies). When the fold rests on inner loops running (launch conditions), an empty
+/// inner loop leaves the folded nest's domain empty while the source still runs its
+/// initialisations, whose accesses name none of the inner loops: such accesses keep
+/// their footprints whether those loops run or not
+/// ([`footprint::footprints_regardless_of`]).
 fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(String, tessera_ir::manifest::Footprint)> {
     match folded {
-        Some(f) if f.conditions.is_empty() => footprint::footprints(&f.region),
-        Some(_) => Vec::new(),
+        Some(f) => {
+            let inner: Vec<String> = f.conditions.iter().map(|c| c.var.clone()).collect();
+            footprint::footprints_regardless_of(&f.region, &inner)
+        }
         None => footprint::footprints(view),
     }
 }
@@ -676,9 +680,9 @@ mod tests {
         }
     }
 
-    /// An imperfect nest has footprints when it folds without launch conditions
-    /// (constant inner trip counts): those of the folded nest; with a run-time trip
-    /// count it keeps none.
+    /// An imperfect nest that folds has the folded nest's footprints; with a run-time
+    /// inner trip count, the initialisation's (which names no inner loop) hold whether
+    /// the inner loop runs or not.
     #[test]
     fn folded_nests_without_conditions_have_footprints() {
         use crate::interp::{bin, c, el, for_, rd, set, v};
@@ -694,7 +698,11 @@ mod tests {
         assert_eq!(of("a"), ["a[i]", "a[i + k]"]);
         assert!(fps.iter().any(|(x, f)| x == "b" && f.write && !f.may));
         assert!(fps.iter().any(|(x, f)| x == "a" && f.access == "a[i]" && f.may));
-        assert!(fps_of(&nest(v("m"))).is_empty());
+        let fps = fps_of(&nest(v("m")));
+        let b_write = fps.iter().find(|(x, f)| x == "b" && f.write).expect("b is written");
+        assert_eq!(b_write.1.nonempty.len(), 1, "only 'i' must run: {:?}", b_write.1.nonempty);
+        let a_k = fps.iter().find(|(_, f)| f.access == "a[i + k]").expect("the accumulation's read");
+        assert_eq!(a_k.1.nonempty.len(), 2, "'i' and 'k' must run");
     }
 
     /// `a/k.c` and `b/k.c` with a region on the same line: different kernels.

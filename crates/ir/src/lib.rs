@@ -726,6 +726,57 @@ impl Expr {
         go(self, &mut Vec::new(), f)
     }
 
+    /// Calls `f` on this node and every sub-expression, pre-order, each able to change
+    /// the node in place; the children visited are the node's after `f` changed it.
+    pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        f(self);
+        match self {
+            Expr::Read { index, .. } => index.iter_mut().for_each(|e| e.visit_mut(f)),
+            Expr::Call { args, .. } => args.iter_mut().for_each(|e| e.visit_mut(f)),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.visit_mut(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.visit_mut(f);
+                rhs.visit_mut(f);
+            }
+            Expr::Select { cond, then, otherwise, .. } => {
+                cond.visit_mut(f);
+                then.visit_mut(f);
+                otherwise.visit_mut(f);
+            }
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        }
+    }
+
+    /// A copy with every node for which `f` returns a replacement replaced by it,
+    /// outermost first (a replacement is not searched again).
+    pub fn map(&self, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Expr {
+        let mut out = self.clone();
+        out.replace_where(f);
+        out
+    }
+
+    fn replace_where(&mut self, f: &mut dyn FnMut(&Expr) -> Option<Expr>) {
+        if let Some(r) = f(self) {
+            *self = r;
+            return;
+        }
+        match self {
+            Expr::Read { index, .. } => index.iter_mut().for_each(|e| e.replace_where(f)),
+            Expr::Call { args, .. } => args.iter_mut().for_each(|e| e.replace_where(f)),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.replace_where(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.replace_where(f);
+                rhs.replace_where(f);
+            }
+            Expr::Select { cond, then, otherwise, .. } => {
+                cond.replace_where(f);
+                then.replace_where(f);
+                otherwise.replace_where(f);
+            }
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        }
+    }
+
     /// An `int` literal (convenience for tests and generated IR).
     pub fn int(value: i64) -> Expr {
         Expr::Int { value, ty: ScalarType::I32 }
@@ -1177,6 +1228,33 @@ impl Region {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `map` replaces outermost first and does not search a replacement again;
+    /// `visit_mut` visits the children a node has after it was changed, in `visit`'s
+    /// order.
+    #[test]
+    fn map_and_visit_mut_rewrite_in_pre_order() {
+        let i = Expr::var("i", ScalarType::I32);
+        let read = |index: Expr| Expr::Read { array: "a".into(), index: vec![index], ty: ScalarType::I32, loc: Loc::default() };
+        let add = |l: Expr, r: Expr| Expr::Binary { op: BinOp::Add, lhs: Box::new(l), rhs: Box::new(r), ty: ScalarType::I32 };
+        // a[a[i]] + i, every `i` replaced by `i + 1` (once each: the replacement's own `i` stays).
+        let e = add(read(read(i.clone())), i.clone());
+        let m = e.map(&mut |x| (*x == i).then(|| add(i.clone(), Expr::int(1))));
+        assert_eq!(m, add(read(read(add(i.clone(), Expr::int(1)))), add(i.clone(), Expr::int(1))));
+        // visit_mut: the outer read rewritten to a[i]: its new subscript is visited.
+        let mut e = read(read(Expr::int(7)));
+        let mut seen = Vec::new();
+        e.visit_mut(&mut |x| {
+            seen.push(print::expr(x));
+            if let Expr::Read { index, .. } = x {
+                if index[0] != i {
+                    index[0] = i.clone();
+                }
+            }
+        });
+        assert_eq!(e, read(i.clone()));
+        assert_eq!(seen, ["a[a[7]]", "i"]);
+    }
 
     /// A math call is tagged `call` with the function's C name, and reads back equal;
     /// `visit` reaches the reads inside its arguments.

@@ -279,26 +279,10 @@ pub fn subst_stmt(s: &Stmt, var: &str, by: &Expr) -> Stmt {
 }
 
 fn subst(x: &Expr, var: &str, by: &Expr) -> Expr {
-    let e = |x: &Expr| Box::new(subst(x, var, by));
-    match x {
-        Expr::Var { name, ty } if name == var => cast(by.clone(), *ty),
-        Expr::Read { array, index, ty, loc } => Expr::Read {
-            array: array.clone(),
-            index: index.iter().map(|i| subst(i, var, by)).collect(),
-            ty: *ty,
-            loc: loc.clone(),
-        },
-        Expr::Unary { op, arg, ty } => Expr::Unary { op: *op, arg: e(arg), ty: *ty },
-        Expr::Binary { op, lhs, rhs, ty } => Expr::Binary { op: *op, lhs: e(lhs), rhs: e(rhs), ty: *ty },
-        Expr::Cast { arg, ty } => Expr::Cast { arg: e(arg), ty: *ty },
-        Expr::Select { cond, then, otherwise, ty } => {
-            Expr::Select { cond: e(cond), then: e(then), otherwise: e(otherwise), ty: *ty }
-        }
-        Expr::Call { func, args, ty, loc } => {
-            Expr::Call { func: *func, args: args.iter().map(|a| subst(a, var, by)).collect(), ty: *ty, loc: loc.clone() }
-        }
-        Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => x.clone(),
-    }
+    x.map(&mut |e| match e {
+        Expr::Var { name, ty } if name == var => Some(cast(by.clone(), *ty)),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
