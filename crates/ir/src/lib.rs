@@ -673,18 +673,40 @@ impl Expr {
     /// Calls `f` on this node and every sub-expression, pre-order.
     pub fn visit<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         f(self);
+        self.each_child(&mut |c| c.visit(f));
+    }
+
+    /// Calls `f` on each direct sub-expression, in order.
+    pub fn each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match self {
-            Expr::Read { index, .. } => index.iter().for_each(|e| e.visit(f)),
-            Expr::Call { args, .. } => args.iter().for_each(|e| e.visit(f)),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.visit(f),
+            Expr::Read { index: xs, .. } | Expr::Call { args: xs, .. } => xs.iter().for_each(f),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => f(arg),
             Expr::Binary { lhs, rhs, .. } => {
-                lhs.visit(f);
-                rhs.visit(f);
+                f(lhs);
+                f(rhs);
             }
             Expr::Select { cond, then, otherwise, .. } => {
-                cond.visit(f);
-                then.visit(f);
-                otherwise.visit(f);
+                f(cond);
+                f(then);
+                f(otherwise);
+            }
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        }
+    }
+
+    /// [`each_child`](Self::each_child), mutably.
+    pub fn each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Read { index: xs, .. } | Expr::Call { args: xs, .. } => xs.iter_mut().for_each(f),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => f(arg),
+            Expr::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Expr::Select { cond, then, otherwise, .. } => {
+                f(cond);
+                f(then);
+                f(otherwise);
             }
             Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
         }
@@ -730,21 +752,7 @@ impl Expr {
     /// the node in place; the children visited are the node's after `f` changed it.
     pub fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         f(self);
-        match self {
-            Expr::Read { index, .. } => index.iter_mut().for_each(|e| e.visit_mut(f)),
-            Expr::Call { args, .. } => args.iter_mut().for_each(|e| e.visit_mut(f)),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.visit_mut(f),
-            Expr::Binary { lhs, rhs, .. } => {
-                lhs.visit_mut(f);
-                rhs.visit_mut(f);
-            }
-            Expr::Select { cond, then, otherwise, .. } => {
-                cond.visit_mut(f);
-                then.visit_mut(f);
-                otherwise.visit_mut(f);
-            }
-            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-        }
+        self.each_child_mut(&mut |c| c.visit_mut(f));
     }
 
     /// A copy with every node for which `f` returns a replacement replaced by it,
@@ -756,24 +764,9 @@ impl Expr {
     }
 
     fn replace_where(&mut self, f: &mut dyn FnMut(&Expr) -> Option<Expr>) {
-        if let Some(r) = f(self) {
-            *self = r;
-            return;
-        }
-        match self {
-            Expr::Read { index, .. } => index.iter_mut().for_each(|e| e.replace_where(f)),
-            Expr::Call { args, .. } => args.iter_mut().for_each(|e| e.replace_where(f)),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.replace_where(f),
-            Expr::Binary { lhs, rhs, .. } => {
-                lhs.replace_where(f);
-                rhs.replace_where(f);
-            }
-            Expr::Select { cond, then, otherwise, .. } => {
-                cond.replace_where(f);
-                then.replace_where(f);
-                otherwise.replace_where(f);
-            }
-            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        match f(self) {
+            Some(r) => *self = r,
+            None => self.each_child_mut(&mut |c| c.replace_where(f)),
         }
     }
 
