@@ -653,6 +653,27 @@ pub enum Expr {
     },
 }
 
+/// The one match over an expression's direct sub-expressions, shared by
+/// [`Expr::each_child`] and [`Expr::each_child_mut`] (`iter` / `iter_mut`).
+macro_rules! each_child {
+    ($e:expr, $f:expr, $iter:ident) => {
+        match $e {
+            Expr::Read { index: xs, .. } | Expr::Call { args: xs, .. } => xs.$iter().for_each($f),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => $f(arg),
+            Expr::Binary { lhs, rhs, .. } => {
+                $f(lhs);
+                $f(rhs);
+            }
+            Expr::Select { cond, then, otherwise, .. } => {
+                $f(cond);
+                $f(then);
+                $f(otherwise);
+            }
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
+        }
+    };
+}
+
 impl Expr {
     /// The C type of the value, `None` for unsupported nodes.
     pub fn ty(&self) -> Option<ScalarType> {
@@ -678,38 +699,12 @@ impl Expr {
 
     /// Calls `f` on each direct sub-expression, in order.
     pub fn each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
-        match self {
-            Expr::Read { index: xs, .. } | Expr::Call { args: xs, .. } => xs.iter().for_each(f),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => f(arg),
-            Expr::Binary { lhs, rhs, .. } => {
-                f(lhs);
-                f(rhs);
-            }
-            Expr::Select { cond, then, otherwise, .. } => {
-                f(cond);
-                f(then);
-                f(otherwise);
-            }
-            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-        }
+        each_child!(self, f, iter)
     }
 
     /// [`each_child`](Self::each_child), mutably.
     pub fn each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
-        match self {
-            Expr::Read { index: xs, .. } | Expr::Call { args: xs, .. } => xs.iter_mut().for_each(f),
-            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => f(arg),
-            Expr::Binary { lhs, rhs, .. } => {
-                f(lhs);
-                f(rhs);
-            }
-            Expr::Select { cond, then, otherwise, .. } => {
-                f(cond);
-                f(then);
-                f(otherwise);
-            }
-            Expr::Int { .. } | Expr::Float { .. } | Expr::Var { .. } | Expr::Unsupported { .. } => {}
-        }
+        each_child!(self, f, iter_mut)
     }
 
     /// Calls `f` on this node and every sub-expression in [`Expr::visit`]'s order,
