@@ -526,6 +526,26 @@ impl Em<'_> {
                 let mut rhs = self.rhs(t, reads, *cond, *scalar, *konst, r.two_d);
                 // The value without the `?:` of `cond`, for the `if`/`else` spelling.
                 let plain = (*cond && r.fb.is_none() && !r.row_ptr).then(|| self.rhs(t, reads, false, *scalar, *konst, r.two_d));
+                // Boundary handling as stencils write it: the reads of the other arrays
+                // one row further (up or down, alternately) only away from the first
+                // and last rows,
+                // `(i > a && i < b - 1 ? … p[i + di ± 1] … : k)`. Over the whole range
+                // the shifted reads would leave what the region reads unshifted (and
+                // may leave the array); under the guard they stay inside it.
+                if *cond && konst & 128 != 0 && r.fb.is_none() && !r.row_ptr {
+                    // Not the written array's reads: another element of it would race.
+                    let shifted: Vec<Read> = reads
+                        .iter()
+                        .enumerate()
+                        .map(|(n, x)| match x.v == *w {
+                            true => *x,
+                            false => Read { di: x.di + if n % 2 == 0 { 1 } else { -1 }, ..*x },
+                        })
+                        .collect();
+                    let e = self.rhs(t, &shifted, false, *scalar, *konst, r.two_d);
+                    let (_, k) = cond_parts(t, r.two_d);
+                    rhs = format!("(i > {a} && i < {upper} - 1 ? {e} : {k})");
+                }
                 self.via_accessors = false;
                 self.target.set(true);
                 let lhs = self.access(*w, 0, 0);
