@@ -111,8 +111,6 @@ struct Em<'a> {
     labels: usize,
     /// Variables per pick index of the enclosing threads construct.
     picks: Vec<(usize, usize)>,
-    /// Inside the threads' parallel region.
-    in_threads: bool,
 }
 
 fn name(c: &Case, i: usize) -> String {
@@ -570,16 +568,16 @@ impl Em<'_> {
                     Some(Fb::Opaque) => self.line(&format!("{{ if (tsr_opq) **tsr_opq = 1; {lhs} = {rhs}; }}")),
                     // Other spellings of the same assignment, as users write them: the
                     // select as `if`/`else`, or the value through a local accumulator
-                    // of an inner loop (`* 1` leaves every value as it is) — not inside
-                    // the threads' parallel region: such an imperfect nest has no
-                    // footprint, and its host run there stops the program
-                    // (tests/fatal/unbounded_parallel.c).
+                    // of an inner loop (`* 1` leaves every value as it is), an imperfect
+                    // nest that folds and has its folded nest's footprints, so that its
+                    // host run inside the threads' parallel region copies only its own
+                    // rows.
                     None if plain.is_some() && konst & 16 != 0 => {
                         let (c, k) = cond_parts(t, r.two_d);
                         let e = plain.expect("checked");
                         self.line(&format!("if ({c}) {lhs} = {e}; else {lhs} = {k};"));
                     }
-                    None if konst & 32 != 0 && !self.in_threads => {
+                    None if konst & 32 != 0 => {
                         let (tc, trips) = (t.c(), 1 + (konst & 64 != 0) as u8);
                         self.line(&format!(
                             "{{ {tc} t_acc = {rhs}; for (int q_ = 0; q_ < {trips}; q_++) t_acc = t_acc * ({tc})1; {lhs} = t_acc; }}"
@@ -743,9 +741,7 @@ impl Em<'_> {
                     self.line(&format!("{decl} = t == 0 ? {na} : {nb};"));
                 }
                 let saved = std::mem::replace(&mut self.picks, picks.clone());
-                let was = std::mem::replace(&mut self.in_threads, true);
                 self.ops(body);
-                self.in_threads = was;
                 self.picks = saved;
                 self.ind -= 1;
                 self.line("}");
@@ -761,7 +757,7 @@ pub fn case_text(c: &Case) -> String {
         panic!("case {} is invalid: {e}", c.id);
     }
     let (cleanup, prints) = m.finish();
-    let mut e = Em { c, via_accessors: false, rows: std::cell::RefCell::new(None), target: std::cell::Cell::new(false), out: String::new(), ind: 1, labels: 0, picks: Vec::new(), in_threads: false };
+    let mut e = Em { c, via_accessors: false, rows: std::cell::RefCell::new(None), target: std::cell::Cell::new(false), out: String::new(), ind: 1, labels: 0, picks: Vec::new() };
     for (i, a) in c.arrs.iter().enumerate().filter(|(_, a)| a.file) {
         let (t, id) = (a.ty.c(), c.id);
         if a.two_d {
