@@ -520,6 +520,27 @@ impl Manifest {
         own.chain(extra).collect()
     }
 
+    /// Checks what a board backend relies on before it binds [`kernel_params`](Self::kernel_params):
+    /// every interleaved argument, write port and size parameter names an array
+    /// argument, and a size parameter's array is not interleaved (one buffer). The
+    /// error names the kernel `name` and the offending argument.
+    pub fn check_params(&self, name: &str) -> Result<(), String> {
+        let not_array = |a: usize| self.args.get(a).is_none_or(|x| x.array.is_none());
+        let il: &[usize] = self.interleave.as_ref().map_or(&[], |il| &il.args);
+        if let Some(&a) = il.iter().find(|&&a| not_array(a)) {
+            return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
+        }
+        if let Some(&a) = self.write_ports.iter().find(|&&a| not_array(a)) {
+            return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
+        }
+        if let Some(&a) = self.size_params.iter().find(|&&a| not_array(a) || il.contains(&a)) {
+            return Err(format!(
+                "kernel {name}: the manifest's size parameter names argument {a}, which is not an array of one buffer"
+            ));
+        }
+        Ok(())
+    }
+
     /// The DDR bank of kernel parameter `p`: its half for an interleaved array, else
     /// its argument's `bank`.
     pub fn param_bank(&self, p: &KernelParam) -> u32 {
@@ -747,6 +768,31 @@ mod tests {
         );
         assert_eq!(Manifest::from_json(&m.to_json()).unwrap().size_params, [1]);
         assert!(!manifest().to_json().contains("size_params"), "absent when empty");
+    }
+
+    /// check_params: interleaved arguments, write ports and size parameters name
+    /// arrays, and a size parameter's array has one buffer.
+    #[test]
+    fn parameter_checks_name_the_offending_argument() {
+        let mut m = manifest();
+        for a in ["ey", "hz"] {
+            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 0, reduction: None };
+            m.args.push(Arg { name: a.into(), kind: VarKind::Array, elem: ScalarType::F32, array: Some(array) });
+        }
+        m.write_ports = vec![1];
+        m.size_params = vec![2];
+        m.interleave = Some(Interleave { args: vec![1], segment_bytes: 4096 });
+        assert_eq!(m.check_params("k"), Ok(()));
+        let broken = |f: &dyn Fn(&mut Manifest)| {
+            let mut b = m.clone();
+            f(&mut b);
+            b.check_params("k").unwrap_err()
+        };
+        assert!(broken(&|b| b.write_ports = vec![0]).contains("write port names argument 0"));
+        assert!(broken(&|b| b.write_ports = vec![7]).contains("write port names argument 7"));
+        assert!(broken(&|b| b.interleave.as_mut().unwrap().args = vec![0]).contains("interleaves argument 0"));
+        assert!(broken(&|b| b.size_params = vec![0]).contains("size parameter names argument 0"));
+        assert!(broken(&|b| b.size_params = vec![1]).contains("not an array of one buffer"));
     }
 
     /// deinterleave and interleave are inverse, segment k lands in half k mod 2 at

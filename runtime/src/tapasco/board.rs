@@ -269,18 +269,8 @@ impl Device for TapascoDevice {
                 check_pe(name, want, found, count, exe.as_deref()).map(|()| want as usize)
             })
             .clone();
-        if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
-            return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
-        }
+        manifest.check_params(name)?;
         let il = manifest.interleave.as_ref();
-        if let Some(&a) = il.and_then(|il| il.args.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none()))) {
-            return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
-        }
-        if let Some(&a) = manifest.size_params.iter().find(|&&a| {
-            manifest.args.get(a).is_none_or(|x| x.array.is_none()) || il.is_some_and(|il| il.args.contains(&a))
-        }) {
-            return Err(format!("kernel {name}: the manifest's size parameter names argument {a}, which is not an array of one buffer"));
-        }
         let extra = manifest.kernel_params().iter().skip(manifest.args.len()).map(|p| (p.arg, p.half, p.size)).collect();
         checked.map(|id| TapascoKernel { name: name.to_string(), id, extra, interleave: il.cloned() })
     }

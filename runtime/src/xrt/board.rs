@@ -375,21 +375,11 @@ impl XrtDevice {
 /// The parameters of kernel `name` (`Manifest::kernel_params`) with the memory group
 /// of each array parameter (`xrtKernelArgGroupId`), checked: a write port must be
 /// connected to the same memory as the parameter of its array's half (they pass one
-/// buffer object), and an interleaved argument must be an array.
+/// buffer object), after `Manifest::check_params`.
 fn layout(manifest: &Manifest, name: &str, handle: &KernelHandle) -> Result<Layout, String> {
     let kparams = manifest.kernel_params();
+    manifest.check_params(name)?;
     let il = manifest.interleave.as_ref();
-    if let Some(&a) = il.and_then(|il| il.args.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none()))) {
-        return Err(format!("kernel {name}: the manifest interleaves argument {a}, which is not an array"));
-    }
-    if let Some(&a) = manifest.write_ports.iter().find(|&&a| manifest.args.get(a).is_none_or(|x| x.array.is_none())) {
-        return Err(format!("kernel {name}: the manifest's write port names argument {a}, which is not an array"));
-    }
-    if let Some(&a) = manifest.size_params.iter().find(|&&a| {
-        manifest.args.get(a).is_none_or(|x| x.array.is_none()) || il.is_some_and(|il| il.args.contains(&a))
-    }) {
-        return Err(format!("kernel {name}: the manifest's size parameter names argument {a}, which is not an array of one buffer"));
-    }
     let mut params = Vec::with_capacity(kparams.len());
     for (i, p) in kparams.iter().enumerate() {
         let group = match manifest.args[p.arg].array {
