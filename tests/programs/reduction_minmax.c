@@ -1,7 +1,11 @@
 /* Floating min/max reductions, the max norm of a residual, and a product of powers
    of two. The 1-D loops get the tiled kernel, whose tiles accumulate in the loop's
    order (which also keeps which of -0.0 and +0.0 a min or max returns); the residual
-   loop declares locals, which the tiled kernels do not model. */
+   loop declares locals, which the tiled kernels do not model. The math library's
+   fmax / fminf as the accumulation, as Jacobi solvers write their convergence test:
+   tiled in 1-D; a 2-D nest keeps the baseline kernel, whose loop order keeps which
+   of -0.0 and +0.0 (or of a NaN and a number) comes out. */
+#include <math.h>
 #include <stdlib.h>
 #include "common.h"
 
@@ -55,6 +59,20 @@ int main(void) {
     most = ninf[i] > most ? ninf[i] : most;
   }
 
+  double err = 0.0;
+  float lo = 1.0f;
+#pragma omp target teams distribute parallel for reduction(max: err) reduction(min: lo) map(to: u[0:n], f[0:n]) // expect: emu tiled
+  for (int i = 0; i < n; i++) {
+    err = fmax(err, fabs((double)u[i] - (double)f[i]));
+    lo = fminf(u[i], lo);
+  }
+  double err2 = 0.0;
+#pragma omp target teams distribute parallel for collapse(2) reduction(max: err2) map(to: u[0:n]) // expect: emu baseline ~ [reduction-order] the floating-point maximum 'reduction(max: err2)'
+  for (int i = 1; i < 10; i++)
+    for (int j = 1; j < 200; j++)
+      err2 = fmax(fabs(u[i * 200 + j] - 0.5 * u[(i - 1) * 200 + j]), err2);
+
+  printf("err %a lo %a err2 %a\n", err, (double)lo, err2);
   printf("least %a most %a\n", (double)least, most);
   printf("res %a umin %a umax %a\n", (double)res, (double)umin, (double)umax);
   printf("dmin %a dmax %a prod %a\n", dmin, dmax, prod);

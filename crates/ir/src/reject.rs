@@ -463,7 +463,7 @@ impl Reason {
             Reason::TilingIllegal { .. } => {
                 "a sweep that reads values it wrote in the same sweep (Gauss-Seidel, SOR) runs untiled".to_string()
             }
-            Reason::ReductionNotTiled { .. } => "accumulate only with the clause's operator ('s += e', 's = s * e', 's = e < s ? e : s' or 'if (e < s) s = e' for min) and read the variable nowhere else in the loop".to_string(),
+            Reason::ReductionNotTiled { .. } => "accumulate only with the clause's operator ('s += e', 's = s * e', 's = e < s ? e : s', 'if (e < s) s = e' or 's = fmin(s, e)' for min) and read the variable nowhere else in the loop".to_string(),
             Reason::ReductionOrder { reassociable: true, .. } => {
                 "use -fplugin-arg-tessera-reassociate to allow partial sums (this changes the rounding, like -ffast-math); a 1-D loop, or inner loops within one tile, keep the order".to_string()
             }

@@ -9,6 +9,7 @@
 //!   s = C ? A : B         min / max: {A, B} = {S, E}, C compares S and E so that the
 //!                         select picks the smaller (min) or the larger (max)
 //!   if (C) s = E          min / max written as an if (the same as s = C ? E : S)
+//!   s = fmax(S, E)        max with the math library (also fmax(E, S), fmaxf; fmin for min)
 //!   if (C) s = S op E     a conditional accumulation (C does not read s)
 //! ```
 //!
@@ -34,7 +35,8 @@
 //!   conversion back to the variable's type is a homomorphism of these operations;
 //!   `s - e` is `s + (−e)`; a conditional accumulation adds the operator's identity,
 //!   which is exact for integers), or `f(s) = (s ≠ 0) ∧ b`, `(s ≠ 0) ∨ b`, or
-//!   `min(s, a)`, `max(s, a)` (the comparison exact, the candidates representable).
+//!   `min(s, a)`, `max(s, a)` (the comparison exact, the candidates representable,
+//!   written as selects; `fmin` / `fmax` take floating values only).
 //!   Each `⊕` is commutative and associative, so any two such functions commute, and
 //!   every order of the same instances gives the same result. (Signed overflow is
 //!   taken to wrap, as the kernel's C++ and the host compute it in practice.)
@@ -260,6 +262,18 @@ fn select_form(cond: &Expr, e: &Expr, picks_e: bool, name: &str, op: ReductionOp
     Some(exact)
 }
 
+/// A min / max written as the math library's `fmin(s, e)` / `fmax(e, s)` (and the
+/// `f` forms): whether it is one, and whether the result is exact in any order —
+/// never: the variable is floating, and which of `-0.0` and `+0.0` (or of a NaN
+/// and a number) comes out depends on the order.
+fn call_form(func: tessera_ir::MathFn, args: &[Expr], name: &str, op: ReductionOp) -> Option<bool> {
+    use tessera_ir::MathFn;
+    let fits = matches!((func, op), (MathFn::Fmin, ReductionOp::Min) | (MathFn::Fmax, ReductionOp::Max));
+    let [x, y] = args else { return None };
+    let accumulates = (is_var(x, name) && !reads(y, name)) || (is_var(y, name) && !reads(x, name));
+    (fits && accumulates).then_some(false)
+}
+
 /// Whether statement `st` accumulates into the reduction variable `name` of type `ty`
 /// with `op` (module docs), and how; `Err` says why not, when it assigns `name` some
 /// other way. `Ok(None)`: the statement does not assign `name`.
@@ -274,6 +288,7 @@ pub fn accumulation(st: &Stmt, name: &str, op: ReductionOp, ty: ScalarType) -> R
                     (true, false) => select_form(cond, otherwise, false, name, op, ty),
                     _ => None,
                 },
+                Expr::Call { func, args, .. } => call_form(*func, args, name, op),
                 _ => op_form(value, name, op, ty),
             };
             match exact {
@@ -405,6 +420,14 @@ mod tests {
         let (m, x) = (|| v("m", F32), || read("x", F32));
         let c = bin(BinOp::Lt, x(), m(), I32);
         assert_eq!(exact(accumulation(&assign("m", F32, sel(c, x(), m(), F32)), "m", Min, F32)), Some(false));
+        // m = fminf(m, x[i]), fmax(x[i], m): with the math library, also in order.
+        let call = |func, a, b| Expr::Call { func, args: vec![a, b], ty: F32, loc: Loc::default() };
+        let (fmin, fmax) = (tessera_ir::MathFn::Fmin, tessera_ir::MathFn::Fmax);
+        assert_eq!(exact(accumulation(&assign("m", F32, call(fmin, m(), x())), "m", Min, F32)), Some(false));
+        assert_eq!(exact(accumulation(&assign("m", F32, call(fmax, x(), m())), "m", Max, F32)), Some(false));
+        assert!(accumulation(&assign("m", F32, call(fmax, m(), x())), "m", Min, F32).is_err());
+        assert!(accumulation(&assign("m", F32, call(fmin, m(), m())), "m", Min, F32).is_err());
+        assert!(accumulation(&assign("m", F32, call(fmin, x(), x())), "m", Min, F32).is_err());
         // A comparison of another value.
         let c = bin(BinOp::Lt, read("y", I32), h(), I32);
         assert!(accumulation(&assign("h", I32, sel(c, e(), h(), I32)), "h", Min, I32).is_err());
