@@ -3,8 +3,9 @@
    order (which also keeps which of -0.0 and +0.0 a min or max returns); the residual
    loop declares locals, which the tiled kernels do not model. The math library's
    fmax / fminf as the accumulation, as Jacobi solvers write their convergence test:
-   tiled in 1-D; a 2-D nest keeps the baseline kernel, whose loop order keeps which
-   of -0.0 and +0.0 (or of a NaN and a number) comes out. */
+   tiled in 1-D; in a 2-D nest, whose tiles reorder the accumulations, tiled when the
+   candidates are fabs(…) (never -0.0: the result is the same in any order), else the
+   baseline kernel, whose loop order keeps which of -0.0 and +0.0 comes out. */
 #include <math.h>
 #include <stdlib.h>
 #include "common.h"
@@ -67,12 +68,17 @@ int main(void) {
     lo = fminf(u[i], lo);
   }
   double err2 = 0.0;
-#pragma omp target teams distribute parallel for collapse(2) reduction(max: err2) map(to: u[0:n]) // expect: emu baseline ~ [reduction-order] the floating-point maximum 'reduction(max: err2)'
+#pragma omp target teams distribute parallel for collapse(2) reduction(max: err2) map(to: u[0:n]) // expect: emu tiled
   for (int i = 1; i < 10; i++)
     for (int j = 1; j < 200; j++)
       err2 = fmax(fabs(u[i * 200 + j] - 0.5 * u[(i - 1) * 200 + j]), err2);
+  float top = -1.0f;
+#pragma omp target teams distribute parallel for collapse(2) reduction(max: top) map(to: u[0:n]) // expect: emu baseline ~ [reduction-order] the floating-point maximum 'reduction(max: top)'
+  for (int i = 1; i < 10; i++)
+    for (int j = 1; j < 200; j++)
+      top = fmaxf(top, u[i * 200 + j] - u[(i - 1) * 200 + j]);
 
-  printf("err %a lo %a err2 %a\n", err, (double)lo, err2);
+  printf("err %a lo %a err2 %a top %a\n", err, (double)lo, err2, (double)top);
   printf("least %a most %a\n", (double)least, most);
   printf("res %a umin %a umax %a\n", (double)res, (double)umin, (double)umax);
   printf("dmin %a dmax %a prod %a\n", dmin, dmax, prod);

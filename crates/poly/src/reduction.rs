@@ -40,12 +40,18 @@
 //!   Each `⊕` is commutative and associative, so any two such functions commute, and
 //!   every order of the same instances gives the same result. (Signed overflow is
 //!   taken to wrap, as the kernel's C++ and the host compute it in practice.)
-//! - *floating variables* are never exact in any order: `+` and `*` round differently
-//!   (the reason `ReductionOp::order_sensitive` gives), and even `min` and `max`
-//!   written as selects keep whichever of `-0.0` and `+0.0`, or of a NaN and a number,
-//!   comes first. Their accumulations must run in the loop's order — unless
-//!   `-fplugin-arg-tessera-reassociate` allows sums and products to be reassociated
-//!   ([`must_keep_order`]).
+//! - *floating variables* are exact in any order only for `min` and `max` of
+//!   candidates whose sign bit is clear (`s = fmax(s, fabs(e))`, `if (fabs(e) > s)
+//!   s = fabs(e)`, the max norm of a residual): the private copy starts at the
+//!   largest finite value (or its negation), never a NaN, so a NaN candidate is never
+//!   taken (a select compares false, `fmax` returns the other argument); the other
+//!   candidates are numbers `≥ +0.0`, and two of them that compare equal have the
+//!   same bits. The result is their largest (smallest), whatever the order. Any
+//!   other floating accumulation is not: `+` and `*` round differently (the reason
+//!   `ReductionOp::order_sensitive` gives), and `min` and `max` of values that may
+//!   be `-0.0` keep whichever of `-0.0` and `+0.0` comes first. Those must run in
+//!   the loop's order — unless `-fplugin-arg-tessera-reassociate` allows sums and
+//!   products to be reassociated ([`must_keep_order`]).
 //!
 //! Whether a tiling keeps the loop's order of a variable's accumulations is decided
 //! exactly with isl by `crate::optimize`: the pairs of accumulation instances in the
@@ -257,21 +263,29 @@ fn select_form(cond: &Expr, e: &Expr, picks_e: bool, name: &str, op: ReductionOp
         return None;
     }
     // Exact for integers when the comparison sees the values themselves and the
-    // candidate e is a value of the variable's type.
-    let exact = ty.is_integer() && e_core.ty() == Some(ty);
+    // candidate e is a value of the variable's type; for floats when e is never -0.0.
+    let exact = (ty.is_integer() && e_core.ty() == Some(ty)) || (ty.is_float() && sign_clear(e));
     Some(exact)
 }
 
 /// A min / max written as the math library's `fmin(s, e)` / `fmax(e, s)` (and the
-/// `f` forms): whether it is one, and whether the result is exact in any order —
-/// never: the variable is floating, and which of `-0.0` and `+0.0` (or of a NaN
-/// and a number) comes out depends on the order.
+/// `f` forms): whether it is one, and whether the result is exact in any order
+/// (when `e` is never `-0.0`, module docs).
 fn call_form(func: tessera_ir::MathFn, args: &[Expr], name: &str, op: ReductionOp) -> Option<bool> {
     use tessera_ir::MathFn;
     let fits = matches!((func, op), (MathFn::Fmin, ReductionOp::Min) | (MathFn::Fmax, ReductionOp::Max));
-    let [x, y] = args else { return None };
-    let accumulates = (is_var(x, name) && !reads(y, name)) || (is_var(y, name) && !reads(x, name));
-    (fits && accumulates).then_some(false)
+    let e = match args {
+        [x, y] if is_var(x, name) && !reads(y, name) => y,
+        [x, y] if is_var(y, name) && !reads(x, name) => x,
+        _ => return None,
+    };
+    fits.then(|| sign_clear(e))
+}
+
+/// Whether `e`, a floating value, has its sign bit clear whatever it reads (`fabs(x)`,
+/// also widened to `double`): it is never `-0.0`.
+fn sign_clear(e: &Expr) -> bool {
+    matches!(strip_preserving(e), Expr::Call { func: tessera_ir::MathFn::Fabs, .. })
 }
 
 /// Whether statement `st` accumulates into the reduction variable `name` of type `ty`
@@ -424,6 +438,17 @@ mod tests {
         let call = |func, a, b| Expr::Call { func, args: vec![a, b], ty: F32, loc: Loc::default() };
         let (fmin, fmax) = (tessera_ir::MathFn::Fmin, tessera_ir::MathFn::Fmax);
         assert_eq!(exact(accumulation(&assign("m", F32, call(fmin, m(), x())), "m", Min, F32)), Some(false));
+        // Of fabs(…) (also widened): never -0.0, so in any order.
+        let abs = || Expr::Call { func: tessera_ir::MathFn::Fabs, args: vec![x()], ty: F32, loc: Loc::default() };
+        assert_eq!(exact(accumulation(&assign("m", F32, call(fmax, m(), abs())), "m", Max, F32)), Some(true));
+        let d = || v("d", F64);
+        let wide = || cast(abs(), F64);
+        let dcall = Expr::Call { func: fmax, args: vec![wide(), d()], ty: F64, loc: Loc::default() };
+        assert_eq!(exact(accumulation(&assign("d", F64, dcall), "d", Max, F64)), Some(true));
+        let c = bin(BinOp::Gt, wide(), d(), I32);
+        assert_eq!(exact(accumulation(&if_(c, assign("d", F64, wide())), "d", Max, F64)), Some(true));
+        let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(abs()), ty: F32 };
+        assert_eq!(exact(accumulation(&assign("m", F32, call(fmin, neg, m())), "m", Min, F32)), Some(false));
         assert_eq!(exact(accumulation(&assign("m", F32, call(fmax, x(), m())), "m", Max, F32)), Some(false));
         assert!(accumulation(&assign("m", F32, call(fmax, m(), x())), "m", Min, F32).is_err());
         assert!(accumulation(&assign("m", F32, call(fmin, m(), m())), "m", Min, F32).is_err());
@@ -442,6 +467,50 @@ mod tests {
         assert_eq!(accumulation(&if_(c, assign("t", I32, e())), "h", Min, I32), Ok(None));
         let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(h()), ty: I32 };
         assert!(accumulation(&assign("h", I32, neg), "h", Min, I32).is_err());
+    }
+
+    /// The module docs' argument for floating min / max of sign-clear candidates, on
+    /// sequences of doubles with NaNs of several payloads, zeros of both signs,
+    /// infinities and repeats: from the identity, every order gives the same bits —
+    /// with `fmax` preferring either argument on ties and with the select — and with
+    /// `-0.0` among the candidates some orders do not (so the check can fail).
+    #[test]
+    fn max_of_sign_clear_candidates_is_the_same_in_any_order() {
+        let fmax_first = |s: f64, e: f64| if e.is_nan() { s } else if s.is_nan() { e } else if s >= e { s } else { e };
+        let fmax_second = |s: f64, e: f64| if e.is_nan() { s } else if s.is_nan() { e } else if e >= s { e } else { s };
+        let select = |s: f64, e: f64| if e > s { e } else { s };
+        let pool = [0.0, -0.0, 1.5, -1.5, 2.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::from_bits(0xfff8_0000_0000_0001), 1e-310];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut signed_zero_differs = false;
+        for _ in 0..2000 {
+            let len = 1 + (next() % 7) as usize;
+            let raw: Vec<f64> = (0..len).map(|_| pool[(next() % pool.len() as u64) as usize]).collect();
+            for clear in [true, false] {
+                let vals: Vec<f64> = raw.iter().map(|v| if clear { v.abs() } else { *v }).collect();
+                for f in [&fmax_first as &dyn Fn(f64, f64) -> f64, &fmax_second, &select] {
+                    let fold = |xs: &[f64]| xs.iter().fold(-f64::MAX, |s, &e| f(s, e)).to_bits();
+                    let want = fold(&vals);
+                    for _ in 0..8 {
+                        let mut perm = vals.clone();
+                        for i in (1..perm.len()).rev() {
+                            perm.swap(i, (next() % (i as u64 + 1)) as usize);
+                        }
+                        if clear {
+                            assert_eq!(fold(&perm), want, "{vals:?} vs {perm:?}");
+                        } else {
+                            signed_zero_differs |= fold(&perm) != want;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(signed_zero_differs, "zeros of both signs: some order should differ");
     }
 
     #[test]
