@@ -37,7 +37,7 @@ use tessera_ir::{Expr, LValue, Region, Stmt};
 
 /// Largest number of expression nodes the substitution of one local may copy into its
 /// uses (the size of its initialiser times the number of uses).
-pub const MAX_COPIED_NODES: usize = 512;
+pub const MAX_COPIED_NODES: usize = 4096;
 
 /// The region with every local that qualifies (module docs) substituted into its uses
 /// and its declaration removed; borrowed when there is none.
