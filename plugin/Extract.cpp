@@ -1059,16 +1059,26 @@ RegionExtractor::pointerMember(const MemberExpr *ME, bool Inside,
 /// The canonical types of everything the region body assigns or increments
 /// (an assignment, compound assignment or `++`/`--` operand), except variables
 /// declared inside the region and loop indices, which no outside memory
-/// aliases. A character type among them sets WritesChars.
+/// aliases. A character type among them sets WritesChars. A call of a function
+/// whose body clang sees (a `static inline` helper, C++'s `std::abs(double)`)
+/// adds what its body writes, except its own parameters and automatic locals;
+/// a call of a C library builtin (`sqrt`) writes at most `errno`, an object of
+/// its own that no member of a struct is; any other call sets CallsWrite.
 void RegionExtractor::collectWrittenTypes(const Stmt *Body) {
   WrittenTypes.emplace();
-  llvm::SmallVector<const Stmt *, 64> Work{Body};
-  auto Note = [&](const Expr *LHS) {
+  // A statement and the function whose body it belongs to (null: the region).
+  llvm::SmallVector<std::pair<const Stmt *, const FunctionDecl *>, 64> Work{{Body, nullptr}};
+  llvm::SmallPtrSet<const FunctionDecl *, 8> Walked;
+  auto Note = [&](const Expr *LHS, const FunctionDecl *In) {
     LHS = LHS->IgnoreParenImpCasts();
     if (const auto *D = dyn_cast<DeclRefExpr>(LHS))
-      if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
-        if (declaredInside(V) || LoopIndices.count(V))
+      if (const auto *V = dyn_cast<VarDecl>(D->getDecl())) {
+        if (!In && (declaredInside(V) || LoopIndices.count(V)))
           return;
+        if (In && V->getDeclContext() == In && V->hasLocalStorage() &&
+            !V->getType()->isReferenceType())
+          return;
+      }
     QualType T = LHS->getType().getCanonicalType().getUnqualifiedType();
     if (T->isAnyCharacterType() || T->isStructureOrClassType() ||
         T->isUnionType())
@@ -1076,28 +1086,34 @@ void RegionExtractor::collectWrittenTypes(const Stmt *Body) {
     WrittenTypes->insert(T.getTypePtr());
   };
   while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
+    auto [S, In] = Work.pop_back_val();
     if (!S)
       continue;
     if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp())
-      Note(BO->getLHS());
+      Note(BO->getLHS(), In);
     if (const auto *UO = dyn_cast<UnaryOperator>(S); UO && UO->isIncrementDecrementOp())
-      Note(UO->getSubExpr());
-    // Calls may write anything; so may C++ operator calls and constructors. A
-    // library builtin (`sqrtf`) writes at most errno, an int.
+      Note(UO->getSubExpr(), In);
+    // Calls may write anything; so may C++ operator calls and constructors.
     if (const auto *CE = dyn_cast<CallExpr>(S)) {
       const FunctionDecl *FD = CE->getDirectCallee();
-      if (FD && FD->getBuiltinID() && !isa<CXXOperatorCallExpr>(CE))
-        WrittenTypes->insert(Ctx.IntTy.getTypePtr());
-      else
+      const FunctionDecl *Def = FD ? FD->getDefinition() : nullptr;
+      if (FD && FD->getBuiltinID() && !isa<CXXOperatorCallExpr>(CE)) {
+        // A library builtin: errno at most.
+      } else if (Def && Def->hasBody() && !isa<CXXMethodDecl>(Def) &&
+                 !isa<CXXOperatorCallExpr>(CE) && !Def->isVariadic() &&
+                 Walked.size() < 64) {
+        if (Walked.insert(Def).second)
+          Work.push_back({Def->getBody(), Def});
+      } else {
         CallsWrite = true;
+      }
     }
     if (isa<CXXConstructExpr>(S))
       CallsWrite = true;
     if (const auto *CS = dyn_cast<CapturedStmt>(S))
-      Work.push_back(CS->getCapturedStmt());
+      Work.push_back({CS->getCapturedStmt(), In});
     for (const Stmt *C : S->children())
-      Work.push_back(C);
+      Work.push_back({C, In});
   }
 }
 
