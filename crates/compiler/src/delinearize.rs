@@ -24,14 +24,17 @@
 //!    subscript of the view that is not affine fails the array;
 //! 4. the view is valid — the same elements as the linear subscripts — when every
 //!    inner subscript stays within its extent over the iteration domain:
-//!    `0 ≤ sub_d < extent_d`. For the box the loops span, these are conditions on the
+//!    `0 ≤ sub_d < extent_d`. Over the loops' ranges, these are conditions on the
 //!    scalars (smallest and largest values at corners), evaluated by the runtime at
 //!    launch; conditions isl proves for all scalar values are dropped. When one fails,
 //!    the runtime runs the baseline kernel of the original region (linear
 //!    subscripts), never the tiled kernel of the view.
 //!
-//! Loops enclosing an access must have bounds over the scalars only (a box); arrays
-//! with more than one dimension, and subscripts that are not polynomials, are left as
+//! Loops enclosing an access may have bounds over the scalars (a box) or affine in
+//! the enclosing loops' indices (a triangle, `for (j = 0; j <= i; j++)`): isl proves
+//! the conditions over the exact domain, and a condition left to the launch uses the
+//! hull of each index's values (stronger than needed, never weaker). Arrays with
+//! more than one dimension, and subscripts that are not polynomials, are left as
 //! they are (the input-class check then says why the region stays on the host).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -151,7 +154,10 @@ pub fn delinearize(region: &Region) -> Result<Option<Delinearized>, String> {
                     continue;
                 }
                 let expr = within(site, sub, extent, region).ok_or_else(|| {
-                    format!("the loops around '{}' do not span a box", print::subscripted(&site.array, &site.index))
+                    format!(
+                        "the bounds of the loops around '{}' are not affine in the enclosing loops' indices",
+                        print::subscripted(&site.array, &site.index)
+                    )
                 })?;
                 conditions.push(Condition { array: view.array.clone(), expr, text });
             }
@@ -528,27 +534,41 @@ fn over_scalars(e: &Expr, region: &Region) -> bool {
 }
 
 /// `int` condition: the loops around `site` run no iteration, or `sub` stays in
-/// `[0, extent)` over all of them. `None` when a loop bound names another index.
+/// `[0, extent)` over all of them. A loop whose bounds name enclosing indices (a
+/// triangle, `j <= i`) contributes the hull of its values over the enclosing loops'
+/// ranges — a superset, so the condition may fail where the access would not, never
+/// the other way round. `None` when a bound is not affine in the enclosing indices
+/// with constant coefficients.
 fn within(site: &Site, sub: &Lin, extent: &Expr, region: &Region) -> Option<Expr> {
     let int = ScalarType::I32;
     let long = ScalarType::I64;
     let mut nonempty: Option<Expr> = None;
     let mut range: BTreeMap<&str, (Expr, Expr)> = BTreeMap::new();
     for l in &site.loops {
-        if !over_scalars(&l.lower, region) || !over_scalars(&l.upper, region) {
-            return None;
-        }
-        let (lo, up) = (to_long(&l.lower), to_long(&l.upper));
         let k = l.step.unsigned_abs() as i64;
-        let (ne, min, max) = if l.step > 0 {
-            // last = lower + step·⌊(upper − 1 − lower) / step⌋ (nonnegative dividend).
-            let span = bin(BinOp::Sub, bin(BinOp::Sub, up.clone(), lit(1), long), lo.clone(), long);
-            let last = bin(BinOp::Add, lo.clone(), bin(BinOp::Mul, lit(k), bin(BinOp::Div, span, lit(k), long), long), long);
-            (bin(BinOp::Lt, lo.clone(), up, int), lo, last)
+        let (ne, min, max) = if over_scalars(&l.lower, region) && over_scalars(&l.upper, region) {
+            let (lo, up) = (to_long(&l.lower), to_long(&l.upper));
+            if l.step > 0 {
+                // last = lower + step·⌊(upper − 1 − lower) / step⌋ (nonnegative dividend).
+                let span = bin(BinOp::Sub, bin(BinOp::Sub, up.clone(), lit(1), long), lo.clone(), long);
+                let last = bin(BinOp::Add, lo.clone(), bin(BinOp::Mul, lit(k), bin(BinOp::Div, span, lit(k), long), long), long);
+                (bin(BinOp::Lt, lo.clone(), up, int), lo, last)
+            } else {
+                let span = bin(BinOp::Sub, bin(BinOp::Sub, lo.clone(), lit(1), long), up.clone(), long);
+                let last = bin(BinOp::Sub, lo.clone(), bin(BinOp::Mul, lit(k), bin(BinOp::Div, span, lit(k), long), long), long);
+                (bin(BinOp::Gt, lo.clone(), up, int), last, lo)
+            }
         } else {
-            let span = bin(BinOp::Sub, bin(BinOp::Sub, lo.clone(), lit(1), long), up.clone(), long);
-            let last = bin(BinOp::Sub, lo.clone(), bin(BinOp::Mul, lit(k), bin(BinOp::Div, span, lit(k), long), long), long);
-            (bin(BinOp::Gt, lo.clone(), up, int), last, lo)
+            let (lo_min, lo_max) = hull(&l.lower, &range, region)?;
+            let (up_min, up_max) = hull(&l.upper, &range, region)?;
+            if l.step > 0 {
+                // lower ≤ index ≤ upper − 1 (the last value may be below it).
+                let top = bin(BinOp::Sub, up_max.clone(), lit(1), long);
+                (bin(BinOp::Lt, lo_min.clone(), up_max, int), lo_min, top)
+            } else {
+                let bottom = bin(BinOp::Add, up_min.clone(), lit(1), long);
+                (bin(BinOp::Gt, lo_max.clone(), up_min, int), bottom, lo_max)
+            }
         };
         nonempty = Some(match nonempty {
             None => ne,
@@ -586,6 +606,34 @@ fn within(site: &Site, sub: &Lin, extent: &Expr, region: &Region) -> Option<Expr
         None => inside,
         Some(ne) => bin(BinOp::LOr, Expr::Unary { op: UnOp::Not, arg: Box::new(ne), ty: int }, inside, int),
     })
+}
+
+/// The smallest and largest values (in `long`) of a loop bound `e` that is affine in
+/// the enclosing loops' indices, with constant coefficients, plus terms over the
+/// scalars, as the indices range over `range` (each index's smallest and largest
+/// value). `None` for any other bound.
+fn hull(e: &Expr, range: &BTreeMap<&str, (Expr, Expr)>, region: &Region) -> Option<(Expr, Expr)> {
+    let long = ScalarType::I64;
+    let scalar = |n: &str| region.var(n).is_some_and(|v| v.kind == VarKind::Scalar && v.elem.is_integer());
+    let p = poly_form(e, &|n| range.contains_key(n) || scalar(n))?;
+    let (mut min, mut max) = (lit(0), lit(0));
+    for (m, &c) in &p {
+        let (lo, hi) = match m.iter().filter(|n| range.contains_key(n.as_str())).count() {
+            0 => {
+                let t = bin(BinOp::Mul, lit(c), product(m), long);
+                (t.clone(), t)
+            }
+            1 if m.len() == 1 => {
+                let (a, b) = &range[m[0].as_str()];
+                let (small, large) = if c > 0 { (a, b) } else { (b, a) };
+                (bin(BinOp::Mul, lit(c), small.clone(), long), bin(BinOp::Mul, lit(c), large.clone(), long))
+            }
+            _ => return None,
+        };
+        min = bin(BinOp::Add, min, lo, long);
+        max = bin(BinOp::Add, max, hi, long);
+    }
+    Some((min, max))
 }
 
 /// An isl constraint saying that `e` (an `&&` / `||` / `!` of comparisons of affine
@@ -640,8 +688,34 @@ fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bo
         }))
     };
     let mut cons = Vec::new();
-    for l in &site.loops {
-        let (Some(lo), Some(up)) = (text_of(&l.lower), text_of(&l.upper)) else { return false };
+    for (k, l) in site.loops.iter().enumerate() {
+        // Bounds over the scalars and the enclosing loops' indices (a triangle).
+        let outer = &site.loops[..k];
+        let bound = |e: &Expr| -> Option<String> {
+            let lookup = |n: &str| {
+                if scalars.contains(n) {
+                    Some(Sym::Param(n.to_string()))
+                } else {
+                    outer.iter().position(|o| o.var == n).map(Sym::Tile)
+                }
+            };
+            let a = affine::from_expr_with(e, &lookup, &mut |x| {
+                let key = print::expr(x);
+                let mut d = derived.borrow_mut();
+                let k = d.iter().position(|t| *t == key).unwrap_or_else(|| {
+                    d.push(key);
+                    d.len() - 1
+                });
+                Some(Sym::Loop(k))
+            })?;
+            Some(a.format(&|s| match s {
+                Sym::Loop(k) => format!("d_{k}"),
+                Sym::Param(p) => ident(p),
+                Sym::Tile(o) => ident(&outer[*o].var),
+                Sym::Intra(_) => unreachable!("bounds over scalars and enclosing indices"),
+            }))
+        };
+        let (Some(lo), Some(up)) = (bound(&l.lower), bound(&l.upper)) else { return false };
         let x = ident(&l.var);
         cons.push(if l.step > 0 { format!("{lo} <= {x} < {up}") } else { format!("{up} < {x} <= {lo}") });
     }
@@ -940,6 +1014,94 @@ mod tests {
         assert!(!holds(5, 10, 11));
         assert!(holds(0, 10, 11), "no iteration, nothing to check");
         assert!(holds(5, 10, 0));
+    }
+
+    /// `region` with loops `(var, lower, upper, step)` (bounds may name enclosing
+    /// indices): `for (var = lower; var < upper (> for a negative step); var += step)`.
+    fn nest(loops: &[(&str, Expr, Expr, i64)], write: Expr, reads: Vec<Expr>, scalars: &[&str]) -> Region {
+        let mut r = region(&loops.iter().map(|(v, _, u, _)| (*v, u.clone())).collect::<Vec<_>>(), write, reads, scalars);
+        let mut body = &mut r.body;
+        for (_, lo, _, st) in loops {
+            let Stmt::For { lower, step, body: inner, .. } = &mut body[0] else { unreachable!() };
+            *lower = lo.clone();
+            *step = *st;
+            body = inner;
+        }
+        r
+    }
+
+    #[test]
+    fn triangular_nests() {
+        // L[i*n + j] and L[j*n + i] for 0 <= j <= i < n: isl proves both views.
+        let (ij, ji) = (add(mul(v("i"), v("n")), v("j")), add(mul(v("j"), v("n")), v("i")));
+        let r = nest(&[("i", c(0), v("n"), 1), ("j", c(0), add(v("i"), c(1)), 1)], ij.clone(), vec![ij, ji], &["n"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(subs(&d, "a"), ["[i][j]", "[j][i]"]);
+        assert!(d.conditions.is_empty(), "{:?}", d.conditions);
+        // Rows of m, j <= i < n: valid when n <= m — a launch condition over the hull
+        // of j (0 … n - 1).
+        let ij = add(mul(v("i"), v("m")), v("j"));
+        let r = nest(&[("i", c(0), v("n"), 1), ("j", c(0), add(v("i"), c(1)), 1)], ij.clone(), vec![ij.clone()], &["n", "m"]);
+        let d = delinearize(&r).unwrap().unwrap();
+        assert_eq!(d.conditions.len(), 2, "one per array: {:?}", d.conditions);
+        assert_eq!(d.conditions[0].text, "0 <= j < m for 'a[i * m + j]'");
+        let env = |n: i128, m: i128| move |x: &str| [("n", n), ("m", m)].into_iter().find(|(k, _)| *k == x).map(|(_, v)| v);
+        let holds = |n, m| d.conditions.iter().all(|c| eval_int(&c.expr, &env(n, m)) == Ok(1));
+        assert!(holds(10, 10) && holds(3, 10) && holds(0, 0));
+        assert!(!holds(11, 10));
+        // A bound that is not affine in the enclosing index: no view.
+        let r = nest(&[("i", c(0), v("n"), 1), ("j", c(0), mul(v("i"), v("i")), 1)], ij.clone(), vec![ij], &["n", "m"]);
+        assert!(delinearize(&r).unwrap_err().contains("not affine in the enclosing loops' indices"));
+    }
+
+    /// The launch conditions of triangular and trapezoidal nests are never weaker than
+    /// the accesses: for random nests (bounds affine in the enclosing index, steps of
+    /// either sign) and random scalars, whenever the conditions hold every iteration's
+    /// inner subscript is within its extent.
+    #[test]
+    fn triangular_conditions_imply_every_access_in_range() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |k: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % k) as i64
+        };
+        let mut checked = 0;
+        for _ in 0..400 {
+            // j runs between a + b*i and c + d*i (either direction); the access is
+            // a[i*m + j + e].
+            let (a, b, cc, dd, e) = (next(5) - 2, next(3) - 1, next(7) - 2, next(3) - 1, next(5) - 2);
+            let step = if next(2) == 0 { 1 } else { -1 };
+            let lin = |k: i64, x: i64| add(c(k), mul(c(x), v("i")));
+            let (lo, up) = if step > 0 { (lin(a, b), add(lin(cc, dd), v("n"))) } else { (add(lin(cc, dd), v("n")), lin(a, b)) };
+            let idx = add(add(mul(v("i"), v("m")), v("j")), c(e));
+            let r = nest(&[("i", c(0), v("n"), 1), ("j", lo.clone(), up.clone(), step)], idx.clone(), vec![idx], &["n", "m"]);
+            let Ok(Some(d)) = delinearize(&r) else { continue };
+            for _ in 0..20 {
+                let (n, m) = (next(9) as i128, next(12) as i128);
+                let env = |x: &str| match x {
+                    "n" => Some(n),
+                    "m" => Some(m),
+                    _ => None,
+                };
+                if !d.conditions.iter().all(|c| eval_int(&c.expr, &env) == Ok(1)) {
+                    continue;
+                }
+                checked += 1;
+                for i in 0..n {
+                    let at = |x: &Expr| eval_int(x, &|name| if name == "i" { Some(i) } else { env(name) }).unwrap();
+                    let (l, u) = (at(&lo), at(&up));
+                    let mut j = l;
+                    while (step > 0 && j < u) || (step < 0 && j > u) {
+                        let inner = j + e as i128;
+                        assert!(inner >= 0 && inner < m, "a[i*m + j + {e}] with j from {l} to {u} (step {step}), i = {i}, n = {n}, m = {m}: {:?}", d.conditions);
+                        j += step as i128;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} cases where the conditions held");
     }
 
     #[test]
