@@ -425,6 +425,8 @@ private:
 
   // Statements --------------------------------------------------------------
   void stmts(const Stmt *S, json::Array &Out);
+  void loopBody(const Stmt *Body, json::Array &Out);
+  void loopStmts(llvm::ArrayRef<const Stmt *> List, json::Array &Out);
   void nestedDirective(const OMPExecutableDirective &D, json::Array &Out);
   void declStmt(const DeclStmt *DS, json::Array &Out);
   /// A local pointer into a region array (pointerLocal): the array, the
@@ -2855,6 +2857,62 @@ void RegionExtractor::stmts(const Stmt *S, json::Array &Out) {
                              {"loc", loc(S->getBeginLoc())}});
 }
 
+/// The body of a loop, with the loop's own `continue` at the body's top level
+/// turned into structure (the IR has no jumps):
+///   `if (c) continue; rest`            is `if (c) {} else { rest }`,
+///   `if (c) { s…; continue; } rest`    is `if (c) { s… } else { rest }`,
+///   `continue; rest`                   is nothing more (`rest` is unreachable).
+/// The condition is evaluated once, where the source evaluates it, and `rest`
+/// runs exactly when the source's would. A `continue` anywhere else (under an
+/// `if` with an `else`, deeper in a branch) stays unsupported.
+void RegionExtractor::loopBody(const Stmt *Body, json::Array &Out) {
+  llvm::SmallVector<const Stmt *, 16> List;
+  if (const auto *CS = dyn_cast<CompoundStmt>(Body))
+    List.append(CS->body_begin(), CS->body_end());
+  else if (Body)
+    List.push_back(Body);
+  loopStmts(List, Out);
+}
+
+void RegionExtractor::loopStmts(llvm::ArrayRef<const Stmt *> List,
+                                json::Array &Out) {
+  for (size_t K = 0; K < List.size(); ++K) {
+    const Stmt *S = List[K];
+    if (const auto *AS = dyn_cast<AttributedStmt>(S))
+      S = AS->getSubStmt();
+    if (isa<ContinueStmt>(S))
+      return;
+    const auto *If = dyn_cast<IfStmt>(S);
+    if (!If || If->getInit() || If->getConditionVariable() ||
+        If->isConsteval() || If->getElse()) {
+      stmts(S, Out);
+      continue;
+    }
+    llvm::SmallVector<const Stmt *, 8> Before;
+    const Stmt *Then = If->getThen();
+    bool Continues = isa<ContinueStmt>(Then);
+    if (const auto *CS = dyn_cast<CompoundStmt>(Then);
+        CS && CS->size() && isa<ContinueStmt>(CS->body_back())) {
+      Continues = true;
+      Before.append(CS->body_begin(), CS->body_end() - 1);
+    }
+    if (!Continues) {
+      stmts(S, Out);
+      continue;
+    }
+    json::Array ThenOut, ElseOut;
+    for (const Stmt *B : Before)
+      stmts(B, ThenOut);
+    loopStmts(List.drop_front(K + 1), ElseOut);
+    Out.push_back(json::Object{{"kind", "if"},
+                               {"cond", expr(If->getCond())},
+                               {"then", std::move(ThenOut)},
+                               {"else", std::move(ElseOut)},
+                               {"loc", loc(If->getIfLoc())}});
+    return;
+  }
+}
+
 /// A directive nested in a plain `target` (`parallel for`, `teams distribute
 /// parallel for`, `parallel`, `simd`, …): its body becomes part of the region.
 void RegionExtractor::nestedDirective(const OMPExecutableDirective &D,
@@ -3454,7 +3512,7 @@ json::Value RegionExtractor::forStmt(const ForStmt *F) {
   }
   json::Array Body;
   LoopStack.push_back(IV);
-  stmts(F->getBody(), Body);
+  loopBody(F->getBody(), Body);
   LoopStack.pop_back();
   json::Object Loop{{"kind", "for"},
                     {"var", Name},

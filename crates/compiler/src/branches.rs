@@ -15,7 +15,8 @@
 //!
 //! - both branches are assignments of the same places in the same order (array
 //!   elements with the same subscripts, locals), and the condition reads none of
-//!   them — so evaluating it again before each assignment gives the same answer, and
+//!   them but the last (`if (v < 0) v = 0;`) — so evaluating it again before each
+//!   assignment gives the same answer, and
 //!   each assignment evaluates the value the taken branch would, after the same
 //!   earlier assignments;
 //! - `if (c) x = e;` without `else`, when the same block has already assigned `x`
@@ -141,9 +142,11 @@ fn selects(cond: &Expr, then: &[Stmt], otherwise: &[Stmt], before: &[Stmt]) -> O
         o.iter().map(|(p, v, _)| (*p, (*v).clone())).collect()
     };
     // The condition, evaluated again before each assignment, must not see an
-    // earlier one: it reads none of the places. (The values need nothing: each
-    // assignment evaluates the branch the condition picks, in the branch's order.)
-    if t.iter().any(|(place, ..)| reads(cond, place)) {
+    // earlier one: it reads none of the places assigned before the last assignment
+    // (`if (v < 0) v = 0;` reads the one place it assigns: evaluated once, before).
+    // (The values need nothing: each assignment evaluates the branch the condition
+    // picks, in the branch's order.)
+    if t[..t.len() - 1].iter().any(|(place, ..)| reads(cond, place)) {
         return None;
     }
     Some(
@@ -216,7 +219,15 @@ mod tests {
         let kept = |b: Vec<Stmt>| assert!(matches!(convert(&region(b)), Cow::Borrowed(_)));
         kept(vec![if_(edge.clone(), vec![set(el("b", v("i")), c(1))], vec![])]);
         kept(vec![if_(edge.clone(), vec![set(el("b", v("i")), c(1))], vec![set(el("a", v("i")), c(1))])]);
-        kept(vec![if_(bin(BinOp::Gt, rd("b", c(0)), c(0)), vec![set(el("b", v("i")), c(1))], vec![set(el("b", v("i")), c(2))])]);
+        // The condition reads the place assigned first, which the second assignment's
+        // condition would see changed.
+        let both = |k| vec![set(el("b", v("i")), c(k)), set(el("a", v("i")), c(k))];
+        kept(vec![if_(bin(BinOp::Gt, rd("b", c(0)), c(0)), both(1), both(2))]);
+        // Reading the only (last) place is fine: `t = a[i]; if (t < 0) t = 0;`.
+        let t = || LValue::Local { name: "t".into(), ty: I };
+        let neg = bin(BinOp::Lt, v("t"), c(0));
+        let r = region(vec![set(t(), rd("a", v("i"))), if_(neg.clone(), vec![set(t(), c(0))], vec![])]);
+        assert_eq!(body(&convert(&r))[1], set(t(), sel(neg, c(0), v("t"))));
     }
 
     /// Property: on random loop bodies of assignments to a few places (elements at
