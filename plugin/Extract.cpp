@@ -2678,9 +2678,43 @@ json::Value RegionExtractor::inlineCall(const CallExpr *CE,
 
 /// The value of the statements \p List of the body of \p FD (see inlineCall)
 /// into \p Result; the reason it is not inlinable otherwise.
+/// The statements of \p In as they run: a `do { … } while (false)` is its body,
+/// once, and an `if` without `else` whose condition is false whenever the code runs
+/// (`if (std::__is_constant_evaluated() && …)`, the libstdc++ precondition checks
+/// of `std::clamp` and friends, which only a constant evaluation takes) is left
+/// out. Anything else is kept as it is.
+static void runtimeStatements(const ASTContext &Ctx,
+                              llvm::ArrayRef<const Stmt *> In,
+                              llvm::SmallVectorImpl<const Stmt *> &Out) {
+  // Folded outside a constant context, with no side effect on the way (a call
+  // of a constexpr function is evaluated, not assumed to write).
+  auto False = [&](const Expr *C) {
+    Expr::EvalResult R;
+    return C && C->EvaluateAsRValue(R, Ctx, /*InConstantContext=*/false) &&
+           !R.HasSideEffects && R.Val.isInt() && R.Val.getInt().isZero();
+  };
+  for (const Stmt *S : In) {
+    if (const auto *Do = dyn_cast<DoStmt>(S); Do && False(Do->getCond())) {
+      if (const auto *CS = dyn_cast<CompoundStmt>(Do->getBody()))
+        runtimeStatements(Ctx, llvm::ArrayRef(CS->body_begin(), CS->body_end()), Out);
+      else
+        runtimeStatements(Ctx, Do->getBody(), Out);
+      continue;
+    }
+    if (const auto *If = dyn_cast<IfStmt>(S);
+        If && !If->getInit() && !If->getConditionVariable() && !If->getElse() &&
+        !If->isConsteval() && False(If->getCond()))
+      continue;
+    Out.push_back(S);
+  }
+}
+
 std::string RegionExtractor::inlineBody(const FunctionDecl *FD,
-                                        llvm::ArrayRef<const Stmt *> List,
+                                        llvm::ArrayRef<const Stmt *> In,
                                         json::Value &Result) {
+  llvm::SmallVector<const Stmt *, 16> Statements;
+  runtimeStatements(Ctx, In, Statements);
+  llvm::ArrayRef<const Stmt *> List = Statements;
   std::string Name = "'" + FD->getNameAsString() + "'";
   std::optional<llvm::StringRef> RetTy =
       scalar(FD->getReturnType().getNonReferenceType());
