@@ -62,11 +62,16 @@ fn unsupported_motion_modifier_on_mapped_data() {
     fatal("unsupported_motion.c");
 }
 
+#[test]
+fn region_of_another_manifest_version_while_data_is_mapped() {
+    fatal("stale_manifest.c");
+}
+
 /// Every program in the directory has a test above.
 #[test]
 fn every_fatal_program_is_tested() {
     let listed =
-        ["opaque_if.c", "opaque_parallel.c", "present_absent.c", "unbounded_parallel.c", "unsupported_motion.c"];
+        ["opaque_if.c", "opaque_parallel.c", "present_absent.c", "stale_manifest.c", "unbounded_parallel.c", "unsupported_motion.c"];
     for e in std::fs::read_dir(repo_root().join("tests/fatal")).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
         assert!(listed.contains(&name.as_str()), "{name} has no test in tests/fatal.rs");

@@ -589,7 +589,9 @@ pub unsafe fn eval_array(
 /// The arrays of a region as far as they can be evaluated, for a host fallback
 /// inside a data region ([`crate::present::DataEnv::host_begin`]): an array whose
 /// section cannot be evaluated (or a region whose manifest lists no arguments) is
-/// reduced to its element 0, a `present`-style lookup. With `exact` (a host run
+/// reduced to its element 0, a `present`-style lookup; an array the region does not
+/// touch (`ArrayArg::untouched`, or no access happens for these scalars) is left
+/// out. With `exact` (a host run
 /// inside a parallel region), arrays whose footprints all have lattices also get
 /// their [`ArrayPlan::exact_runs`]. Never fails.
 ///
@@ -614,8 +616,16 @@ pub unsafe fn plan_lenient(manifest: &Manifest, args: &[*mut c_void], exact: boo
         if addr.is_null() || a.kind == VarKind::Scalar {
             continue;
         }
+        // Untouched — named by a clause only, or every access in an empty iteration
+        // domain for these scalars: the host run moves none of it (`always` moves
+        // the section whatever the region does).
+        let known = !arr.footprint.is_empty() || arr.untouched;
+        let reaches = all_reaches(&arr.footprint, &env, exact);
+        if known && !arr.map.is_always() && reaches.as_ref().is_some_and(|r| r.is_empty()) {
+            continue;
+        }
         match eval_array(&a.name, a.kind, a.elem, arr.map, &arr.dims, &arr.section, addr, &env) {
-            Ok(p) => out.push(match all_reaches(&arr.footprint, &env, exact) {
+            Ok(p) => out.push(match reaches {
                 Some(r) => narrowed(p, &r, exact),
                 None => p,
             }),
@@ -1062,7 +1072,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims,
-                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![], bank: 0, reduction: None
+                section: section.into_iter().map(|(lower, length)| Section { lower, length }).collect(), footprint: vec![], bank: 0, reduction: None, untouched: false
             }),
         }
     }

@@ -126,7 +126,13 @@ unsafe fn c_desc<'a>(
     }
     let parsed = parsed_desc(desc, CStr::from_ptr(desc).to_bytes());
     match &parsed.desc {
-        Err((region, reason)) => Err(bad(region.clone(), reason.clone())),
+        Err((region, reason)) => {
+            // Left to the host OpenMP runtime, which holds none of Tessera's device
+            // data: with data mapped there, the directive's copies would be lost.
+            let mut run = bad(region.clone(), reason.clone());
+            run.fatal = process_envs().opaque_violation(process_config(), &run.record, "its descriptor is invalid");
+            Err(run)
+        }
         Ok(d) if nargs < 0 || (nargs > 0 && args.is_null()) => {
             Err(bad(d.region.clone(), format!("invalid argument vector (nargs = {nargs})")))
         }

@@ -352,7 +352,7 @@ impl DataEnvironment {
         let unbounded: Vec<&str> = manifest
             .args
             .iter()
-            .filter(|a| a.array.as_ref().is_some_and(|arr| arr.footprint.is_empty()))
+            .filter(|a| a.array.as_ref().is_some_and(|arr| arr.footprint.is_empty() && !arr.untouched))
             .map(|a| a.name.as_str())
             .collect();
         let parallel = !unbounded.is_empty() && in_parallel;

@@ -214,7 +214,18 @@ pub unsafe extern "C" fn tessera_offload_v(manifest: *const c_char, nargs: c_int
     } else {
         let parsed = parsed_manifest(manifest, CStr::from_ptr(manifest).to_bytes());
         match &parsed.manifest {
-            Err((region, reason)) => Record::host(region.clone(), None, reason.clone()),
+            Err((region, reason)) => {
+                // The host code runs on host memory, but nothing says which device
+                // data it uses (a stale object file, a manifest of another version):
+                // with data mapped on the device it could see stale data.
+                let record = Record::host(region.clone(), None, reason.clone());
+                if let Some(msg) = directives::process_envs().opaque_violation(config, &record, "its manifest is invalid") {
+                    emit(config, &record);
+                    eprintln!("{msg}");
+                    std::process::exit(1);
+                }
+                record
+            }
             Ok(m) if nargs < 0 || (nargs > 0 && args.is_null()) => Record::host(
                 m.region.clone(),
                 m.kernel.clone(),

@@ -128,7 +128,7 @@ fn more_arguments_than_the_stack_vector_holds() {
         name: "out".into(),
         kind: VarKind::Array,
         elem: tessera_ir::ScalarType::I64,
-        array: Some(tessera_ir::manifest::ArrayArg { map: MapKind::From, dims: vec![Expr::int(1)], section: vec![], footprint: vec![], bank: 0, reduction: None }),
+        array: Some(tessera_ir::manifest::ArrayArg { map: MapKind::From, dims: vec![Expr::int(1)], section: vec![], footprint: vec![], bank: 0, reduction: None, untouched: false }),
     }];
     args.extend((0..K).map(|i| int_scalar(&format!("s{i}"))));
     let m = manifest("many.c:1", "many", args, &kernel, &entry);

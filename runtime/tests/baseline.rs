@@ -211,7 +211,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             array: var.map.map(|map| ArrayArg {
                 map,
                 dims: var.dims.iter().map(|d| d.clone().unwrap()).collect(),
-                section: Vec::<Section>::new(), footprint: vec![], bank: 0, reduction: None
+                section: Vec::<Section>::new(), footprint: vec![], bank: 0, reduction: None, untouched: false
             }),
         })
         .collect();

@@ -7,7 +7,10 @@
    losing the other thread's writes, and so stops the program instead. The same for
    a flat 2-D array indexed `c[i * m + j]` with rows from the thread's `lo`: its
    region stays on the host for mapping `c` `to` (the remark says so, not that the
-   subscripts are not affine), and the delinearised view's ranges bound its copies. */
+   subscripts are not affine), and the delinearised view's ranges bound its copies.
+   Last, a region whose clauses name an array its body never uses: its host run
+   moves none of that array (the compiler knows every access of the region, and none
+   is of it), rather than stopping for not knowing which part of it the region uses. */
 #include <stdlib.h>
 #include "common.h"
 
@@ -45,6 +48,21 @@ int main(void) {
     }
   }
   print_floats("c", c, rows * m);
+
+  float *d = malloc(n * sizeof *d); // expect-remark: [write-to-input]
+  for (int i = 0; i < n; i++) d[i] = rng_float();
+#pragma omp target data map(to: a[0:n]) map(tofrom: d[0:n]) // expect: emu
+  {
+#pragma omp parallel for num_threads(2)
+    for (int t = 0; t < 2; t++) {
+      int lo = t * h;
+#pragma omp target teams distribute parallel for map(to: a[lo:h], d[lo:h]) // expect: host
+      for (int i = lo; i < lo + h; i++)
+        d[i] = d[i] * 0.5f + 1.0f;
+    }
+  }
+  print_floats("d", d, n);
+  free(d);
   free(a);
   free(b);
   free(c);

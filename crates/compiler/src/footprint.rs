@@ -32,14 +32,21 @@ pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
 /// loops' first iteration touches its elements in the source even when they do not
 /// run, and its accesses name none of them.
 pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(String, Footprint)> {
+    all_footprints(region, loops).unwrap_or_default()
+}
+
+/// [`footprints_regardless_of`], `None` when the footprints are not known (the nest
+/// is not a SCoP with a box-shaped domain) — so that `Some` with no footprint of an
+/// array says the region does not access it at all.
+pub fn all_footprints(region: &Region, loops: &[String]) -> Option<Vec<(String, Footprint)>> {
     // A read under `c ? … : …`, in the right operand of `&&` / `||` or in a
     // conditional accumulation may never happen (`tessera_poly::scop::Access::conditional`):
     // its range over-approximates (`Footprint::may`), so that a region that never leaves
     // its section is not refused, while a host run still knows what it may touch.
-    let Ok(scop) = tessera_poly::scop::extract(region) else { return Vec::new() };
+    let Ok(scop) = tessera_poly::scop::extract(region) else { return None };
     let param_only = |a: &Aff| !a.mentions(|s| !matches!(s, Sym::Param(_)));
     if !scop.loops.iter().all(|l| param_only(&l.lower) && param_only(&l.upper) && l.step > 0) {
-        return Vec::new();
+        return None;
     }
     let ty = |p: &str| region.var(p).map(|v| v.elem).unwrap_or(ScalarType::I64);
     // A derived parameter (`n/2`, `nx*ny`) is its expression, which the runtime evaluates.
@@ -51,7 +58,7 @@ pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(Strin
         .map(|l| Some((aff_expr(&l.lower, &ty)?, aff_expr(&l.upper, &ty)?, l.step)))
         .collect::<Option<Vec<_>>>()
     else {
-        return Vec::new();
+        return None;
     };
     // The first and last value of every loop index when its loop runs at all: the
     // last is `lower + step·⌊(upper − 1 − lower) / step⌋` (C division truncates, and
@@ -94,7 +101,7 @@ pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(Strin
         let (mut lo, mut hi) = (Vec::new(), Vec::new());
         for s in &a.subscripts {
             let (Some(l), Some(h)) = (corner(s, &first, &last, &ty, false), corner(s, &first, &last, &ty, true)) else {
-                return Vec::new();
+                return None;
             };
             lo.push(l);
             hi.push(h);
@@ -115,7 +122,7 @@ pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(Strin
         };
         out.push((a.array.clone(), fp));
     }
-    out
+    Some(out)
 }
 
 /// The lattice of indices an access with `subscripts` takes over the box-shaped

@@ -257,19 +257,27 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         Err(e) if matches!(e.reason, RejectReason::NotALoopNest { .. }) => fold::fold(&view),
         _ => None,
     };
-    let fps = match viewed {
-        Some(d) => region_footprints(&view, folded.as_ref())
+    let fps = all_region_footprints(&view, folded.as_ref()).map(|fps| match viewed {
+        Some(d) => fps
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
             .collect(),
-        None => region_footprints(&view, folded.as_ref()),
-    };
-    for (array, fp) in fps {
+        None => fps,
+    });
+    let known = fps.is_some();
+    for (array, fp) in fps.into_iter().flatten() {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
             a.footprint.push(fp);
+        }
+    }
+    // With every access's footprint known, an array without one is only named by a
+    // clause (or by reads the kernels' forms dropped, whose values nothing uses).
+    if known {
+        for a in manifest.args.iter_mut().filter_map(|a| a.array.as_mut()) {
+            a.untouched = a.footprint.is_empty();
         }
     }
     if opts.banks == 2 {
@@ -376,13 +384,19 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
 /// initialisations, whose accesses name none of the inner loops: such accesses keep
 /// their footprints whether those loops run or not
 /// ([`footprint::footprints_regardless_of`]).
+#[cfg(test)]
 fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(String, tessera_ir::manifest::Footprint)> {
+    all_region_footprints(view, folded).unwrap_or_default()
+}
+
+/// [`region_footprints`], `None` when they are not known ([`footprint::all_footprints`]).
+fn all_region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Option<Vec<(String, tessera_ir::manifest::Footprint)>> {
     match folded {
         Some(f) => {
             let inner: Vec<String> = f.conditions.iter().map(|c| c.var.clone()).collect();
-            footprint::footprints_regardless_of(&f.region, &inner)
+            footprint::all_footprints(&f.region, &inner)
         }
-        None => footprint::footprints(view),
+        None => footprint::all_footprints(view, &[]),
     }
 }
 
@@ -579,7 +593,7 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         let one = Expr::Int { value: 1, ty: ScalarType::I64 };
         let section = vec![Section { lower: zero(), length: one.clone() }];
         let map = v.map.expect("a mapped scalar");
-        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0, reduction: None });
+        let array = Some(ArrayArg { map, dims: vec![one], section, footprint: vec![], bank: 0, reduction: None, untouched: false });
         return Ok(Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array });
     }
     let array = match v.kind {
@@ -587,13 +601,13 @@ fn manifest_arg(v: &tessera_ir::Var) -> Result<Arg, Rejection> {
         VarKind::Pointer | VarKind::Array if check::is_attached(v) => {
             let mut dims = vec![zero()];
             dims.extend(check::resolved_dims_from(v, &[], 1)?);
-            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![], bank: 0, reduction: None })
+            Some(ArrayArg { map: MapKind::Present, dims, section: Vec::new(), footprint: vec![], bank: 0, reduction: None, untouched: false })
         }
         VarKind::Pointer | VarKind::Array => {
             let dims = check::resolved_dims(v)?;
             let section = complete_section(&v.section, &dims);
             // OpenMP: an array referenced without a map clause is mapped tofrom.
-            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0, reduction: None })
+            Some(ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0, reduction: None, untouched: false })
         }
     };
     Ok(Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array })
@@ -609,7 +623,7 @@ fn host_args(region: &Region) -> Vec<Arg> {
         .map(|v| {
             manifest_arg(v).unwrap_or_else(|_| {
                 let zeros = v.dims.iter().map(|_| Expr::Int { value: 0, ty: ScalarType::I64 }).collect();
-                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![], bank: 0, reduction: None });
+                let array = Some(ArrayArg { map: MapKind::Present, dims: zeros, section: Vec::new(), footprint: vec![], bank: 0, reduction: None, untouched: false });
                 Arg { name: v.name.clone(), kind: v.kind, elem: v.elem, array }
             })
         })

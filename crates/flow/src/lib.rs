@@ -794,7 +794,7 @@ mod tests {
             array: Some(ArrayArg {
                 map,
                 dims: vec![n.clone()],
-                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }], footprint: vec![], bank: 0, reduction: None
+                section: vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I32 }, length: n }], footprint: vec![], bank: 0, reduction: None, untouched: false
             }),
         }
     }

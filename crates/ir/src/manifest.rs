@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`;
-/// 5: `size_params`).
-pub const MANIFEST_VERSION: u32 = 5;
+/// 5: `size_params`; 6: `ArrayArg::untouched`).
+pub const MANIFEST_VERSION: u32 = 6;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -333,6 +333,11 @@ pub struct ArrayArg {
     /// Set when the region reduces (part of) the array (`reduction(+: a[l:n])`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduction: Option<ArrayReductionArg>,
+    /// The compiler knows every access of the region (`footprint` has them all) and
+    /// none is of this array: a clause names it, no statement touches it. A host run
+    /// of the region moves none of it (an empty `footprint` alone means unknown).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untouched: bool,
 }
 
 /// A reduction on an array argument. The kernel updates the reduced elements in place
@@ -723,7 +728,7 @@ mod tests {
     fn interleaved_arrays_have_a_parameter_per_half() {
         let mut m = manifest();
         for a in ["ey", "hz"] {
-            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 1, reduction: None };
+            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 1, reduction: None, untouched: false };
             m.args.push(Arg { name: a.into(), kind: VarKind::Array, elem: ScalarType::F32, array: Some(array) });
         }
         m.write_ports = vec![1];
@@ -776,7 +781,7 @@ mod tests {
     fn parameter_checks_name_the_offending_argument() {
         let mut m = manifest();
         for a in ["ey", "hz"] {
-            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 0, reduction: None };
+            let array = ArrayArg { map: MapKind::Tofrom, dims: vec![], section: vec![], footprint: vec![], bank: 0, reduction: None, untouched: false };
             m.args.push(Arg { name: a.into(), kind: VarKind::Array, elem: ScalarType::F32, array: Some(array) });
         }
         m.write_ports = vec![1];

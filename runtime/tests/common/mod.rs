@@ -25,7 +25,7 @@ pub fn sec(lower: Expr, length: Expr) -> Section {
 
 /// A `float` array argument.
 pub fn farray(name: &str, kind: VarKind, map: MapKind, dims: Vec<Expr>, section: Vec<Section>) -> Arg {
-    Arg { name: name.into(), kind, elem: ScalarType::F32, array: Some(ArrayArg { map, dims, section, footprint: vec![], bank: 0, reduction: None }) }
+    Arg { name: name.into(), kind, elem: ScalarType::F32, array: Some(ArrayArg { map, dims, section, footprint: vec![], bank: 0, reduction: None, untouched: false }) }
 }
 
 /// An `int` scalar argument.

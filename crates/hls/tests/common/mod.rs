@@ -222,7 +222,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         .map(|v| if v.writes_back() {
             // A scalar the region returns is a one-element array (the compiler's `manifest_arg`).
             let section = vec![Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: one() }];
-            let array = ArrayArg { map: v.map.expect("writes_back needs a map"), dims: vec![one()], section, footprint: vec![], bank: 0, reduction: None };
+            let array = ArrayArg { map: v.map.expect("writes_back needs a map"), dims: vec![one()], section, footprint: vec![], bank: 0, reduction: None, untouched: false };
             Arg { name: v.name.clone(), kind: VarKind::Array, elem: v.elem, array: Some(array) }
         } else { Arg {
             name: v.name.clone(),
@@ -236,7 +236,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
                         None => Section { lower: Expr::Int { value: 0, ty: ScalarType::I64 }, length: dims[d].clone() },
                     })
                     .collect();
-                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0, reduction: None }
+                ArrayArg { map: v.map.unwrap_or(MapKind::Tofrom), dims, section, footprint: vec![], bank: 0, reduction: None, untouched: false }
             }),
         } })
         .collect();
