@@ -97,6 +97,9 @@ struct VarEntry {
   /// Hoisted is a loop-invariant member access of the region body
   /// (ExtractedRegion::HoistedInside).
   bool Inside = false;
+  /// Hoisted is such a member access with an address (not a bit-field, not of a
+  /// `register` variable): passed by address (ExtractedRegion::HoistedMember).
+  bool Member = false;
   std::string Name;
   Shape S;
   json::Array Dims;
@@ -104,6 +107,8 @@ struct VarEntry {
   json::Array Section;
   bool Written = false;
 };
+
+static bool addressable(const MemberExpr *ME);
 
 /// Lowercase IR spelling of a binary operator, or null when the IR has none.
 const char *binOpName(BinaryOperatorKind Op) {
@@ -871,10 +876,26 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
   } else {
     Name = memberName(ME);
     addHoisted(ME, Name, *Ty, /*Inside=*/true);
+    Vars.back().Member = addressable(ME);
     HoistedMembers[Key] = Name;
   }
   return json::Value(
       json::Object{{"kind", "var"}, {"name", Name}, {"ty", Ty->str()}});
+}
+
+/// Whether the member chain \p ME has an address the rewrite can take: no link
+/// is a bit-field, and its root is not a `register` variable.
+static bool addressable(const MemberExpr *ME) {
+  const Expr *Cur = ME;
+  while (const auto *M = dyn_cast<MemberExpr>(Cur->IgnoreParenImpCasts())) {
+    if (const auto *F = dyn_cast<FieldDecl>(M->getMemberDecl()); !F || F->isBitField())
+      return false;
+    Cur = M->getBase();
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cur->IgnoreParenImpCasts()))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return VD->getStorageClass() != SC_Register;
+  return true;
 }
 
 /// Whether \p ME is a chain of `.` and `->` member accesses from a variable
@@ -3811,6 +3832,10 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
   applyDefaultmap();
 
   tessera::ExtractedRegion R;
+  json::Array Members;
+  for (const VarEntry &V : Vars)
+    if (V.Member)
+      Members.push_back(V.Name);
   json::Array VarsJ = varsJson(R);
   R.IR = json::Object{
       {"version", 1},
@@ -3825,6 +3850,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"reductions", std::move(Reductions)},
       {"array_reductions", std::move(ArrayReductions)},
       {"vars", std::move(VarsJ)},
+      {"members", std::move(Members)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;
   R.DeviceNum = DeviceNum;
@@ -3845,6 +3871,7 @@ json::Array RegionExtractor::varsJson(tessera::ExtractedRegion &R) {
     R.Vars.push_back(V.Decl);
     R.Hoisted.push_back(V.Hoisted);
     R.HoistedInside.push_back(V.Inside);
+    R.HoistedMember.push_back(V.Member);
     VarsJ.push_back(json::Object{{"name", V.Name},
                                  {"kind", V.S.Kind},
                                  {"elem", V.S.Elem},

@@ -48,6 +48,10 @@ struct ExtractedRegion {
   /// region's capture flags, so the rewrite rebuilds it for the directive's
   /// context (TesseraConsumer::resolveArgs).
   std::vector<bool> HoistedInside;
+  /// Parallel to Vars: the hoisted member access is passed by address
+  /// (`Region::members`): the rewrite passes a pointer to the member, null when
+  /// the chain crosses a null pointer.
+  std::vector<bool> HoistedMember;
   /// The condition of the target construct's `if` clause (an expression in the
   /// directive's context, free of side effects), or null: the rewrite evaluates
   /// it into an `int` temporary and passes its address after the variables.

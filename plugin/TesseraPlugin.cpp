@@ -537,6 +537,7 @@ private:
                            llvm::DenseMap<const VarDecl *, bool> &Flags,
                            const VarDecl *&Unnamed, SourceLocation L);
   Expr *guardArrows(Expr *E, SourceLocation L);
+  Expr *memberAddress(Expr *E, SourceLocation L);
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
                     const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
@@ -685,7 +686,9 @@ const VarDecl *TesseraConsumer::resolveArgs(
                                      D.getBeginLoc());
     if (!Value)
       return Unnamed;
-    R.Hoisted[I] = guardArrows(Value, D.getBeginLoc());
+    bool Member = I < R.HoistedMember.size() && R.HoistedMember[I];
+    R.Hoisted[I] = Member ? memberAddress(Value, D.getBeginLoc())
+                          : guardArrows(Value, D.getBeginLoc());
     R.HoistedInside[I] = false;
   }
   return nullptr;
@@ -733,6 +736,41 @@ Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
     Zero = ImplicitCastExpr::Create(Ctx, T, K, Zero, nullptr, VK_PRValue,
                                     FPOptionsOverride());
   return new (Ctx) ConditionalOperator(Cond, L, Value, L, Zero, T, VK_PRValue,
+                                       OK_Ordinary);
+}
+
+/// The address of the rebuilt member chain \p E (rebuildAtDirective), null when
+/// it crosses a null pointer: `&c.n`, `g ? &g->n : 0` (every `->` of the chain
+/// tested, outermost first, as guardArrows does for the value). The runtime reads
+/// the member through it where the region sees it (tessera_ir Region::members).
+Expr *TesseraConsumer::memberAddress(Expr *E, SourceLocation L) {
+  llvm::SmallVector<Expr *, 4> Bases; // innermost chain link first
+  for (Expr *Cur = E;;) {
+    Cur = Cur->IgnoreParenImpCasts();
+    auto *ME = dyn_cast<MemberExpr>(Cur);
+    if (!ME)
+      break;
+    if (ME->isArrow() && !isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+      Bases.push_back(ME->getBase());
+    Cur = ME->getBase();
+  }
+  QualType P = Ctx.getPointerType(E->getType());
+  Expr *Addr = UnaryOperator::Create(Ctx, E, UO_AddrOf, P, VK_PRValue,
+                                     OK_Ordinary, L, false, FPOptionsOverride());
+  if (Bases.empty())
+    return Addr;
+  QualType CondTy = Ctx.getLangOpts().CPlusPlus ? Ctx.BoolTy : Ctx.IntTy;
+  Expr *Cond = nullptr;
+  for (Expr *B : llvm::reverse(Bases))
+    Cond = Cond ? BinaryOperator::Create(Ctx, Cond, B, BO_LAnd, CondTy,
+                                         VK_PRValue, OK_Ordinary, L,
+                                         FPOptionsOverride())
+                : B;
+  Expr *Zero = IntegerLiteral::Create(Ctx, llvm::APInt(Ctx.getIntWidth(Ctx.IntTy), 0),
+                                      Ctx.IntTy, L);
+  Expr *Null = ImplicitCastExpr::Create(Ctx, P, CK_NullToPointer, Zero, nullptr,
+                                        VK_PRValue, FPOptionsOverride());
+  return new (Ctx) ConditionalOperator(Cond, L, Addr, L, Null, P, VK_PRValue,
                                        OK_Ordinary);
 }
 

@@ -770,6 +770,13 @@ pub unsafe fn element0(name: &str, kind: VarKind, elem: ScalarType, addr: *mut c
     ArrayPlan { name: name.to_string(), map: MapKind::Present, shape, host, exact_runs: None }
 }
 
+/// One element of type `elem` at host address `addr` (a member of a struct), as an
+/// array item whose device copy a host run swaps in where a mapping holds it.
+pub fn one_element(name: &str, elem: ScalarType, addr: *mut u8) -> ArrayPlan {
+    let shape = BoxShape { elem_size: elem.size(), dims: vec![1], lower: vec![0], len: vec![1] };
+    ArrayPlan { name: name.to_string(), map: MapKind::Alloc, shape, host: addr, exact_runs: None }
+}
+
 /// Evaluates the list items of a data directive from the addresses its call passed
 /// (`desc.args` order): one [`ArrayPlan`] per item, with the item's map type.
 ///
@@ -1082,7 +1089,7 @@ mod tests {
     }
 
     fn manifest(args: Vec<Arg>) -> Manifest {
-        Manifest {
+        Manifest { members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

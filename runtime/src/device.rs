@@ -230,7 +230,7 @@ mod tests {
     use std::path::Path;
 
     fn manifest(rejected: Option<&str>) -> Manifest {
-        Manifest {
+        Manifest { members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:3".into(),
             kernel: Some("k".into()),

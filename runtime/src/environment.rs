@@ -331,6 +331,24 @@ impl DataEnvironment {
         config: &Config,
         manifest: &Manifest,
         args: &[*mut c_void],
+        record: Record,
+    ) -> Launch {
+        self.host_fallback_with(config, manifest, args, &[], record)
+    }
+
+    /// [`host_fallback`](Self::host_fallback) for arguments whose members
+    /// ([`Manifest::members`]) are already read ([`resolve_members`]): `members`
+    /// holds each member's host address, whose device copy the host run gets in
+    /// place like an array element's.
+    ///
+    /// # Safety
+    /// As for [`crate::offload_with`]; every member address is valid.
+    unsafe fn host_fallback_with(
+        &self,
+        config: &Config,
+        manifest: &Manifest,
+        args: &[*mut c_void],
+        members: &[(usize, *mut u8)],
         mut record: Record,
     ) -> Launch {
         let Some(kind) = self.data_device(config).filter(|&k| !self.is_empty(k)) else {
@@ -341,7 +359,11 @@ impl DataEnvironment {
         // Inside one, the other threads may use the rest of the box: only what the
         // region touches is swapped, where its footprint says exactly what that is.
         let in_parallel = crate::in_active_parallel();
-        let arrays = data::plan_lenient(manifest, args, in_parallel);
+        let mut arrays = data::plan_lenient(manifest, args, in_parallel);
+        for &(i, addr) in members {
+            let a = &manifest.args[i];
+            arrays.push(data::one_element(&a.name, a.elem, addr));
+        }
         let refs: Vec<&ArrayPlan> = arrays.iter().collect();
         let mut moved = Transfers::default();
         // Arrays whose accesses the region's IR does not hold (a statement Tessera
@@ -822,6 +844,52 @@ pub const DEVICE_HOST: &str = "its 'device' clause names the host device";
 /// Decides and runs one region execution in the data environments `envs`, without
 /// any output. A host fallback whose data is present on a device comes back with the
 /// pins to release after the host run ([`Launch::host`]).
+/// The arguments with every member of a struct ([`Manifest::members`]: the call
+/// passes the address of a pointer to it) replaced by the address of its value in
+/// `slots` — the device copy's when a mapping on the data device holds the member
+/// (OpenMP maps the struct implicitly, and the region sees that copy; a host run
+/// that changed it, or host code that changed the host copy since, makes the two
+/// differ), else host memory's; 0 through a null pointer — and each member's host
+/// address. `Err` when the device copy cannot be read.
+///
+/// # Safety
+/// As for [`crate::offload_with`]; `slots` has one entry per member.
+unsafe fn resolve_members(
+    envs: &DataEnvironment,
+    config: &Config,
+    manifest: &Manifest,
+    args: &[*mut c_void],
+    slots: &mut [u64],
+) -> Result<(Vec<*mut c_void>, Vec<(usize, *mut u8)>), String> {
+    let mut resolved = args.to_vec();
+    let mut addrs = Vec::new();
+    if manifest.members.is_empty() || args.len() != manifest.args.len() {
+        return Ok((resolved, addrs));
+    }
+    let kind = envs.data_device(config).filter(|&k| !envs.is_empty(k));
+    for (slot, &i) in slots.iter_mut().zip(&manifest.members) {
+        let (Some(a), Some(&holder)) = (manifest.args.get(i), args.get(i)) else { continue };
+        if holder.is_null() || a.array.is_some() {
+            continue;
+        }
+        let addr = *(holder as *const *mut u8);
+        let mut bytes = [0u8; 8];
+        let size = a.elem.size().min(8);
+        if !addr.is_null() {
+            let on_device = kind.filter(|&k| on_env!(envs, k, |env, _alloc| env.contains(addr as usize)));
+            match on_device {
+                Some(k) => on_env!(envs, k, |env, _alloc| env.read_device(addr as usize, &mut bytes[..size]))
+                    .map_err(|e| format!("cannot read the device copy of the member '{}': {e}", a.name))?,
+                None => std::ptr::copy_nonoverlapping(addr, bytes.as_mut_ptr(), size),
+            }
+            addrs.push((i, addr));
+        }
+        *slot = u64::from_ne_bytes(bytes);
+        resolved[i] = slot as *mut u64 as *mut c_void;
+    }
+    Ok((resolved, addrs))
+}
+
 unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), reason)
@@ -852,7 +920,14 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         }
         _ => args,
     };
-    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
+    // Members of structs (`c.n`): read where the region sees them.
+    let mut slots = vec![0u64; manifest.members.len()];
+    let (resolved, members) = match resolve_members(envs, config, manifest, args, &mut slots) {
+        Ok(r) => r,
+        Err(why) => return envs.host_fallback(config, manifest, args, host(why)),
+    };
+    let args: &[*mut c_void] = &resolved;
+    let fallback = |record: Record| envs.host_fallback_with(config, manifest, args, &members, record);
     // A region rejected at compile time may carry no argument list; it only reports.
     if manifest.rejected.is_none() && args.len() != manifest.args.len() {
         return fallback(host(format!(
@@ -880,7 +955,7 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), reason)
     };
-    let fallback = |record: Record| envs.host_fallback(config, manifest, args, record);
+    let fallback = |record: Record| envs.host_fallback_with(config, manifest, args, &members, record);
     let kind = match device::choose(config, manifest, &device::xrt_status(config, manifest)) {
         Choice::Host(reason) => return fallback(host(reason)),
         Choice::Offload(kind) => kind,

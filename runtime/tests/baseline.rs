@@ -56,7 +56,7 @@ fn scalar(name: &str, elem: ScalarType) -> Var {
     Var { name: name.into(), kind: VarKind::Scalar, elem, dims: vec![], map: None, section: vec![], written: false, loc: Loc::default() }
 }
 fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
-    Region {
+    Region { members: Vec::new(),
         version: IR_VERSION,
         location: Loc { file: "t.c".into(), line, col: 1 },
         source: None,
@@ -215,7 +215,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             }),
         })
         .collect();
-    Manifest {
+    Manifest { members: Vec::new(),
         version: MANIFEST_VERSION,
         region: r.location.file_line(),
         kernel: Some(name.into()),

@@ -11,8 +11,10 @@
 //! Derived from the SCoP of the loop nest (`tessera_poly::scop`): subscripts affine
 //! in the loop indices and the scalars. Exact for loops whose bounds depend on the
 //! scalars only (a box-shaped domain): per dimension the subscript is smallest and
-//! largest at corners of the box. Other nests (a bound naming an outer index) get no
-//! footprint, so nothing is checked for them.
+//! largest at corners of the box. A region that is no single perfect nest (statements
+//! beside inner loops, locals, `if`s) gets the footprint of each access over the loops
+//! around it ([`nest_footprints`]). Other nests (a bound naming an outer index, a
+//! subscript through a local) get no footprint, so nothing is checked for them.
 
 use tessera_ir::eval::eval_int;
 use tessera_ir::manifest::{ArrayArg, Footprint, Lattice};
@@ -44,22 +46,47 @@ pub fn all_footprints(region: &Region, loops: &[String]) -> Option<Vec<(String, 
     // its range over-approximates (`Footprint::may`), so that a region that never leaves
     // its section is not refused, while a host run still knows what it may touch.
     let Ok(scop) = tessera_poly::scop::extract(region) else { return None };
-    let param_only = |a: &Aff| !a.mentions(|s| !matches!(s, Sym::Param(_)));
-    if !scop.loops.iter().all(|l| param_only(&l.lower) && param_only(&l.upper) && l.step > 0) {
-        return None;
-    }
     let ty = |p: &str| region.var(p).map(|v| v.elem).unwrap_or(ScalarType::I64);
     // A derived parameter (`n/2`, `nx*ny`) is its expression, which the runtime evaluates.
     let derived = |p: &str| scop.derived.iter().find(|d| d.name == p).map(|d| d.expr.clone());
     let ty = Params { ty: &ty, derived: &derived };
-    let Some(bounds) = scop
-        .loops
-        .iter()
-        .map(|l| Some((aff_expr(&l.lower, &ty)?, aff_expr(&l.upper, &ty)?, l.step)))
-        .collect::<Option<Vec<_>>>()
-    else {
+    let mut out = Vec::new();
+    for a in &scop.accesses {
+        // The loops whose running this access does not depend on.
+        let regardless: Vec<bool> = scop
+            .loops
+            .iter()
+            .enumerate()
+            .map(|(x, l)| loops.contains(&l.var) && a.subscripts.iter().all(|s| s.coeff(&Sym::Loop(x)) == 0))
+            .collect();
+        let site = Site { subscripts: &a.subscripts, write: a.kind == AccessKind::Write, may: a.conditional, text: &a.text };
+        out.push((a.array.clone(), footprint_of(&scop.loops, &regardless, &site, &ty)?));
+    }
+    Some(out)
+}
+
+/// One access for [`footprint_of`]: its subscripts (affine in the loops' indices,
+/// `Sym::Loop(k)` for loop `k`, and parameters), kind and text.
+struct Site<'a> {
+    subscripts: &'a [Aff],
+    write: bool,
+    may: bool,
+    text: &'a str,
+}
+
+/// The footprint of access `a` inside `loops` (outermost first; bounds affine in the
+/// parameters, positive steps), with `regardless[k]`: the access happens whether loop
+/// `k` runs or not (no condition that it runs, one iteration counted). `None` when a
+/// bound names a loop index (the domain is not a box) or a coefficient overflows.
+fn footprint_of(loops: &[tessera_poly::scop::Loop], regardless: &[bool], a: &Site<'_>, ty: &Params<'_>) -> Option<Footprint> {
+    let param_only = |x: &Aff| !x.mentions(|s| !matches!(s, Sym::Param(_)));
+    if !loops.iter().all(|l| param_only(&l.lower) && param_only(&l.upper) && l.step > 0) {
         return None;
-    };
+    }
+    let bounds = loops
+        .iter()
+        .map(|l| Some((aff_expr(&l.lower, ty)?, aff_expr(&l.upper, ty)?, l.step)))
+        .collect::<Option<Vec<_>>>()?;
     // The first and last value of every loop index when its loop runs at all: the
     // last is `lower + step·⌊(upper − 1 − lower) / step⌋` (C division truncates, and
     // the dividend is ≥ 0 then).
@@ -89,40 +116,159 @@ pub fn all_footprints(region: &Region, loops: &[String]) -> Option<Vec<(String, 
             }
         })
         .collect();
-    let mut out = Vec::new();
-    for a in &scop.accesses {
-        // The loops whose running this access does not depend on.
-        let regardless: Vec<bool> = scop
-            .loops
-            .iter()
-            .enumerate()
-            .map(|(x, l)| loops.contains(&l.var) && a.subscripts.iter().all(|s| s.coeff(&Sym::Loop(x)) == 0))
-            .collect();
-        let (mut lo, mut hi) = (Vec::new(), Vec::new());
-        for s in &a.subscripts {
-            let (Some(l), Some(h)) = (corner(s, &first, &last, &ty, false), corner(s, &first, &last, &ty, true)) else {
-                return None;
-            };
-            lo.push(l);
-            hi.push(h);
-        }
-        let fp = Footprint {
-            access: a.text.clone(),
-            write: a.kind == AccessKind::Write,
-            lo,
-            hi,
-            nonempty: nonempty.iter().zip(&regardless).filter(|(_, r)| !**r).map(|(n, _)| n.clone()).collect(),
-            may: a.conditional,
-            lattice: lattice(&a.subscripts, &scop.loops, &counts, &first, &ty).map(|mut l| {
-                for (c, _) in l.counts.iter_mut().zip(&regardless).filter(|(_, r)| **r) {
-                    *c = lit(1);
-                }
-                l
-            }),
-        };
-        out.push((a.array.clone(), fp));
+    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+    for s in a.subscripts {
+        lo.push(corner(s, &first, &last, ty, false)?);
+        hi.push(corner(s, &first, &last, ty, true)?);
     }
-    Some(out)
+    Some(Footprint {
+        access: a.text.to_string(),
+        write: a.write,
+        lo,
+        hi,
+        nonempty: nonempty.iter().zip(regardless).filter(|(_, r)| !**r).map(|(n, _)| n.clone()).collect(),
+        may: a.may,
+        lattice: lattice(a.subscripts, loops, &counts, &first, ty).map(|mut l| {
+            for (c, _) in l.counts.iter_mut().zip(regardless).filter(|(_, r)| **r) {
+                *c = lit(1);
+            }
+            l
+        }),
+    })
+}
+
+/// The footprints of a region that is no single perfect nest (statements beside
+/// inner loops, locals, `if`s), from each access and the loops around it: every loop
+/// around an access must have bounds over the scalars (a box per access), and every
+/// subscript must be affine in those loops' indices and the scalars. An access in a
+/// branch of an `if`, of `?:` or right of `&&`/`||` may not happen (`may`).
+/// Decreasing loops are first negated (`tessera_poly::normalize::increasing`), which
+/// keeps their iterations. `None` when any access or loop is not of that form, or
+/// the region holds a statement the IR does not represent.
+pub fn nest_footprints(region: &Region) -> Option<Vec<(String, Footprint)>> {
+    let region = tessera_poly::normalize::increasing(region).ok()?;
+    let scalars: std::collections::HashSet<&str> = region
+        .vars
+        .iter()
+        .filter(|v| v.kind == tessera_ir::VarKind::Scalar && v.elem.is_integer())
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut walk = NestWalk { scalars: &scalars, loops: Vec::new(), derived: Vec::new(), sites: Vec::new() };
+    walk.stmts(&region.body, false)?;
+    let ty = |p: &str| region.var(p).map(|v| v.elem).unwrap_or(ScalarType::I64);
+    let derived = |p: &str| walk.derived.iter().find(|(n, _)| n == p).map(|(_, e)| e.clone());
+    let params = Params { ty: &ty, derived: &derived };
+    walk.sites
+        .iter()
+        .map(|(array, loops, subscripts, write, may, text)| {
+            let site = Site { subscripts, write: *write, may: *may, text };
+            Some((array.clone(), footprint_of(loops, &vec![false; loops.len()], &site, &params)?))
+        })
+        .collect()
+}
+
+/// An access found by [`NestWalk`]: array, its loops, subscripts, write, may, text.
+type NestSite = (String, Vec<tessera_poly::scop::Loop>, Vec<Aff>, bool, bool, String);
+
+/// The walk of [`nest_footprints`].
+struct NestWalk<'a> {
+    scalars: &'a std::collections::HashSet<&'a str>,
+    /// The loops around the statement visited, outermost first.
+    loops: Vec<tessera_poly::scop::Loop>,
+    /// Loop-invariant sub-expressions taken as parameters (`n/2`): name, expression.
+    derived: Vec<(String, Expr)>,
+    sites: Vec<NestSite>,
+}
+
+impl NestWalk<'_> {
+    /// `e` as an affine form over the enclosing loops' indices (`with_loops`) and the
+    /// scalars.
+    fn aff(&mut self, e: &Expr, with_loops: bool) -> Option<Aff> {
+        let loops = &self.loops;
+        let scalars = self.scalars;
+        let lookup = |n: &str| {
+            if let Some(k) = loops.iter().position(|l| l.var == n).filter(|_| with_loops) {
+                return Some(Sym::Loop(k));
+            }
+            // A loop index shadows a scalar of the same name.
+            (scalars.contains(n) && !loops.iter().any(|l| l.var == n)).then(|| Sym::Param(n.to_string()))
+        };
+        let derived = &mut self.derived;
+        tessera_poly::affine::from_expr_with(e, &lookup, &mut |x| {
+            let key = print::expr(x);
+            let k = derived.iter().position(|(_, d)| print::expr(d) == key).unwrap_or_else(|| {
+                derived.push((format!("__tessera_fp{}", derived.len()), x.clone()));
+                derived.len() - 1
+            });
+            Some(Sym::Param(derived[k].0.clone()))
+        })
+    }
+
+    fn stmts(&mut self, body: &[tessera_ir::Stmt], may: bool) -> Option<()> {
+        use tessera_ir::{LValue, Stmt};
+        for st in body {
+            match st {
+                Stmt::For { var, lower, upper, step, body, loc, .. } => {
+                    self.expr(lower, may)?;
+                    self.expr(upper, may)?;
+                    let (lower, upper) = (self.aff(lower, false)?, self.aff(upper, false)?);
+                    if *step <= 0 {
+                        return None;
+                    }
+                    self.loops.push(tessera_poly::scop::Loop { var: var.clone(), lower, upper, step: *step, loc: loc.clone() });
+                    let r = self.stmts(body, may);
+                    self.loops.pop();
+                    r?;
+                }
+                Stmt::Let { init, .. } => {
+                    if let Some(e) = init {
+                        self.expr(e, may)?;
+                    }
+                }
+                Stmt::Assign { target, value, .. } => {
+                    self.expr(value, may)?;
+                    if let LValue::Element { array, index, .. } = target {
+                        for i in index {
+                            self.expr(i, may)?;
+                        }
+                        self.site(array, index, true, may)?;
+                    }
+                }
+                Stmt::If { cond, then, otherwise, .. } => {
+                    self.expr(cond, may)?;
+                    self.stmts(then, true)?;
+                    self.stmts(otherwise, true)?;
+                }
+                Stmt::Unsupported { .. } => return None,
+            }
+        }
+        Some(())
+    }
+
+    /// The reads of `e`: those under a guard may not happen.
+    fn expr(&mut self, e: &Expr, may: bool) -> Option<()> {
+        let mut reads: Vec<(&str, &[Expr], bool)> = Vec::new();
+        let mut ok = true;
+        e.visit_guarded(&mut |x, guards| match x {
+            Expr::Read { array, index, .. } => reads.push((array, index, may || !guards.is_empty())),
+            Expr::Unsupported { .. } => ok = false,
+            _ => {}
+        });
+        if !ok {
+            return None;
+        }
+        for (array, index, may) in reads {
+            self.site(array, index, false, may)?;
+        }
+        Some(())
+    }
+
+    fn site(&mut self, array: &str, index: &[Expr], write: bool, may: bool) -> Option<()> {
+        let subscripts = index.iter().map(|i| self.aff(i, true)).collect::<Option<Vec<_>>>()?;
+        let text = print::subscripted(array, index);
+        self.sites.push((array.to_string(), self.loops.clone(), subscripts, write, may, text));
+        Some(())
+    }
 }
 
 /// The lattice of indices an access with `subscripts` takes over the box-shaped
@@ -293,6 +439,66 @@ mod tests {
         assert_eq!(outside(&[-1, 0], &[5, 9], &[(0, 10), (0, 10)]), Some(vec![-1, 0]));
         assert_eq!(outside(&[0, 0], &[5, 12], &[(0, 10), (0, 10)]), Some(vec![0, 12]));
         assert!(fps.iter().all(|(_, fp)| !fp.may));
+    }
+
+    /// An imperfect nest with a local, an `if`/`else` and a decreasing inner loop:
+    /// every access gets its range over the loops around it; those in the branches
+    /// may not happen; a subscript through a local leaves the footprints unknown.
+    #[test]
+    fn accesses_of_imperfect_nests_over_their_own_loops() {
+        use crate::interp::{bin, c, el, for_, rd, set, v};
+        use tessera_ir::{Loc, Stmt};
+        let r1 = |a: &str, i: Expr| rd(a, vec![i]);
+        let inner = Stmt::For {
+            var: "j".into(),
+            ty: ScalarType::I32,
+            lower: bin(BinOp::Sub, v("m"), c(1)),
+            upper: c(-1),
+            step: -1,
+            ne: false,
+            body: vec![set(el("b", vec![v("j")]), r1("c", bin(BinOp::Add, v("j"), c(2))))],
+            loc: Loc::default(),
+        };
+        let body = vec![
+            Stmt::Let { name: "t".into(), ty: ScalarType::I32, init: Some(r1("a", v("i"))), loc: Loc::default() },
+            inner,
+            Stmt::If {
+                cond: bin(BinOp::Gt, v("t"), c(0)),
+                then: vec![set(el("d", vec![v("i")]), r1("a", bin(BinOp::Add, v("i"), c(1))))],
+                otherwise: vec![set(el("d", vec![v("i")]), c(0))],
+                loc: Loc::default(),
+            },
+        ];
+        let region = crate::interp::region(&["a", "b", "c", "d"], &["n", "m"], vec![for_("i", c(0), v("n"), body)]);
+        assert!(all_footprints(&region, &[]).is_none(), "no perfect nest");
+        let fps = nest_footprints(&region).expect("footprints of every access");
+        let env = |x: &str| match x {
+            "n" => Some(5),
+            "m" => Some(3),
+            _ => None,
+        };
+        let got: Vec<(String, bool, bool, i128, i128)> = fps
+            .iter()
+            .map(|(a, fp)| (a.clone(), fp.write, fp.may, eval_int(&fp.lo[0], &env).unwrap(), eval_int(&fp.hi[0], &env).unwrap()))
+            .collect();
+        let want = [
+            ("a", false, false, 0, 4),
+            ("c", false, false, 2, 4),
+            ("b", true, false, 0, 2),
+            ("a", false, true, 1, 5),
+            ("d", true, true, 0, 4),
+            ("d", true, true, 0, 4),
+        ];
+        let want: Vec<(String, bool, bool, i128, i128)> = want.iter().map(|(a, w, m, l, h)| (a.to_string(), *w, *m, *l, *h)).collect();
+        assert_eq!(got, want);
+        // A subscript through a local: unknown.
+        let body = vec![
+            Stmt::Let { name: "k".into(), ty: ScalarType::I32, init: Some(bin(BinOp::Mul, v("i"), c(2))), loc: Loc::default() },
+            Stmt::Let { name: "u".into(), ty: ScalarType::I32, init: Some(c(0)), loc: Loc::default() },
+            set(el("b", vec![v("k")]), c(1)),
+        ];
+        let region = crate::interp::region(&["a", "b"], &["n"], vec![for_("i", c(0), v("n"), body)]);
+        assert!(nest_footprints(&region).is_none());
     }
 
     /// A read under `c ? … : …` (or right of `&&`): its range is what the region *may*

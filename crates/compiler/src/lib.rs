@@ -235,6 +235,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         write_ports: Vec::new(),
         interleave: None,
         size_params: Vec::new(),
+        members: region.vars.iter().enumerate().filter(|(_, v)| region.members.contains(&v.name)).map(|(i, _)| i).collect(),
     };
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
@@ -274,10 +275,15 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         }
     }
     // With every access's footprint known, an array without one is only named by a
-    // clause (or by reads the kernels' forms dropped, whose values nothing uses).
+    // clause (or by reads the kernels' forms dropped, whose values nothing uses). A
+    // scalar passed as a one-element array (mapped and written) is read and written
+    // as a scalar, which no footprint describes: never untouched.
     if known {
-        for a in manifest.args.iter_mut().filter_map(|a| a.array.as_mut()) {
-            a.untouched = a.footprint.is_empty();
+        for a in manifest.args.iter_mut() {
+            let array_var = region.var(&a.name).is_some_and(|v| v.kind != VarKind::Scalar);
+            if let Some(arr) = a.array.as_mut().filter(|_| array_var) {
+                arr.untouched = arr.footprint.is_empty();
+            }
         }
     }
     if opts.banks == 2 {
@@ -389,15 +395,18 @@ fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(Strin
     all_region_footprints(view, folded).unwrap_or_default()
 }
 
-/// [`region_footprints`], `None` when they are not known ([`footprint::all_footprints`]).
+/// [`region_footprints`], `None` when they are not known ([`footprint::all_footprints`]);
+/// a region that is no perfect nest and does not fold gets the footprints of its
+/// accesses in the loops around each ([`footprint::nest_footprints`]).
 fn all_region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Option<Vec<(String, tessera_ir::manifest::Footprint)>> {
-    match folded {
+    let fps = match folded {
         Some(f) => {
             let inner: Vec<String> = f.conditions.iter().map(|c| c.var.clone()).collect();
             footprint::all_footprints(&f.region, &inner)
         }
         None => footprint::all_footprints(view, &[]),
-    }
+    };
+    fps.or_else(|| footprint::nest_footprints(view))
 }
 
 /// `map(p[:0])` on a pointer is OpenMP's zero-length array section: no data moves,
@@ -428,6 +437,7 @@ pub fn opaque_region(region: &Region, reason: &str) -> Manifest {
     manifest.kernel_source.clear();
     manifest.emu_entry_source.clear();
     manifest.xclbin.clear();
+    manifest.members.clear();
     manifest
 }
 
@@ -674,7 +684,7 @@ mod tests {
             }],
             loc: Loc::default(),
         }];
-        Region {
+        Region { members: Vec::new(),
             version: IR_VERSION,
             location: Loc { file: "p.c".into(), line: 3, col: 1 },
             source: None,

@@ -111,6 +111,13 @@ pub struct Region {
     pub device_clause: bool,
     /// Every variable the region (or a map clause) refers to, in runtime-argument order.
     pub vars: Vec<Var>,
+    /// The scalar variables of `vars` that are members of structs the region reads
+    /// (`c.n`, `p->g.ny`, read once at the directive): the call passes the address of
+    /// a pointer to the member (null when the chain crosses a null pointer), so that
+    /// the runtime can read the member where the region sees it — the device copy of
+    /// a struct mapped on the device, else host memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
     /// The scalar reductions of the region (`reduction(op: s)` on the target construct
     /// or on a construct nested in it whose body is the whole region), one per
     /// variable: inside the region the variable is a private copy that starts at the
@@ -1174,6 +1181,7 @@ impl Region {
             reductions: Vec::new(),
             array_reductions: Vec::new(),
             vars,
+            members: Vec::new(),
             body,
         }
     }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`;
-/// 5: `size_params`; 6: `ArrayArg::untouched`).
+/// 5: `size_params`; 6: `ArrayArg::untouched`, `members`).
 pub const MANIFEST_VERSION: u32 = 6;
 
 /// Everything the runtime needs to run (or decline to run) one region.
@@ -100,6 +100,14 @@ pub struct Manifest {
     /// parameter, in this order (indices into `args`); never an interleaved array.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub size_params: Vec<usize>,
+    /// Scalar arguments (indices into `args`) that are members of structs
+    /// (`Region::members`): the passed address holds a pointer to the member, null
+    /// when the member chain crosses a null pointer (the value is then 0). The
+    /// runtime reads the device copy of the member when a mapping on the device holds
+    /// it (OpenMP maps the struct implicitly, and the region sees the device copy),
+    /// else host memory; a host run of the region gets the device copy in place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<usize>,
 }
 
 /// The scalar parameter through which a kernel with [`Manifest::size_params`] learns
@@ -698,7 +706,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![], members: vec![],
         }
         .with_hash()
     }

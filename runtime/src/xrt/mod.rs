@@ -457,7 +457,7 @@ mod tests {
     use crate::data::HostBuffer;
 
     fn manifest(xclbin: &str) -> Manifest {
-        Manifest {
+        Manifest { members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

@@ -35,7 +35,7 @@ pub fn int_scalar(name: &str) -> Arg {
 
 /// A manifest for kernel `kernel` with the given sources.
 pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str, entry: &str) -> Manifest {
-    Manifest {
+    Manifest { members: Vec::new(),
         version: MANIFEST_VERSION,
         region: region.into(),
         kernel: Some(kernel.into()),
