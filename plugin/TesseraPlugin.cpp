@@ -538,6 +538,7 @@ private:
                            const VarDecl *&Unnamed, SourceLocation L);
   Expr *guardArrows(Expr *E, SourceLocation L);
   Expr *memberAddress(Expr *E, SourceLocation L);
+  Expr *arrowsNonNull(Expr *E, SourceLocation L);
   Stmt *rewriteData(OMPExecutableDirective *D, const DeclContext *Context,
                     llvm::StringRef Desc, llvm::ArrayRef<const VarDecl *> Vars,
                     const llvm::DenseMap<const VarDecl *, bool> &RefFlags,
@@ -694,14 +695,9 @@ const VarDecl *TesseraConsumer::resolveArgs(
   return nullptr;
 }
 
-/// The rebuilt member chain \p E (rebuildAtDirective) as a value that reads no
-/// member through a null pointer: `g->u` becomes `g ? g->u : 0` (every `->` of
-/// the chain tested, outermost first). The region's code may test the pointer
-/// before it dereferences it, or never run an iteration that does, while the
-/// value is read at the directive either way; a null member then is a pointer
-/// the runtime finds no data for (or a zero scalar), and the region's own code
-/// decides. \p E unchanged when the chain has no `->`.
-Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
+/// `p && q` for the pointers dereferenced by the `->` links of the member chain
+/// \p E (outermost first; `this` is never null), or null when there are none.
+Expr *TesseraConsumer::arrowsNonNull(Expr *E, SourceLocation L) {
   llvm::SmallVector<Expr *, 4> Bases; // innermost chain link first
   for (Expr *Cur = E;;) {
     Cur = Cur->IgnoreParenImpCasts();
@@ -712,8 +708,6 @@ Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
       Bases.push_back(ME->getBase());
     Cur = ME->getBase();
   }
-  if (Bases.empty())
-    return E;
   QualType CondTy = Ctx.getLangOpts().CPlusPlus ? Ctx.BoolTy : Ctx.IntTy;
   Expr *Cond = nullptr;
   for (Expr *B : llvm::reverse(Bases))
@@ -721,6 +715,20 @@ Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
                                          VK_PRValue, OK_Ordinary, L,
                                          FPOptionsOverride())
                 : B;
+  return Cond;
+}
+
+/// The rebuilt member chain \p E (rebuildAtDirective) as a value that reads no
+/// member through a null pointer: `g->u` becomes `g ? g->u : 0` (every `->` of
+/// the chain tested, outermost first). The region's code may test the pointer
+/// before it dereferences it, or never run an iteration that does, while the
+/// value is read at the directive either way; a null member then is a pointer
+/// the runtime finds no data for (or a zero scalar), and the region's own code
+/// decides. \p E unchanged when the chain has no `->`.
+Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
+  Expr *Cond = arrowsNonNull(E, L);
+  if (!Cond)
+    return E;
   QualType T = E->getType().getUnqualifiedType();
   Expr *Value = E;
   if (Value->isGLValue())
@@ -744,28 +752,12 @@ Expr *TesseraConsumer::guardArrows(Expr *E, SourceLocation L) {
 /// tested, outermost first, as guardArrows does for the value). The runtime reads
 /// the member through it where the region sees it (tessera_ir Region::members).
 Expr *TesseraConsumer::memberAddress(Expr *E, SourceLocation L) {
-  llvm::SmallVector<Expr *, 4> Bases; // innermost chain link first
-  for (Expr *Cur = E;;) {
-    Cur = Cur->IgnoreParenImpCasts();
-    auto *ME = dyn_cast<MemberExpr>(Cur);
-    if (!ME)
-      break;
-    if (ME->isArrow() && !isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
-      Bases.push_back(ME->getBase());
-    Cur = ME->getBase();
-  }
   QualType P = Ctx.getPointerType(E->getType());
   Expr *Addr = UnaryOperator::Create(Ctx, E, UO_AddrOf, P, VK_PRValue,
                                      OK_Ordinary, L, false, FPOptionsOverride());
-  if (Bases.empty())
+  Expr *Cond = arrowsNonNull(E, L);
+  if (!Cond)
     return Addr;
-  QualType CondTy = Ctx.getLangOpts().CPlusPlus ? Ctx.BoolTy : Ctx.IntTy;
-  Expr *Cond = nullptr;
-  for (Expr *B : llvm::reverse(Bases))
-    Cond = Cond ? BinaryOperator::Create(Ctx, Cond, B, BO_LAnd, CondTy,
-                                         VK_PRValue, OK_Ordinary, L,
-                                         FPOptionsOverride())
-                : B;
   Expr *Zero = IntegerLiteral::Create(Ctx, llvm::APInt(Ctx.getIntWidth(Ctx.IntTy), 0),
                                       Ctx.IntTy, L);
   Expr *Null = ImplicitCastExpr::Create(Ctx, P, CK_NullToPointer, Zero, nullptr,

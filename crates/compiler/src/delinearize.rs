@@ -669,8 +669,15 @@ fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bo
     use tessera_poly::{affine, Sym};
     let ident = |n: &str| format!("v_{n}");
     let derived: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
-    let text_of = |e: &Expr| -> Option<String> {
-        let lookup = |n: &str| scalars.contains(n).then(|| Sym::Param(n.to_string()));
+    // `e` over the scalars and the indices of the loops `outer` (a triangle's bounds).
+    let text_in = |e: &Expr, outer: &[LoopCtx]| -> Option<String> {
+        let lookup = |n: &str| {
+            if scalars.contains(n) {
+                Some(Sym::Param(n.to_string()))
+            } else {
+                outer.iter().position(|o| o.var == n).map(Sym::Tile)
+            }
+        };
         let a = affine::from_expr_with(e, &lookup, &mut |x| {
             // A loop-invariant expression (`n/2`, `nx*ny`): one parameter per text.
             let key = print::expr(x);
@@ -684,37 +691,14 @@ fn proved(site: &Site, sub: &Lin, extent: &Expr, scalars: &BTreeSet<&str>) -> bo
         Some(a.format(&|s| match s {
             Sym::Loop(k) => format!("d_{k}"),
             Sym::Param(p) => ident(p),
-            _ => unreachable!("bounds over scalars"),
+            Sym::Tile(o) => ident(&outer[*o].var),
+            Sym::Intra(_) => unreachable!("bounds over scalars and enclosing indices"),
         }))
     };
+    let text_of = |e: &Expr| text_in(e, &[]);
     let mut cons = Vec::new();
     for (k, l) in site.loops.iter().enumerate() {
-        // Bounds over the scalars and the enclosing loops' indices (a triangle).
-        let outer = &site.loops[..k];
-        let bound = |e: &Expr| -> Option<String> {
-            let lookup = |n: &str| {
-                if scalars.contains(n) {
-                    Some(Sym::Param(n.to_string()))
-                } else {
-                    outer.iter().position(|o| o.var == n).map(Sym::Tile)
-                }
-            };
-            let a = affine::from_expr_with(e, &lookup, &mut |x| {
-                let key = print::expr(x);
-                let mut d = derived.borrow_mut();
-                let k = d.iter().position(|t| *t == key).unwrap_or_else(|| {
-                    d.push(key);
-                    d.len() - 1
-                });
-                Some(Sym::Loop(k))
-            })?;
-            Some(a.format(&|s| match s {
-                Sym::Loop(k) => format!("d_{k}"),
-                Sym::Param(p) => ident(p),
-                Sym::Tile(o) => ident(&outer[*o].var),
-                Sym::Intra(_) => unreachable!("bounds over scalars and enclosing indices"),
-            }))
-        };
+        let bound = |e: &Expr| text_in(e, &site.loops[..k]);
         let (Some(lo), Some(up)) = (bound(&l.lower), bound(&l.upper)) else { return false };
         let x = ident(&l.var);
         cons.push(if l.step > 0 { format!("{lo} <= {x} < {up}") } else { format!("{up} < {x} <= {lo}") });

@@ -599,7 +599,6 @@ mod tests {
     /// initialisation the nest overwrites before reading — needs no footprint.)
     #[test]
     fn folded_footprints_cover_what_the_nest_touches() {
-        let arrays = ["a", "b", "c"];
         let (mut covered, mut empty_inner) = (0, 0);
         for seed in 1..=4000u64 {
             let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1) };
@@ -607,54 +606,9 @@ mod tests {
             let Some(f) = fold(&r) else { continue };
             let fps = crate::region_footprints(&r, Some(&f));
             assert!(!fps.is_empty(), "seed {seed}: a folded nest without footprints");
-            for (n, m) in [(3, 0), (4, 1), (2, 3), (0, 2), (1, 0)] {
-                let env = |x: &str| match x {
-                    "n" => Some(n as i128),
-                    "m" => Some(m as i128),
-                    "s" => Some(7),
-                    _ => None,
-                };
-                let value = |e: &Expr| eval::eval_int(e, &env).expect("evaluable");
-                // Whether a footprint of `array` (a write footprint when `write`) covers index k.
-                let covers = |array: &str, k: i64, write: bool| {
-                    fps.iter().any(|(x, fp)| {
-                        x == array
-                            && (fp.write || !write)
-                            && fp.nonempty.iter().all(|(lo, up)| value(lo) < value(up))
-                            && value(&fp.lo[0]) <= k as i128
-                            && k as i128 <= value(&fp.hi[0])
-                            && fp.lattice.as_ref().is_none_or(|l| {
-                                // Some t with 0 <= t_j < counts_j: base + Σ t_j·delta_j = k.
-                                let counts: Vec<i128> = l.counts.iter().map(value).collect();
-                                let delta: Vec<i128> = l.delta[0].iter().map(value).collect();
-                                let mut sums = vec![value(&l.base[0])];
-                                for (c, d) in counts.iter().zip(&delta) {
-                                    sums = sums.iter().flat_map(|s| (0..*c).map(move |t| s + t * d)).collect();
-                                }
-                                sums.contains(&(k as i128))
-                            })
-                    })
-                };
-                let scalars = [("n", n), ("m", m), ("s", 7)];
-                let (want, trace) = crate::interp::run_traced(&r, &scalars, &arrays);
-                let show = || format!("seed {seed}, n = {n}, m = {m}:\n{}", crate::locals::show(&r.body));
-                for (array, k, _) in trace.iter().filter(|t| t.2) {
-                    assert!(covers(array, *k, true), "{}\n{array}[{k}] is written but in no write footprint", show());
-                }
-                let stale: Vec<Vec<i64>> = crate::interp::initial(arrays.len())
-                    .into_iter()
-                    .zip(arrays)
-                    .map(|(init, a)| (0..16).map(|k| if covers(a, k, false) { init[k as usize] } else { 1000 + 7 * k }).collect())
-                    .collect();
-                let (got, _) = crate::interp::run_from(&r, &scalars, &arrays, stale);
-                for (j, a) in arrays.iter().enumerate() {
-                    for k in (0..16).filter(|&k| covers(a, k, true)) {
-                        assert_eq!(got[j][k as usize], want[j][k as usize], "{}\n{a}[{k}] differs when uncovered elements are stale", show());
-                    }
-                }
-                covered += 1;
-                empty_inner += (m == 0 && !trace.is_empty()) as usize;
-            }
+            let (c, e) = footprints_cover(seed, &r, &fps);
+            covered += c;
+            empty_inner += e;
         }
         assert!(covered > 1000 && empty_inner > 200, "covered {covered}, with empty inner loops {empty_inner}");
     }
@@ -664,65 +618,78 @@ mod tests {
     /// that copies only what they cover computes what the region as written does.
     #[test]
     fn nest_footprints_cover_what_the_nest_touches() {
-        let arrays = ["a", "b", "c"];
         let (mut covered, mut empty_inner) = (0, 0);
-        // Every imperfect nest of the generator, folding or not: the footprints of
-        // each access over the loops around it (`footprint::nest_footprints`).
+        // Every imperfect nest of the generator, folding or not.
         for seed in 1..=4000u64 {
             let mut g = Gen { rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1) };
             let r = g.region();
             let Some(fps) = crate::footprint::nest_footprints(&r) else { continue };
             assert!(!fps.is_empty(), "seed {seed}: a nest without footprints");
-            for (n, m) in [(3, 0), (4, 1), (2, 3), (0, 2), (1, 0)] {
-                let env = |x: &str| match x {
-                    "n" => Some(n as i128),
-                    "m" => Some(m as i128),
-                    "s" => Some(7),
-                    _ => None,
-                };
-                let value = |e: &Expr| eval::eval_int(e, &env).expect("evaluable");
-                // Whether a footprint of `array` (a write footprint when `write`) covers index k.
-                let covers = |array: &str, k: i64, write: bool| {
-                    fps.iter().any(|(x, fp)| {
-                        x == array
-                            && (fp.write || !write)
-                            && fp.nonempty.iter().all(|(lo, up)| value(lo) < value(up))
-                            && value(&fp.lo[0]) <= k as i128
-                            && k as i128 <= value(&fp.hi[0])
-                            && fp.lattice.as_ref().is_none_or(|l| {
-                                // Some t with 0 <= t_j < counts_j: base + Σ t_j·delta_j = k.
-                                let counts: Vec<i128> = l.counts.iter().map(value).collect();
-                                let delta: Vec<i128> = l.delta[0].iter().map(value).collect();
-                                let mut sums = vec![value(&l.base[0])];
-                                for (c, d) in counts.iter().zip(&delta) {
-                                    sums = sums.iter().flat_map(|s| (0..*c).map(move |t| s + t * d)).collect();
-                                }
-                                sums.contains(&(k as i128))
-                            })
-                    })
-                };
-                let scalars = [("n", n), ("m", m), ("s", 7)];
-                let (want, trace) = crate::interp::run_traced(&r, &scalars, &arrays);
-                let show = || format!("seed {seed}, n = {n}, m = {m}:\n{}", crate::locals::show(&r.body));
-                for (array, k, _) in trace.iter().filter(|t| t.2) {
-                    assert!(covers(array, *k, true), "{}\n{array}[{k}] is written but in no write footprint", show());
-                }
-                let stale: Vec<Vec<i64>> = crate::interp::initial(arrays.len())
-                    .into_iter()
-                    .zip(arrays)
-                    .map(|(init, a)| (0..16).map(|k| if covers(a, k, false) { init[k as usize] } else { 1000 + 7 * k }).collect())
-                    .collect();
-                let (got, _) = crate::interp::run_from(&r, &scalars, &arrays, stale);
-                for (j, a) in arrays.iter().enumerate() {
-                    for k in (0..16).filter(|&k| covers(a, k, true)) {
-                        assert_eq!(got[j][k as usize], want[j][k as usize], "{}\n{a}[{k}] differs when uncovered elements are stale", show());
-                    }
-                }
-                covered += 1;
-                empty_inner += (m == 0 && !trace.is_empty()) as usize;
-            }
+            let (c, e) = footprints_cover(seed, &r, &fps);
+            covered += c;
+            empty_inner += e;
         }
         assert!(covered > 1000 && empty_inner > 200, "covered {covered}, with empty inner loops {empty_inner}");
+    }
+
+    /// The checks of the two tests above for region `r` (generator seed `seed`) and its
+    /// footprints `fps`, over several trip counts: every element the region writes is
+    /// in a write footprint, and running it from arrays that hold the true values only
+    /// where a footprint covers them gives the same values in every element a write
+    /// footprint covers. Returns how many trip counts were checked, and how many of
+    /// those had empty inner loops while the region touched something.
+    fn footprints_cover(seed: u64, r: &Region, fps: &[(String, tessera_ir::manifest::Footprint)]) -> (usize, usize) {
+        let arrays = ["a", "b", "c"];
+        let (mut covered, mut empty_inner) = (0, 0);
+        for (n, m) in [(3, 0), (4, 1), (2, 3), (0, 2), (1, 0)] {
+            let env = |x: &str| match x {
+                "n" => Some(n as i128),
+                "m" => Some(m as i128),
+                "s" => Some(7),
+                _ => None,
+            };
+            let value = |e: &Expr| eval::eval_int(e, &env).expect("evaluable");
+            // Whether a footprint of `array` (a write footprint when `write`) covers index k.
+            let covers = |array: &str, k: i64, write: bool| {
+                fps.iter().any(|(x, fp)| {
+                    x == array
+                        && (fp.write || !write)
+                        && fp.nonempty.iter().all(|(lo, up)| value(lo) < value(up))
+                        && value(&fp.lo[0]) <= k as i128
+                        && k as i128 <= value(&fp.hi[0])
+                        && fp.lattice.as_ref().is_none_or(|l| {
+                            // Some t with 0 <= t_j < counts_j: base + Σ t_j·delta_j = k.
+                            let counts: Vec<i128> = l.counts.iter().map(value).collect();
+                            let delta: Vec<i128> = l.delta[0].iter().map(value).collect();
+                            let mut sums = vec![value(&l.base[0])];
+                            for (c, d) in counts.iter().zip(&delta) {
+                                sums = sums.iter().flat_map(|s| (0..*c).map(move |t| s + t * d)).collect();
+                            }
+                            sums.contains(&(k as i128))
+                        })
+                })
+            };
+            let scalars = [("n", n), ("m", m), ("s", 7)];
+            let (want, trace) = crate::interp::run_traced(r, &scalars, &arrays);
+            let show = || format!("seed {seed}, n = {n}, m = {m}:\n{}", crate::locals::show(&r.body));
+            for (array, k, _) in trace.iter().filter(|t| t.2) {
+                assert!(covers(array, *k, true), "{}\n{array}[{k}] is written but in no write footprint", show());
+            }
+            let stale: Vec<Vec<i64>> = crate::interp::initial(arrays.len())
+                .into_iter()
+                .zip(arrays)
+                .map(|(init, a)| (0..16).map(|k| if covers(a, k, false) { init[k as usize] } else { 1000 + 7 * k }).collect())
+                .collect();
+            let (got, _) = crate::interp::run_from(r, &scalars, &arrays, stale);
+            for (j, a) in arrays.iter().enumerate() {
+                for k in (0..16).filter(|&k| covers(a, k, true)) {
+                    assert_eq!(got[j][k as usize], want[j][k as usize], "{}\n{a}[{k}] differs when uncovered elements are stale", show());
+                }
+            }
+            covered += 1;
+            empty_inner += (m == 0 && !trace.is_empty()) as usize;
+        }
+        (covered, empty_inner)
     }
 
     struct Gen {
