@@ -2916,10 +2916,13 @@ void RegionExtractor::stmts(const Stmt *S, json::Array &Out) {
 /// turned into structure (the IR has no jumps):
 ///   `if (c) continue; rest`            is `if (c) {} else { rest }`,
 ///   `if (c) { s…; continue; } rest`    is `if (c) { s… } else { rest }`,
+///   `if (c) continue; else e; rest`    is `if (c) {} else { e; rest }`,
+///   `if (c) t; else continue; rest`    is `if (c) { t; rest } else {}`,
 ///   `continue; rest`                   is nothing more (`rest` is unreachable).
 /// The condition is evaluated once, where the source evaluates it, and `rest`
-/// runs exactly when the source's would. A `continue` anywhere else (under an
-/// `if` with an `else`, deeper in a branch) stays unsupported.
+/// runs exactly when the source's would. A branch that runs on into `rest` joins
+/// it only when it declares nothing (its names could clash with the rest's); a
+/// `continue` anywhere else (deeper in a branch) stays unsupported.
 void RegionExtractor::loopBody(const Stmt *Body, json::Array &Out) {
   llvm::SmallVector<const Stmt *, 16> List;
   if (const auto *CS = dyn_cast<CompoundStmt>(Body))
@@ -2931,6 +2934,38 @@ void RegionExtractor::loopBody(const Stmt *Body, json::Array &Out) {
 
 void RegionExtractor::loopStmts(llvm::ArrayRef<const Stmt *> List,
                                 json::Array &Out) {
+  // Whether branch \p B ends in the loop's `continue`; the statements before it
+  // into \p Before.
+  auto Continues = [](const Stmt *B, llvm::SmallVectorImpl<const Stmt *> &Before) {
+    if (B && isa<ContinueStmt>(B))
+      return true;
+    if (const auto *CS = dyn_cast_or_null<CompoundStmt>(B);
+        CS && CS->size() && isa<ContinueStmt>(CS->body_back())) {
+      Before.append(CS->body_begin(), CS->body_end() - 1);
+      return true;
+    }
+    return false;
+  };
+  // The statements of a branch that runs on into the rest of the body, as one list
+  // with the rest: a block without declarations (whose names could clash with
+  // the rest's) is its statements; else none (nullopt).
+  auto Inline = [](const Stmt *B) -> std::optional<llvm::SmallVector<const Stmt *, 8>> {
+    llvm::SmallVector<const Stmt *, 8> L;
+    if (!B)
+      return L;
+    const auto *CS = dyn_cast<CompoundStmt>(B);
+    if (!CS) {
+      if (isa<DeclStmt>(B))
+        return std::nullopt;
+      L.push_back(B);
+      return L;
+    }
+    for (const Stmt *C : CS->body())
+      if (isa<DeclStmt>(C))
+        return std::nullopt;
+    L.append(CS->body_begin(), CS->body_end());
+    return L;
+  };
   for (size_t K = 0; K < List.size(); ++K) {
     const Stmt *S = List[K];
     if (const auto *AS = dyn_cast<AttributedStmt>(S))
@@ -2938,27 +2973,28 @@ void RegionExtractor::loopStmts(llvm::ArrayRef<const Stmt *> List,
     if (isa<ContinueStmt>(S))
       return;
     const auto *If = dyn_cast<IfStmt>(S);
-    if (!If || If->getInit() || If->getConditionVariable() ||
-        If->isConsteval() || If->getElse()) {
+    if (!If || If->getInit() || If->getConditionVariable() || If->isConsteval()) {
       stmts(S, Out);
       continue;
     }
-    llvm::SmallVector<const Stmt *, 8> Before;
-    const Stmt *Then = If->getThen();
-    bool Continues = isa<ContinueStmt>(Then);
-    if (const auto *CS = dyn_cast<CompoundStmt>(Then);
-        CS && CS->size() && isa<ContinueStmt>(CS->body_back())) {
-      Continues = true;
-      Before.append(CS->body_begin(), CS->body_end() - 1);
-    }
-    if (!Continues) {
+    // `if (c) { s…; continue; } [else e] rest`: the rest (after `e`) runs when
+    // `c` is false; symmetrically `if (c) t; else { s…; continue; } rest`.
+    llvm::SmallVector<const Stmt *, 8> ThenBefore, ElseBefore;
+    bool ThenContinues = Continues(If->getThen(), ThenBefore);
+    bool ElseContinues = !ThenContinues && Continues(If->getElse(), ElseBefore);
+    const Stmt *Goes = ThenContinues ? If->getElse() : If->getThen();
+    std::optional<llvm::SmallVector<const Stmt *, 8>> Runs = Inline(Goes);
+    if (!(ThenContinues || ElseContinues) || !Runs) {
       stmts(S, Out);
       continue;
     }
-    json::Array ThenOut, ElseOut;
-    for (const Stmt *B : Before)
-      stmts(B, ThenOut);
-    loopStmts(List.drop_front(K + 1), ElseOut);
+    Runs->append(List.begin() + K + 1, List.end());
+    json::Array Stopped, Ongoing;
+    for (const Stmt *B : ThenContinues ? ThenBefore : ElseBefore)
+      stmts(B, Stopped);
+    loopStmts(*Runs, Ongoing);
+    json::Array ThenOut = ThenContinues ? std::move(Stopped) : std::move(Ongoing);
+    json::Array ElseOut = ThenContinues ? std::move(Ongoing) : std::move(Stopped);
     Out.push_back(json::Object{{"kind", "if"},
                                {"cond", expr(If->getCond())},
                                {"then", std::move(ThenOut)},

@@ -4,8 +4,10 @@
    `if (c) {} else { rest }`, `if (c) { s; continue; }` keeps `s` in the then
    branch, statements after a plain `continue;` are unreachable). A conditional
    write without a prior one keeps the baseline kernel (a select would write the
-   elements the source leaves alone). A `continue` under an `if` with an `else` is
-   not turned, and its region stays on the host with the remark. `if (v < 0) v = 0;`
+   elements the source leaves alone). With an `else`, the branch that does not
+   `continue` runs on into the rest of the body; when it declares a local (whose
+   name could clash with the rest's) the `continue` is not turned, and its region
+   stays on the host with the remark. `if (v < 0) v = 0;`
    on a local is a select whose condition reads the one place it assigns. */
 #include <stdlib.h>
 #include "common.h"
@@ -45,10 +47,29 @@ int main(void) {
     y[i] = y[i] + v;
   }
 
+#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu baseline
+  for (int i = 0; i < n; i++) {
+    if (mask[i] != 0) continue;
+    else y[i] = y[i] * 0.5f;
+    y[i] = y[i] + x[i];
+  }
+
+#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu baseline
+  for (int i = 0; i < n; i++) {
+    if (mask[i] == 0) y[i] = y[i] - 1.0f;
+    else { y[i] = -y[i]; continue; }
+    y[i] = y[i] * 2.0f;
+  }
+
 #pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: host
   for (int i = 0; i < n; i++) {
     if (mask[i] != 0) continue; // expect-remark: [unsupported-statement] continue 'continue' is not supported
-    else y[i] = y[i] * 0.5f;
+    else {
+      float h = x[i] * 0.25f;
+      y[i] = y[i] + h;
+    }
+    float h = 1.0f;
+    y[i] = y[i] * h;
   }
 
   print_floats("y", y, n);
