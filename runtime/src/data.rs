@@ -1089,7 +1089,8 @@ mod tests {
     }
 
     fn manifest(args: Vec<Arg>) -> Manifest {
-        Manifest { members: Vec::new(),
+        Manifest {
+            members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

@@ -230,7 +230,8 @@ mod tests {
     use std::path::Path;
 
     fn manifest(rejected: Option<&str>) -> Manifest {
-        Manifest { members: Vec::new(),
+        Manifest {
+            members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:3".into(),
             kernel: Some("k".into()),

@@ -934,7 +934,8 @@ mod tests {
 
     #[test]
     fn hash_depends_on_every_input() {
-        let m = Manifest { members: Vec::new(),
+        let m = Manifest {
+            members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

@@ -841,16 +841,14 @@ fn device_clause_reason(num: i128, names: DeviceNum) -> Option<String> {
 /// its `device` clause, which is the program's request, not a fallback.
 pub const DEVICE_HOST: &str = "its 'device' clause names the host device";
 
-/// Decides and runs one region execution in the data environments `envs`, without
-/// any output. A host fallback whose data is present on a device comes back with the
-/// pins to release after the host run ([`Launch::host`]).
 /// The arguments with every member of a struct ([`Manifest::members`]: the call
 /// passes the address of a pointer to it) replaced by the address of its value in
 /// `slots` — the device copy's when a mapping on the data device holds the member
 /// (OpenMP maps the struct implicitly, and the region sees that copy; a host run
 /// that changed it, or host code that changed the host copy since, makes the two
 /// differ), else host memory's; 0 through a null pointer — and each member's host
-/// address. `Err` when the device copy cannot be read.
+/// address. A device copy that cannot be read is the host value and the error,
+/// for which the region runs on the host (whose copy of the member fails too).
 ///
 /// # Safety
 /// As for [`crate::offload_with`]; `slots` has one entry per member.
@@ -860,11 +858,12 @@ unsafe fn resolve_members(
     manifest: &Manifest,
     args: &[*mut c_void],
     slots: &mut [u64],
-) -> Result<(Vec<*mut c_void>, Vec<(usize, *mut u8)>), String> {
+) -> (Vec<*mut c_void>, Vec<(usize, *mut u8)>, Option<String>) {
     let mut resolved = args.to_vec();
     let mut addrs = Vec::new();
+    let mut error = None;
     if manifest.members.is_empty() || args.len() != manifest.args.len() {
-        return Ok((resolved, addrs));
+        return (resolved, addrs, error);
     }
     let kind = envs.data_device(config).filter(|&k| !envs.is_empty(k));
     for (slot, &i) in slots.iter_mut().zip(&manifest.members) {
@@ -877,19 +876,24 @@ unsafe fn resolve_members(
         let size = a.elem.size().min(8);
         if !addr.is_null() {
             let on_device = kind.filter(|&k| on_env!(envs, k, |env, _alloc| env.contains(addr as usize)));
-            match on_device {
-                Some(k) => on_env!(envs, k, |env, _alloc| env.read_device(addr as usize, &mut bytes[..size]))
-                    .map_err(|e| format!("cannot read the device copy of the member '{}': {e}", a.name))?,
-                None => std::ptr::copy_nonoverlapping(addr, bytes.as_mut_ptr(), size),
+            let read = on_device.map(|k| on_env!(envs, k, |env, _alloc| env.read_device(addr as usize, &mut bytes[..size])));
+            if let Some(Err(e)) = &read {
+                error.get_or_insert(format!("cannot read the device copy of the member '{}': {e}", a.name));
+            }
+            if !matches!(read, Some(Ok(()))) {
+                std::ptr::copy_nonoverlapping(addr, bytes.as_mut_ptr(), size);
             }
             addrs.push((i, addr));
         }
         *slot = u64::from_ne_bytes(bytes);
         resolved[i] = slot as *mut u64 as *mut c_void;
     }
-    Ok((resolved, addrs))
+    (resolved, addrs, error)
 }
 
+/// Decides and runs one region execution in the data environments `envs`, without
+/// any output. A host fallback whose data is present on a device comes back with the
+/// pins to release after the host run ([`Launch::host`]).
 unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, args: &[*mut c_void]) -> Launch {
     let host = |reason: String| {
         Record::host(manifest.region.clone(), manifest.kernel.clone(), reason)
@@ -922,12 +926,12 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
     };
     // Members of structs (`c.n`): read where the region sees them.
     let mut slots = vec![0u64; manifest.members.len()];
-    let (resolved, members) = match resolve_members(envs, config, manifest, args, &mut slots) {
-        Ok(r) => r,
-        Err(why) => return envs.host_fallback(config, manifest, args, host(why)),
-    };
+    let (resolved, members, unread) = resolve_members(envs, config, manifest, args, &mut slots);
     let args: &[*mut c_void] = &resolved;
     let fallback = |record: Record| envs.host_fallback_with(config, manifest, args, &members, record);
+    if let Some(why) = unread {
+        return fallback(host(why));
+    }
     // A region rejected at compile time may carry no argument list; it only reports.
     if manifest.rejected.is_none() && args.len() != manifest.args.len() {
         return fallback(host(format!(

@@ -56,7 +56,8 @@ fn scalar(name: &str, elem: ScalarType) -> Var {
     Var { name: name.into(), kind: VarKind::Scalar, elem, dims: vec![], map: None, section: vec![], written: false, loc: Loc::default() }
 }
 fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
-    Region { members: Vec::new(),
+    Region {
+        members: Vec::new(),
         version: IR_VERSION,
         location: Loc { file: "t.c".into(), line, col: 1 },
         source: None,
@@ -215,7 +216,8 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
             }),
         })
         .collect();
-    Manifest { members: Vec::new(),
+    Manifest {
+        members: Vec::new(),
         version: MANIFEST_VERSION,
         region: r.location.file_line(),
         kernel: Some(name.into()),

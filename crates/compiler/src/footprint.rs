@@ -24,22 +24,17 @@ use tessera_poly::{AccessKind, Aff, Sym};
 /// The footprint of every access of `region`, with the array it accesses, in access
 /// order; empty when the nest is not a SCoP with a box-shaped domain.
 pub fn footprints(region: &Region) -> Vec<(String, Footprint)> {
-    footprints_regardless_of(region, &[])
+    all_footprints(region, &[]).unwrap_or_default()
 }
 
-/// [`footprints`], with an access whose subscripts do not name a loop of `loops` taken
-/// to happen whether that loop runs or not: its footprint has no condition that the
-/// loop runs (`Footprint::nonempty`) and counts one iteration of it. A folded nest's
-/// footprints with its inner loops (`fold`): an initialisation folded into the inner
-/// loops' first iteration touches its elements in the source even when they do not
-/// run, and its accesses name none of them.
-pub fn footprints_regardless_of(region: &Region, loops: &[String]) -> Vec<(String, Footprint)> {
-    all_footprints(region, loops).unwrap_or_default()
-}
-
-/// [`footprints_regardless_of`], `None` when the footprints are not known (the nest
+/// The footprints of `region`'s accesses, `None` when they are not known (the nest
 /// is not a SCoP with a box-shaped domain) — so that `Some` with no footprint of an
-/// array says the region does not access it at all.
+/// array says the region does not access it at all. An access whose subscripts do
+/// not name a loop of `loops` is taken to happen whether that loop runs or not: its
+/// footprint has no condition that the loop runs (`Footprint::nonempty`) and counts
+/// one iteration of it. A folded nest's footprints with its inner loops (`fold`): an
+/// initialisation folded into the inner loops' first iteration touches its elements
+/// in the source even when they do not run, and its accesses name none of them.
 pub fn all_footprints(region: &Region, loops: &[String]) -> Option<Vec<(String, Footprint)>> {
     // A read under `c ? … : …`, in the right operand of `&&` / `||` or in a
     // conditional accumulation may never happen (`tessera_poly::scop::Access::conditional`):

@@ -43,7 +43,8 @@ pub fn region(arrays: &[&str], scalars: &[&str], body: Vec<Stmt>) -> Region {
         written: kind != VarKind::Scalar,
         loc: Loc::default(),
     };
-    Region { members: Vec::new(),
+    Region {
+        members: Vec::new(),
         version: IR_VERSION,
         location: Loc { file: "f.c".into(), line: 1, col: 1 },
         source: None,

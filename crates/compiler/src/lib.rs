@@ -381,7 +381,14 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     Outcome { manifest, rejection, files, fallback, warnings, internal }
 }
 
-/// The footprints of `view`'s accesses ([`footprint::footprints`]); `folded`, the
+/// [`all_region_footprints`], empty when they are not known.
+#[cfg(test)]
+fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(String, tessera_ir::manifest::Footprint)> {
+    all_region_footprints(view, folded).unwrap_or_default()
+}
+
+/// The footprints of `view`'s accesses ([`footprint::all_footprints`]), `None` when
+/// they are not known; `folded`, the
 /// view folded when it is an imperfect nest. Such a nest has no SCoP of its own; the
 /// folded nest touches the elements it touches, and its footprints stand in (the
 /// initialisation's reads become reads that may not happen, which only a host run
@@ -389,14 +396,8 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
 /// inner loop leaves the folded nest's domain empty while the source still runs its
 /// initialisations, whose accesses name none of the inner loops: such accesses keep
 /// their footprints whether those loops run or not
-/// ([`footprint::footprints_regardless_of`]).
-#[cfg(test)]
-fn region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Vec<(String, tessera_ir::manifest::Footprint)> {
-    all_region_footprints(view, folded).unwrap_or_default()
-}
-
-/// [`region_footprints`], `None` when they are not known ([`footprint::all_footprints`]);
-/// a region that is no perfect nest and does not fold gets the footprints of its
+/// ([`footprint::all_footprints`]).
+/// A region that is no perfect nest and does not fold gets the footprints of its
 /// accesses in the loops around each ([`footprint::nest_footprints`]).
 fn all_region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Option<Vec<(String, tessera_ir::manifest::Footprint)>> {
     let fps = match folded {
@@ -684,7 +685,8 @@ mod tests {
             }],
             loc: Loc::default(),
         }];
-        Region { members: Vec::new(),
+        Region {
+            members: Vec::new(),
             version: IR_VERSION,
             location: Loc { file: "p.c".into(), line: 3, col: 1 },
             source: None,

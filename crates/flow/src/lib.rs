@@ -804,7 +804,8 @@ mod tests {
     }
 
     pub(crate) fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
-        Manifest { members: Vec::new(),
+        Manifest {
+            members: Vec::new(),
             version: MANIFEST_VERSION,
             region: "k.c:7".into(),
             kernel: Some(kernel.into()),

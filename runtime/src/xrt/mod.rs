@@ -457,7 +457,8 @@ mod tests {
     use crate::data::HostBuffer;
 
     fn manifest(xclbin: &str) -> Manifest {
-        Manifest { members: Vec::new(),
+        Manifest {
+            members: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

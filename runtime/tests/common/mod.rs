@@ -35,7 +35,8 @@ pub fn int_scalar(name: &str) -> Arg {
 
 /// A manifest for kernel `kernel` with the given sources.
 pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str, entry: &str) -> Manifest {
-    Manifest { members: Vec::new(),
+    Manifest {
+        members: Vec::new(),
         version: MANIFEST_VERSION,
         region: region.into(),
         kernel: Some(kernel.into()),

@@ -240,7 +240,8 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
             }),
         } })
         .collect();
-    Manifest { members: Vec::new(),
+    Manifest {
+        members: Vec::new(),
         version: MANIFEST_VERSION,
         region: region.location.file_line(),
         kernel: Some(k.name.clone()),
