@@ -773,6 +773,26 @@ fn generator_covers_every_feature_and_respects_switches() {
     }
 }
 
+/// Region bodies come in every spelling of the select, guarded writes (`if`
+/// without `else`) among them.
+#[test]
+fn generator_spells_selects_every_way() {
+    let (mut with_else, mut guarded) = (0, 0);
+    for i in 0..400 {
+        let text = case_program(&gen_case(case_seed(3, i), Features::all()));
+        for l in text.lines().map(str::trim) {
+            if l.starts_with("if (i % 3 == 0)") || l.starts_with("if ((i + j) % 3 == 0)") {
+                if l.contains(" else ") {
+                    with_else += 1;
+                } else {
+                    guarded += 1;
+                }
+            }
+        }
+    }
+    assert!(with_else >= 5 && guarded >= 5, "if/else {with_else}, guarded writes {guarded}");
+}
+
 #[test]
 fn feature_specs() {
     let all = Features::all();

@@ -11,7 +11,7 @@
 //!   kind of kernel every execution ran (tiled: the `paper`, `tessera` or `dataflow`
 //!   kernel); `// expect: emu dataflow`: the streaming kernel of mode `dataflow` when
 //!   the program is built in that mode (the default), a tiled kernel in the others;
-//!   `// expect: emu linear`: the fallback kernel of a delinearised region (the
+//!   `// expect: emu linear`: the fallback kernel of a delinearised or guarded-write region (the
 //!   baseline kernel of the region as written, `<kernel>_linear`) because a launch
 //!   condition failed, which the report's reason says. A host run's reason must be the text of one of the program's
 //!   `expect-remark`s, or contain `<text>` when the comment is `// expect: host ~

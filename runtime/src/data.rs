@@ -326,6 +326,29 @@ fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128
     Ok(Some(Reach { access: fp.access.clone(), write: fp.write, lo, hi, may: fp.may, lattice }))
 }
 
+/// The guarded writes of `manifest`'s kernel (`tessera_ir::manifest::Guard::writes`),
+/// evaluated over `plan`'s scalars: per write, the index of its array argument and
+/// its box (none when it writes nothing). An error when one does not evaluate or
+/// names no array argument: nothing says where it writes.
+pub fn guard_writes(manifest: &Manifest, plan: &Plan) -> Result<Vec<(usize, Vec<Reach>)>, String> {
+    let Some(g) = &manifest.guard else { return Ok(Vec::new()) };
+    let env = |name: &str| -> Option<i128> {
+        manifest.args.iter().zip(&plan.args).find(|(a, _)| a.name == name).and_then(|(_, p)| match p {
+            ArgPlan::Scalar(slot) => slot.as_i128(),
+            ArgPlan::Array(_) => None,
+        })
+    };
+    g.writes
+        .iter()
+        .map(|w| {
+            let unknown = || format!("where the guarded write '{}' writes is not known", w.footprint.access);
+            let i = manifest.args.iter().position(|a| a.name == w.arg && a.array.is_some()).ok_or_else(unknown)?;
+            let r = reach(&w.footprint, &env, false).map_err(|()| unknown())?;
+            Ok((i, r.into_iter().map(|r| Reach { may: false, ..r }).collect()))
+        })
+        .collect()
+}
+
 /// Checks that every access of an array lands in the part of it the device has:
 /// its section (`valid` per dimension `(lower, length)`), or, for a `present`
 /// argument, the linear element range `[0, avail)` from its element 0 (`dims` give

@@ -971,14 +971,40 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         Ok(p) => p,
         Err(reason) => return fallback(host(reason)),
     };
-    let result = match kind {
-        DeviceKind::Emu => emu::EmuDevice::new(config).and_then(|dev| run_on(&dev, &envs.emu, manifest, &mut plan)),
-        DeviceKind::Xrt => xrt::XrtDevice::new(config).and_then(|dev| run_on(&dev, &envs.xrt, manifest, &mut plan)),
-        DeviceKind::Tapasco => {
-            tapasco::TapascoDevice::new(config).and_then(|dev| run_on(&dev, &envs.tapasco, manifest, &mut plan))
+    let run = |manifest: &Manifest, plan: &mut data::Plan| match kind {
+        DeviceKind::Emu => {
+            emu::EmuDevice::new(config).map_err(RunError::from).and_then(|dev| run_on(&dev, &envs.emu, manifest, plan))
         }
-        DeviceKind::Host => Err("internal error: host chosen as a device".into()),
+        DeviceKind::Xrt => {
+            xrt::XrtDevice::new(config).map_err(RunError::from).and_then(|dev| run_on(&dev, &envs.xrt, manifest, plan))
+        }
+        DeviceKind::Tapasco => tapasco::TapascoDevice::new(config)
+            .map_err(RunError::from)
+            .and_then(|dev| run_on(&dev, &envs.tapasco, manifest, plan)),
+        DeviceKind::Host => Err(RunError::from("internal error: host chosen as a device".to_string())),
     };
+    let mut result = run(manifest, &mut plan);
+    // A guarded write of the kernel that would leave the device's data: the region's
+    // other kernel, the baseline of the region as written, runs instead.
+    let written_fallback;
+    let manifest = match &result {
+        Err(RunError::Guard(text)) => match manifest.fallback() {
+            Some(m) => {
+                guard_note = Some(format!("launch condition failed: {text}; the baseline kernel ran"));
+                written_fallback = m;
+                result = run(&written_fallback, &mut plan);
+                &written_fallback
+            }
+            None => manifest,
+        },
+        _ => manifest,
+    };
+    let host = |reason: String| Record::host(manifest.region.clone(), manifest.kernel.clone(), reason);
+    let fallback = |record: Record| envs.host_fallback_with(config, manifest, args, &members, record);
+    let result = result.map_err(|e| match e {
+        RunError::Guard(text) => format!("a guarded write leaves the device's data ({text}) and the region has no other kernel"),
+        RunError::Failed(text) => text,
+    });
     // The launch's integer scalars (its sizes), for the report.
     let scalars = manifest
         .args
@@ -1034,6 +1060,21 @@ pub struct Launch {
     pub fatal: Option<String>,
 }
 
+/// Why [`run_on`] did not run a kernel.
+enum RunError {
+    /// A guarded write of the kernel (`tessera_ir::manifest::Guard::writes`) would
+    /// leave the device's data of its array: the text says which; nothing ran.
+    Guard(String),
+    /// Anything else.
+    Failed(String),
+}
+
+impl From<String> for RunError {
+    fn from(e: String) -> RunError {
+        RunError::Failed(e)
+    }
+}
+
 /// What one launch moved and measured.
 struct Transfer {
     moved: report::Transfers,
@@ -1048,7 +1089,7 @@ unsafe fn run_on<D: Device>(
     env: &present::DataEnv<D::Buffer>,
     manifest: &Manifest,
     plan: &mut Plan,
-) -> Result<Transfer, String> {
+) -> Result<Transfer, RunError> {
     if dev.reconfigures(manifest) {
         // Reconfiguring discards device memory: present data comes into the host
         // views first and is reallocated by the launches that use it next.
@@ -1067,10 +1108,31 @@ unsafe fn run_on<D: Device>(
                 let valid = data::Valid::Linear { dims: &arr.shape.dims, avail: m.avail / arr.shape.elem_size.max(1) };
                 if let Err(e) = data::check_reaches(&arr.name, &plan.footprints[i], valid) {
                     env.release_launch(&maps);
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
         }
+    }
+    // The kernel's guarded writes must land in the device's data too: the section the
+    // call maps, or the mapping a `present` argument points into.
+    let checked = data::guard_writes(manifest, plan).and_then(|writes| {
+        for (i, reaches) in writes {
+            let (Some(arr), map) = (arrays[i], &maps[i]) else { continue };
+            let section: Vec<(i128, i128)> =
+                arr.shape.lower.iter().zip(&arr.shape.len).map(|(&l, &n)| (l as i128, n as i128)).collect();
+            let valid = match map {
+                Some(present::LaunchMap::Present(m)) if arr.map == tessera_ir::MapKind::Present => {
+                    data::Valid::Linear { dims: &arr.shape.dims, avail: m.avail / arr.shape.elem_size.max(1) }
+                }
+                _ => data::Valid::Section(&section),
+            };
+            data::check_reaches(&arr.name, &reaches, valid)?;
+        }
+        Ok(())
+    });
+    if let Err(e) = checked {
+        env.release_launch(&maps);
+        return Err(RunError::Guard(e));
     }
     // Present buffers are held for the kernel's run, in address order (no deadlock
     // between launches sharing several of them).
@@ -1134,7 +1196,7 @@ unsafe fn run_on<D: Device>(
         Ok(s) => s,
         Err(e) => {
             env.release_launch(&maps);
-            return Err(e);
+            return Err(e.into());
         }
     };
     let arrays = plan.array_slots();

@@ -575,7 +575,15 @@ impl Em<'_> {
                     None if plain.is_some() && konst & 16 != 0 => {
                         let (c, k) = cond_parts(t, r.two_d);
                         let e = plain.expect("checked");
-                        self.line(&format!("if ({c}) {lhs} = {e}; else {lhs} = {k};"));
+                        if konst & 1 != 0 && reads.iter().any(|x| x.v == *w && x.di == 0 && x.dj == 0) {
+                            // A guarded write, `if` without `else` (the tiled kernels store
+                            // the old value where `c` is false, after a launch check): the
+                            // other elements keep their values, which the body reads
+                            // anyway, so the model's validity of the write holds for them.
+                            self.line(&format!("if ({c}) {lhs} = {e};"));
+                        } else {
+                            self.line(&format!("if ({c}) {lhs} = {e}; else {lhs} = {k};"));
+                        }
                     }
                     None if konst & 32 != 0 => {
                         let (tc, trips) = (t.c(), 1 + (konst & 64 != 0) as u8);

@@ -7,7 +7,8 @@
 //! functions, local row pointers in region bodies), and reduction sums mapped as
 //! scalars (with the structs and file-scope scalars of host fallbacks around them).
 //! Region bodies come in the spellings users write: a select as `?:` or as
-//! `if`/`else`, a value straight or through a local accumulator of an inner loop.
+//! `if`/`else` (or, when the body reads the element it writes, `if` without `else`:
+//! a guarded write), a value straight or through a local accumulator of an inner loop.
 //! Pure: a case seed and a feature set give the program text.
 //!
 //! A program is a batch of *cases*; each case is one `static void case_<id>(void)`

@@ -3,8 +3,9 @@
    `continue` at the top of its body into structure (`if (c) continue; rest` is
    `if (c) {} else { rest }`, `if (c) { s; continue; }` keeps `s` in the then
    branch, statements after a plain `continue;` are unreachable). A conditional
-   write without a prior one keeps the baseline kernel (a select would write the
-   elements the source leaves alone). With an `else`, the branch that does not
+   write without a prior one is a guarded write (guarded_writes.c): the tiled
+   kernel stores the old value where the source writes nothing, once the launch has
+   checked that those stores stay in the device's data. With an `else`, the branch that does not
    `continue` runs on into the rest of the body; when it declares a local (whose
    name could clash with the rest's) the `continue` is not turned, and its region
    stays on the host with the remark. `if (v < 0) v = 0;`
@@ -19,7 +20,7 @@ int main(void) {
   for (int i = 0; i < n; i++) { x[i] = rng_float(); y[i] = 0.0f; mask[i] = (int)(rng_next() & 1u); }
   for (int i = 0; i < n * m; i++) z[i] = rng_float();
 
-#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu baseline ~ [unsupported-statement] if statement 'if (mask[i] == 0)'
+#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++) {
     if (mask[i] == 0) continue;
     y[i] = x[i] * 2.0f;
@@ -47,7 +48,7 @@ int main(void) {
     y[i] = y[i] + v;
   }
 
-#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu baseline
+#pragma omp target teams distribute parallel for map(to: x[0:n], mask[0:n]) map(tofrom: y[0:n]) // expect: emu tiled
   for (int i = 0; i < n; i++) {
     if (mask[i] != 0) continue;
     else y[i] = y[i] * 0.5f;

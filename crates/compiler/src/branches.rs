@@ -25,6 +25,17 @@
 //!   write an element the source may never write (outside its mapped section, or into
 //!   an array mapped `to`), so such an `if` stays.
 //!
+//! With [`convert_guarded`] (for the tiled kernels only), also `if (c) a[s] = e;`
+//! without `else` and without an earlier assignment: `a[s] = c ? e : a[s]`, a *guarded
+//! write*. The kernel then writes `a[s]` in every iteration, its old value where `c`
+//! is false, so it computes the same values, but it writes elements the source may
+//! never write. The compiler lists those writes as launch conditions of the kernel
+//! (`tessera_ir::manifest::Guard::writes`): the runtime launches it only when they lie
+//! in the device's data of the array, else the baseline kernel of the region as
+//! written, which keeps the `if`. Not for arrays of a reduction clause (their
+//! accumulations are the optimizer's), nor for locals (their old value may be
+//! undefined).
+//!
 //! Reads in the branches become reads that may not happen
 //! (`tessera_poly::scop::Access::conditional`), which the footprints and the kernels
 //! treat as such. Assignments of the enclosing function's scalars (reductions:
@@ -36,8 +47,37 @@ use tessera_ir::{Expr, LValue, Region, Stmt};
 /// The region with every `if` of the supported forms as selects (module docs);
 /// borrowed when there is none.
 pub fn convert(region: &Region) -> Cow<'_, Region> {
+    convert_with(region, None)
+}
+
+/// An element the converted region writes where the region as written may not
+/// ([`convert_guarded`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guarded {
+    /// The array.
+    pub array: String,
+    /// The assignment as written, `a[i] = e` under `if (c)`.
+    pub text: String,
+}
+
+/// [`convert`], and also `if (c) a[s] = e;` without `else` as `a[s] = c ? e : a[s]`
+/// (module docs), for the tiled kernels: the region and the guarded writes it makes
+/// (empty when it makes none).
+pub fn convert_guarded(region: &Region) -> (Cow<'_, Region>, Vec<Guarded>) {
+    let mut guarded = Vec::new();
+    let reduced: Vec<&str> = region
+        .reductions
+        .iter()
+        .map(|r| r.var.as_str())
+        .chain(region.array_reductions.iter().map(|r| r.var.as_str()))
+        .collect();
+    let r = convert_with(region, Some((&mut guarded, &reduced)));
+    (r, guarded)
+}
+
+fn convert_with<'a>(region: &'a Region, mut guarded: GuardedOut<'_, '_>) -> Cow<'a, Region> {
     let mut changed = false;
-    let body = block(&region.body, &mut changed);
+    let body = block(&region.body, &mut changed, &mut guarded);
     if !changed {
         return Cow::Borrowed(region);
     }
@@ -46,15 +86,17 @@ pub fn convert(region: &Region) -> Cow<'_, Region> {
     Cow::Owned(r)
 }
 
-fn block(body: &[Stmt], changed: &mut bool) -> Vec<Stmt> {
+type GuardedOut<'g, 'r> = Option<(&'g mut Vec<Guarded>, &'r [&'r str])>;
+
+fn block(body: &[Stmt], changed: &mut bool, guarded: &mut GuardedOut<'_, '_>) -> Vec<Stmt> {
     let mut out: Vec<Stmt> = Vec::new();
     for s in body {
         let s = match s {
-            Stmt::For { body, .. } => crate::fold::with_body(s, block(body, changed)),
+            Stmt::For { body, .. } => crate::fold::with_body(s, block(body, changed, guarded)),
             Stmt::If { cond, then, otherwise, loc } => {
-                let then = block(then, changed);
-                let otherwise = block(otherwise, changed);
-                match selects(cond, &then, &otherwise, &out) {
+                let then = block(then, changed, guarded);
+                let otherwise = block(otherwise, changed, guarded);
+                match selects(cond, &then, &otherwise, &out, guarded) {
                     Some(assigns) => {
                         *changed = true;
                         out.extend(assigns);
@@ -114,26 +156,48 @@ fn assigns(branch: &[Stmt]) -> Option<Vec<(&LValue, &Expr, &tessera_ir::Loc)>> {
 
 /// `if (cond) then else otherwise` as assignments of selects, if it has a supported
 /// form; `before` is what the block assigned before it.
-fn selects(cond: &Expr, then: &[Stmt], otherwise: &[Stmt], before: &[Stmt]) -> Option<Vec<Stmt>> {
+fn selects(
+    cond: &Expr,
+    then: &[Stmt],
+    otherwise: &[Stmt],
+    before: &[Stmt],
+    guarded: &mut GuardedOut<'_, '_>,
+) -> Option<Vec<Stmt>> {
     let t = assigns(then)?;
     let o = assigns(otherwise)?;
+    // `if (c) ; else x = e;` (a `continue` at the top of a loop body becomes one) is
+    // `if (c) x = x; else x = e;`: the same with the branches' roles swapped.
+    let flip = t.is_empty();
+    let (t, o) = if flip { (o, t) } else { (t, o) };
     if t.is_empty() {
         return None;
     }
-    // Without `else`: each place already assigned unconditionally in this block.
+    let mut guarded_here = Vec::new();
+    // Without `else`: each place already assigned unconditionally in this block, or,
+    // for guarded writes, an element of an array no reduction accumulates.
     let o: Vec<(&LValue, Expr)> = if o.is_empty() {
         let mut kept = Vec::new();
-        for (place, _, _) in &t {
+        let mut new_guarded = Vec::new();
+        for (place, value, _) in &t {
             let assigned = before.iter().any(|s| match s {
                 Stmt::Assign { target, .. } => same_place(target, place),
                 Stmt::Let { name, init: Some(_), .. } => matches!(place, LValue::Local { name: n, .. } if n == name),
                 _ => false,
             });
             if !assigned {
-                return None;
+                match (place, guarded.as_ref()) {
+                    (LValue::Element { array, .. }, Some((_, reduced))) if !reduced.contains(&array.as_str()) => {
+                        new_guarded.push(Guarded {
+                            array: array.clone(),
+                            text: format!("{} = {}", tessera_ir::print::lvalue(place), tessera_ir::print::expr(value)),
+                        });
+                    }
+                    _ => return None,
+                }
             }
             kept.push((*place, read_of(place)));
         }
+        guarded_here = new_guarded;
         kept
     } else {
         if o.len() != t.len() || t.iter().zip(&o).any(|((a, ..), (b, ..))| !same_place(a, b)) {
@@ -149,6 +213,9 @@ fn selects(cond: &Expr, then: &[Stmt], otherwise: &[Stmt], before: &[Stmt]) -> O
     if t[..t.len() - 1].iter().any(|(place, ..)| reads(cond, place)) {
         return None;
     }
+    if let Some((list, _)) = guarded.as_mut() {
+        list.extend(guarded_here);
+    }
     Some(
         t.iter()
             .zip(o)
@@ -157,7 +224,10 @@ fn selects(cond: &Expr, then: &[Stmt], otherwise: &[Stmt], before: &[Stmt]) -> O
                 let ty = *ty;
                 Stmt::Assign {
                     target: (*place).clone(),
-                    value: Expr::Select { cond: Box::new(cond.clone()), then: Box::new((*v).clone()), otherwise: Box::new(other), ty },
+                    value: {
+                        let (then, otherwise) = if flip { (other, (*v).clone()) } else { ((*v).clone(), other) };
+                        Expr::Select { cond: Box::new(cond.clone()), then: Box::new(then), otherwise: Box::new(otherwise), ty }
+                    },
                     loc: (*loc).clone(),
                 }
             })
@@ -255,6 +325,52 @@ mod tests {
         assert!(converted > 2000 && kept > 1000, "converted {converted}, kept {kept}");
     }
 
+    /// Property: with guarded writes too (`if (c) a[s] = e;` as `a[s] = c ? e : a[s]`),
+    /// the converted region still computes exactly what the region as written computes
+    /// (the kernel's extra stores write old values), every write it adds is listed, and
+    /// only elements are: an `if` assigning a local it did not assign before stays.
+    #[test]
+    fn guarded_writes_never_change_what_a_body_computes() {
+        let (mut guarded, mut kept) = (0, 0);
+        for seed in 1..=5000u64 {
+            let mut g = Gen(Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1));
+            let mut b = vec![Stmt::Let { name: "t".into(), ty: I, init: Some(c(g.below(5) as i64)), loc: Loc::default() }];
+            b.extend(g.block(0));
+            let r = region(b);
+            let (out, list) = convert_guarded(&r);
+            let plain = convert(&r);
+            if list.is_empty() {
+                assert_eq!(out.body, plain.body, "seed {seed}: no guarded write, so the plain conversion");
+            } else {
+                guarded += 1;
+            }
+            if has_if(&out.body) {
+                kept += 1;
+            }
+            let run = |r: &Region| crate::interp::run(r, &[], &["a", "b", "c"]);
+            assert_eq!(run(&out), run(&r), "seed {seed}:\n{}\nconverted:\n{}", crate::locals::show(&r.body), crate::locals::show(&out.body));
+        }
+        assert!(guarded > 1000 && kept > 100, "guarded {guarded}, kept {kept}");
+        // The `continue` form, and a local: `if (c) ; else b[i] = 1;` is guarded,
+        // `if (c) u = 1;` of a local `u` not assigned before is not.
+        let edge = bin(BinOp::Eq, v("i"), c(0));
+        let skip = region(vec![if_(edge.clone(), vec![], vec![set(el("b", v("i")), c(1))])]);
+        let (out, list) = convert_guarded(&skip);
+        assert_eq!(body(&out), vec![set(el("b", v("i")), sel(edge.clone(), rd("b", v("i")), c(1)))]);
+        assert_eq!(list, vec![Guarded { array: "b".into(), text: "b[i] = 1".into() }]);
+        let u = LValue::Local { name: "u".into(), ty: I };
+        let local = region(vec![Stmt::Let { name: "u".into(), ty: I, init: None, loc: Loc::default() }, if_(edge, vec![set(u, c(1))], vec![])]);
+        assert!(matches!(convert_guarded(&local), (Cow::Borrowed(_), ref l) if l.is_empty()));
+    }
+
+    fn has_if(body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::If { .. } => true,
+            Stmt::For { body, .. } => has_if(body),
+            _ => false,
+        })
+    }
+
     struct Gen(Rng);
 
     impl Gen {
@@ -320,6 +436,8 @@ mod tests {
                         }
                         _ => self.assigns(&places),
                     };
+                    let (then, otherwise) =
+                        if self.below(6) == 0 && !then.is_empty() { (Vec::new(), then) } else { (then, otherwise) };
                     out.push(if_(self.cond(), then, otherwise));
                 } else {
                     let p = self.place();

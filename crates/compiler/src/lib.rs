@@ -254,20 +254,37 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     // folded into its first iteration, under launch conditions, `fold`): the
     // optimizer plans the folded region, and its footprints stand in for the
     // nest's, which has none of its own (`region_footprints`).
-    let folded = match tessera_poly::scop::extract(&view) {
-        Err(e) if matches!(e.reason, RejectReason::NotALoopNest { .. }) => fold::fold(&view),
-        _ => None,
-    };
-    let fps = all_region_footprints(&view, folded.as_ref()).map(|fps| match viewed {
+    let folded = fold_of(&view);
+    // Footprints over the arrays as the call passes them: a delinearised view's
+    // linearised.
+    let as_passed = |fps: Vec<(String, tessera_ir::manifest::Footprint)>| match viewed {
         Some(d) => fps
             .into_iter()
             .map(|(array, fp)| match d.views.iter().find(|v| v.array == array) {
                 Some(v) => (array, footprint::linearized(fp, &v.extents)),
                 None => (array, fp),
             })
-            .collect(),
+            .collect::<Vec<_>>(),
         None => fps,
-    });
+    };
+    let fps = all_region_footprints(&view, folded.as_ref()).map(as_passed);
+    // The tiled kernels' region may also make guarded writes (`if (c) a[s] = e;` as
+    // `a[s] = c ? e : a[s]`, `branches::convert_guarded`): writes the source may not
+    // make, launch conditions of the kernel (their footprints checked against the
+    // device's data at launch). Without footprints for them, no guarded writes.
+    let guarded_view = (opts.mode != Mode::Baseline && rejection.is_none())
+        .then(|| branches::convert_guarded(kernel_region))
+        .filter(|(_, g)| !g.is_empty())
+        .and_then(|(r, guarded)| {
+            let v = locals::inline(&r).into_owned();
+            let f = fold_of(&v);
+            let writes: Vec<tessera_ir::manifest::GuardWrite> = as_passed(all_region_footprints(&v, f.as_ref())?)
+                .into_iter()
+                .filter(|(array, fp)| fp.write && !fp.may && guarded.iter().any(|g| &g.array == array))
+                .map(|(arg, footprint)| tessera_ir::manifest::GuardWrite { arg, footprint })
+                .collect();
+            Some((v, f, guarded, writes))
+        });
     let known = fps.is_some();
     for (array, fp) in fps.into_iter().flatten() {
         if let Some(a) = manifest.args.iter_mut().find(|a| a.name == array).and_then(|a| a.array.as_mut()) {
@@ -298,9 +315,27 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
     let mut fallback = None;
     let mut internal = None;
     if rejection.is_none() {
-        let folded = folded.as_ref().filter(|_| opts.mode != Mode::Baseline);
-        let planned = folded.map_or(&*view, |f| &f.region);
+        let (kview, kfolded) = match &guarded_view {
+            Some((v, f, ..)) => (v, f.as_ref()),
+            None => (&*view, folded.as_ref()),
+        };
+        let folded = kfolded.filter(|_| opts.mode != Mode::Baseline);
+        let planned = folded.map_or(kview, |f| &f.region);
         let (mut kernel, mode, mut plan, why) = generate_kernel(kernel_region, planned, &name, opts);
+        // The guarded writes, when the kernel is a tiled one.
+        let mut guard_writes = Vec::new();
+        if let Some((_, _, guarded, writes)) = guarded_view.as_ref().filter(|_| mode != Mode::Baseline) {
+            for g in guarded {
+                plan.push_str(&format!("guarded write: {} (always written, its old value under !c)\n", g.text));
+            }
+            for w in writes {
+                plan.push_str(&format!(
+                    "launch condition: the guarded write '{}' stays in the device's data of '{}'\n",
+                    w.footprint.access, w.arg
+                ));
+            }
+            guard_writes = writes.clone();
+        }
         if let Some((text, reason)) = why {
             if reason.kind() == reject::Kind::Bug {
                 internal = Some(text.clone());
@@ -317,14 +352,14 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
             plan.push_str(&fold::describe(f));
             conditions.extend(f.conditions.iter().map(|c| tessera_ir::manifest::GuardCondition { expr: c.expr.clone(), text: c.text.clone() }));
         }
-        if delin.is_some() || !conditions.is_empty() {
+        if delin.is_some() || !conditions.is_empty() || !guard_writes.is_empty() {
             if mode == Mode::Baseline {
                 // The baseline kernel keeps the subscripts as written: no view, no conditions.
                 if delin.is_some() {
                     kernel = tessera_hls::baseline::generate_with(region, &name, opts.reassociate);
                     plan.push_str("kernel: baseline of the region as written (linear subscripts)\n");
                 }
-            } else if !conditions.is_empty() {
+            } else if !conditions.is_empty() || !guard_writes.is_empty() {
                 let base_name = format!("{name}{LINEAR_SUFFIX}");
                 let base = tessera_hls::baseline::generate_with(region, &base_name, opts.reassociate);
                 let fb = Manifest {
@@ -337,6 +372,7 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
                 };
                 manifest.guard = Some(tessera_ir::manifest::Guard {
                     conditions,
+                    writes: guard_writes,
                     fallback: tessera_ir::manifest::FallbackKernel {
                         kernel: base_name.clone(),
                         mode: fb.mode,
@@ -408,6 +444,14 @@ fn all_region_footprints(view: &Region, folded: Option<&fold::Folded>) -> Option
         None => footprint::all_footprints(view, &[]),
     };
     fps.or_else(|| footprint::nest_footprints(view))
+}
+
+/// `view` folded into a perfect nest when it is an imperfect one that folds (`fold`).
+fn fold_of(view: &Region) -> Option<fold::Folded> {
+    match tessera_poly::scop::extract(view) {
+        Err(e) if matches!(e.reason, RejectReason::NotALoopNest { .. }) => fold::fold(view),
+        _ => None,
+    }
 }
 
 /// `map(p[:0])` on a pointer is OpenMP's zero-length array section: no data moves,

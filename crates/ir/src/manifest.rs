@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`;
-/// 5: `size_params`; 6: `ArrayArg::untouched`, `members`).
-pub const MANIFEST_VERSION: u32 = 6;
+/// 5: `size_params`; 6: `ArrayArg::untouched`, `members`; 7: `Guard::writes`).
+pub const MANIFEST_VERSION: u32 = 7;
 
 /// Everything the runtime needs to run (or decline to run) one region.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -252,6 +252,14 @@ impl KernelParam {
 pub struct Guard {
     /// All must be nonzero, evaluated over the scalar arguments.
     pub conditions: Vec<GuardCondition>,
+    /// Writes the kernel makes where the region as written may not: an element the
+    /// source assigns under `if (c)` without `else`, which the kernel assigns always
+    /// (its old value when `c` is false; `tessera_compiler::branches`). Each must lie
+    /// in the data the device holds of its array — the mapped section, or for a
+    /// `present` argument the mapping it points into — else the fallback kernel runs
+    /// (the source never writes there when `c` is false, and may be right not to).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<GuardWrite>,
     /// The kernel for the other case: name, mode (`baseline`), sources, bitstream.
     pub fallback: FallbackKernel,
 }
@@ -263,6 +271,15 @@ pub struct GuardCondition {
     pub expr: Expr,
     /// What it says, for the report: `0 <= j < n for 'a[i * n + j]'`.
     pub text: String,
+}
+
+/// A write of the kernel that the region as written may not make ([`Guard::writes`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GuardWrite {
+    /// The array argument it writes.
+    pub arg: String,
+    /// What it writes (not `may`: the kernel writes every element of the box).
+    pub footprint: Footprint,
 }
 
 /// A second kernel of the same region, with the same arguments.
@@ -851,6 +868,7 @@ mod tests {
                 GuardCondition { expr: cond(BinOp::Lt, 10), text: "n < 10".into() },
                 GuardCondition { expr: cond(BinOp::Div, 0), text: "n / 0".into() },
             ],
+            writes: vec![],
             fallback: FallbackKernel {
                 kernel: "k_linear".into(),
                 mode: crate::Mode::Baseline,
