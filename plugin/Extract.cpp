@@ -34,6 +34,7 @@
 #include "Extract.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/DeclOpenMP.h"
@@ -338,6 +339,9 @@ private:
                                         bool &Aliased);
   bool memberRoot(const MemberExpr *ME) const;
   const VarDecl *structRoot(const MemberExpr *ME) const;
+  bool localUnaliased(const VarDecl *VD);
+  bool unaliasedRoot(const MemberExpr *ME);
+  llvm::DenseMap<const VarDecl *, bool> UnaliasedLocals;
   void structVar(const VarDecl *VD);
   bool bodyMayWrite(QualType T, bool Calls);
   bool chainMayChange(const MemberExpr *ME, bool Calls);
@@ -864,7 +868,7 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
   std::optional<llvm::StringRef> Ty = scalar(ME->getType());
   if (!Ty || !Region || !Top || NoMemberHoist || !memberRoot(ME))
     return std::nullopt;
-  Aliased = chainMayChange(ME, /*Calls=*/true);
+  Aliased = chainMayChange(ME, /*Calls=*/true) && !unaliasedRoot(ME);
   if (Aliased)
     return std::nullopt;
   llvm::FoldingSetNodeID ID;
@@ -935,6 +939,126 @@ bool RegionExtractor::memberRoot(const MemberExpr *ME) const {
   const auto *DRE = dyn_cast<DeclRefExpr>(Base);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   return VD && !declaredInside(VD) && !Inner.count(VD) && !LoopIndices.count(VD);
+}
+
+namespace {
+/// How a function body (or a region of it) uses a variable through `.` member
+/// accesses (`p`, `p.dt`, `p.g.n`): the strongest of its references' uses —
+/// read as a value, named by an OpenMP clause (`map(to: p)`: no host pointer to
+/// it) or captured by a construct's outlining (Read); assigned by name (`p.n =
+/// …`, `p.n++`: Write); or anything else — its address taken, a reference bound
+/// to it, a C++ member call or copy, a use inside a lambda or block (which may
+/// hold it by reference), which may let something else reach it (Other).
+/// Top-down with the path of ancestors: a node clang shares between places (a
+/// directive's helper expressions) is classified at each.
+enum class VarUse { Read, Write, Other };
+struct UsesOf : RecursiveASTVisitor<UsesOf> {
+  const VarDecl *VD;
+  llvm::SmallVector<const Stmt *, 32> Path;
+  VarUse Worst = VarUse::Read;
+  bool TraverseStmt(Stmt *S, DataRecursionQueue * = nullptr) {
+    if (!S)
+      return true;
+    Path.push_back(S);
+    bool R = RecursiveASTVisitor<UsesOf>::TraverseStmt(S, nullptr);
+    Path.pop_back();
+    return R;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (E->getDecl() != VD)
+      return true;
+    // A lambda or block that captures it by reference may write it when called.
+    bool InClosure = llvm::any_of(Path, [](const Stmt *S) { return isa<LambdaExpr>(S) || isa<BlockExpr>(S); });
+    VarUse U = InClosure ? VarUse::Other : classify();
+    if (U == VarUse::Other || (U == VarUse::Write && Worst == VarUse::Read))
+      Worst = U;
+    return Worst != VarUse::Other;
+  }
+  /// The use of the reference at the end of Path.
+  VarUse classify() const {
+    size_t I = Path.size() - 1;
+    const Stmt *Cur = Path[I];
+    while (I > 0) {
+      const Stmt *P = Path[I - 1];
+      if (isa<OMPExecutableDirective>(P) || isa<CapturedStmt>(P))
+        return VarUse::Read;
+      if (isa<ParenExpr>(P)) {
+        Cur = P, --I;
+        continue;
+      }
+      if (const auto *IC = dyn_cast<ImplicitCastExpr>(P)) {
+        if (IC->getCastKind() == CK_LValueToRValue)
+          return VarUse::Read;
+        if (IC->getCastKind() != CK_NoOp)
+          return VarUse::Other;
+        Cur = P, --I;
+        continue;
+      }
+      if (const auto *M = dyn_cast<MemberExpr>(P)) {
+        if (M->isArrow() || M->getBase() != Cur || !isa<FieldDecl>(M->getMemberDecl()))
+          return VarUse::Other;
+        Cur = P, --I;
+        continue;
+      }
+      if (const auto *B = dyn_cast<BinaryOperator>(P))
+        return B->isAssignmentOp() && B->getLHS() == Cur ? VarUse::Write : VarUse::Other;
+      if (const auto *U = dyn_cast<UnaryOperator>(P)) {
+        if (U->isIncrementDecrementOp())
+          return VarUse::Write;
+        return U->getOpcode() == UO_AddrOf && toRuntime(I - 1) ? VarUse::Read : VarUse::Other;
+      }
+      return VarUse::Other;
+    }
+    return VarUse::Other;
+  }
+  /// Whether the address at Path[I] is an argument of a call of Tessera's
+  /// runtime (a directive the plugin has rewritten: `&v` in
+  /// `__tessera_data_begin(…)`), which keeps no pointer the program could use.
+  bool toRuntime(size_t I) const {
+    while (I > 0 && isa<ImplicitCastExpr>(Path[I - 1]))
+      --I;
+    const auto *CE = I > 0 ? dyn_cast<CallExpr>(Path[I - 1]) : nullptr;
+    const FunctionDecl *FD = CE ? CE->getDirectCallee() : nullptr;
+    return FD && FD->getIdentifier() && FD->getName().starts_with("__tessera_");
+  }
+};
+
+VarUse usesOf(const Stmt *S, const VarDecl *VD) {
+  UsesOf V;
+  V.VD = VD;
+  V.TraverseStmt(const_cast<Stmt *>(S));
+  return V.Worst;
+}
+} // namespace
+
+/// Whether the struct variable \p VD is a local (or by-value parameter) of its
+/// function that no pointer or reference can reach: every use of it in the
+/// function reads or assigns it, or members of it, by name (usesOf). No write
+/// through a pointer — of the region or of anything it calls — can then change
+/// it, whatever its members' types, so a region that writes memory of a
+/// member's type (`u[i] = u[i] + p.dt * f[i]` with `double *u`) still reads
+/// `p.dt` once, at the directive.
+bool RegionExtractor::localUnaliased(const VarDecl *VD) {
+  if (!VD || !VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
+      !VD->getType()->isRecordType())
+    return false;
+  if (auto It = UnaliasedLocals.find(VD); It != UnaliasedLocals.end())
+    return It->second;
+  const auto *FD = dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+  const Stmt *Body = FD ? FD->getBody() : nullptr;
+  bool OK = Body && usesOf(Body, VD) != VarUse::Other;
+  UnaliasedLocals[VD] = OK;
+  return OK;
+}
+
+/// Whether the `.` chain \p ME is rooted at a local struct no pointer reaches
+/// (localUnaliased) that the region does not assign by name either: then
+/// nothing in the region changes what the chain reads.
+bool RegionExtractor::unaliasedRoot(const MemberExpr *ME) {
+  const VarDecl *VD = structRoot(ME);
+  if (!localUnaliased(VD) || !Top || !Top->hasAssociatedStmt())
+    return false;
+  return usesOf(Top->getAssociatedStmt(), VD) == VarUse::Read;
 }
 
 /// The variable at the root of a member chain of `.` accesses (`s.a.n`), or

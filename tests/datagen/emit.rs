@@ -47,6 +47,7 @@ __attribute__((noinline)) float hf_f(float x) { return x; }
 __attribute__((noinline)) double hf_d(double x) { return x; }
 __attribute__((noinline)) int hf_i(int x) { return x; }
 static int **tsr_opq = 0;
+struct tsr_k { float kf; int ki; };
 static int tsr_gs;
 __attribute__((noinline, unused)) static void tsr_gadd(int v) { tsr_gs += v; }
 "#;
@@ -355,6 +356,15 @@ impl Em<'_> {
         }
     }
 
+    /// The host scalar `kf` or `ki` as the case reads it ([`Case::kstruct`]).
+    fn k(&self, name: &str) -> String {
+        match self.c.kstruct {
+            0 => name.to_string(),
+            1 | 2 => format!("ks.{name}"),
+            _ => format!("pk->{name}"),
+        }
+    }
+
     fn rhs(&self, t: Ty, reads: &[Read], cond: bool, scalar: Scalar, konst: u8, two_d: bool) -> String {
         let idx = if two_d { "(i * 3 + j) % 7" } else { "(i * 3) % 7" };
         let e = match t {
@@ -372,8 +382,8 @@ impl Em<'_> {
                 }
                 match scalar {
                     Scalar::None => {}
-                    Scalar::Kf => terms.push(if t == Ty::F32 { "kf".into() } else { "(double)kf".into() }),
-                    Scalar::Ki => terms.push(format!("({})ki * 0.0625{f}", t.c())),
+                    Scalar::Kf => terms.push(if t == Ty::F32 { self.k("kf") } else { format!("(double){}", self.k("kf")) }),
+                    Scalar::Ki => terms.push(format!("({}){} * 0.0625{f}", t.c(), self.k("ki"))),
                     Scalar::Step => terms.push(format!("({})s * 0.0625{f}", t.c())),
                 }
                 terms.join(" + ")
@@ -391,8 +401,8 @@ impl Em<'_> {
                 }
                 match scalar {
                     Scalar::None => {}
-                    Scalar::Kf => terms.push("(int)(kf * 8.0f)".into()),
-                    Scalar::Ki => terms.push("ki".into()),
+                    Scalar::Kf => terms.push(format!("(int)({} * 8.0f)", self.k("kf"))),
+                    Scalar::Ki => terms.push(self.k("ki")),
                     Scalar::Step => terms.push("s".into()),
                 }
                 format!("({}) % 1009", terms.join(" + ").replace("+ -", "- "))
@@ -780,6 +790,17 @@ pub fn case_text(c: &Case) -> String {
     e.line("int c_on = 1, c_off = 0, ki = 3;");
     e.line("float kf = 0.125f;");
     e.line("(void)c_on; (void)c_off; (void)ki; (void)kf;");
+    if c.kstruct != 0 {
+        // Only with `pk` does a pointer reach `ks`: without it, regions read its
+        // members at the directive whatever they write.
+        e.line("struct tsr_k ks = { 0.125f, 3 };");
+        if c.kstruct == 3 {
+            e.line("struct tsr_k *pk = &ks;");
+        }
+        if c.kstruct >= 2 {
+            e.line("#pragma omp target enter data map(to: ks)");
+        }
+    }
     for (i, a) in c.arrs.iter().enumerate() {
         let t = cty(a);
         match (a.kind, a.two_d) {
@@ -853,6 +874,9 @@ pub fn case_text(c: &Case) -> String {
             e.line(&format!("#pragma omp target update from({s})"));
         }
         e.line(&format!("#pragma omp target exit data map(delete: {s})"));
+    }
+    if c.kstruct >= 2 {
+        e.line("#pragma omp target exit data map(release: ks)");
     }
     for (var, lo, n) in prints {
         let a = &c.arrs[var];

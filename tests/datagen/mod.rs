@@ -168,11 +168,20 @@ pub enum Feat {
     /// the field `v` of each element (`p[i].v`), which regions see as one more
     /// dimension of the array; sections and pointers are over the structs.
     Aos,
+    /// The host scalars regions read (`Feat::Scalars`) as members of a struct
+    /// (`ks.kf`, `pk->ki` with `pk = &ks`), the struct also entered into the device
+    /// data environment for the whole case (`enter data map(to: ks)`): a region reads
+    /// a member where OpenMP says it sees it, the struct's device copy while one is
+    /// mapped (the plugin passes the member's address, the runtime reads the copy).
+    /// `ks.kf` is read at the directive whatever the region writes (no pointer
+    /// reaches `ks`); `pk->kf` in a region writing floats keeps it on the host, so
+    /// not in cases with a parallel region (where such a host run stops the program).
+    KStruct,
 }
 
 impl Feat {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feat; 48] = [
+    pub const ALL: [Feat; 49] = [
         Feat::Heap,
         Feat::Fixed,
         Feat::Vla2d,
@@ -221,6 +230,7 @@ impl Feat {
         Feat::RowPtr,
         Feat::MapScalar,
         Feat::Aos,
+        Feat::KStruct,
     ];
 
     /// The feature's name on command lines and in reports (kebab case).
@@ -274,6 +284,7 @@ impl Feat {
             Feat::RowPtr => "row-ptr",
             Feat::MapScalar => "map-scalar",
             Feat::Aos => "aos",
+            Feat::KStruct => "kstruct",
         }
     }
 
@@ -800,12 +811,20 @@ pub struct Case {
     pub arrs: Vec<Arr>,
     /// Operations.
     pub ops: Vec<Op>,
+    /// Where regions read the host scalars `kf`, `ki` (`Feat::KStruct`): 0 the
+    /// variables; 1 the members of a struct `ks`; 2 the same, `ks` entered into the
+    /// device data environment for the whole case; 3 as 2, through `pk = &ks`
+    /// (`pk->kf`).
+    pub kstruct: u8,
 }
 
 impl Case {
     /// The features the case actually uses (for reports and minimisation).
     pub fn used(&self) -> Features {
         let mut f = Features::none();
+        if self.kstruct != 0 {
+            f = f.with(Feat::KStruct);
+        }
         for a in &self.arrs {
             f = f.with(match a.kind {
                 Kind::Heap => Feat::Heap,

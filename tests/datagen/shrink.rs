@@ -285,11 +285,11 @@ fn drop_unused_array(c: &Case) -> Option<Case> {
     });
     let mut arrs = c.arrs.clone();
     arrs.remove(k);
-    Some(Case { id: c.id, arrs, ops })
+    Some(Case { id: c.id, arrs, ops, kstruct: c.kstruct })
 }
 
 /// Features [`strip`] can remove from a case without touching the rest.
-pub const STRIPPABLE: [Feat; 15] = [
+pub const STRIPPABLE: [Feat; 16] = [
     Feat::FbIf,
     Feat::FbCall,
     Feat::FbLocal,
@@ -305,6 +305,7 @@ pub const STRIPPABLE: [Feat; 15] = [
     Feat::ArrReduce,
     Feat::MapScalar,
     Feat::Aos,
+    Feat::KStruct,
 ];
 
 /// The case with every use of `f` removed (`if` clauses, fallback triggers, `nowait`,
@@ -389,6 +390,9 @@ pub fn strip(c: &Case, f: Feat) -> Option<Case> {
         for a in &mut out.arrs {
             a.aos = false;
         }
+    }
+    if f == Feat::KStruct {
+        out.kstruct = 0;
     }
     (Model::new(&out.arrs).apply_all(&out.ops).is_ok() && !out.used().has(f)).then_some(out)
 }

@@ -5,7 +5,7 @@
    reach the array); a copy has its own storage: one local per scalar, so a later write
    to the element does not change it, and `q[i] = t` copies it back field by field. A
    copy's array field at a run-time subscript and a struct passed to a function stay on
-   the host with a remark. */
+   the host with a remark. Last, scalar members of local parameter structs. */
 #include <stdlib.h>
 #include "common.h"
 
@@ -125,6 +125,20 @@ int main() {
       h[i][j] = norm2(c); // expect-remark: [call]
     }
   for (int i = 0; i < nx; i++) print_doubles("norm2", h[i], ny);
+
+  // Scalar members of local parameter structs in regions writing floats: read at the
+  // directive when nothing can reach the struct, as written (on the host) when a
+  // lambda holds it by reference and may change it.
+  struct K { float f; int n; } k = {0.5f, n}, k2 = {0.25f, n};
+  auto grow = [&]() { k.f = k.f * 2.0f; };
+  grow();
+#pragma omp target teams distribute parallel for map(tofrom: o[0:n]) // expect: emu tiled
+  for (int i = 0; i < k2.n; i++)
+    o[i] = o[i] + k2.f;
+#pragma omp target teams distribute parallel for map(tofrom: o[0:n]) // expect: host
+  for (int i = 0; i < k.n; i++)
+    o[i] = o[i] * k.f; // expect-remark: [unsupported-expression] member access (the region writes data of its type
+  print_floats("o", o, n);
 
   free(p);
   free(q);

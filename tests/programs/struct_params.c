@@ -1,8 +1,8 @@
 /* Loop bounds, section bounds and coefficients read from structs, the way solver
    codes pass their problem sizes (`c->n`, `p->g.lo`, `s.steps`). A member access the
    region cannot change becomes a parameter read at the directive; one it might
-   change (the region writes data of the member's type) keeps the region on the
-   host with a remark saying what to do. Calls do not count as writes of an `int`
+   change (the region writes data of the member's type, and a pointer may reach the
+   struct) keeps the region on the host with a remark saying what to do. Calls do not count as writes of an `int`
    member: a C library function writes at most errno, and a helper whose body the
    region inlines writes only its own locals. */
 #include <math.h>
@@ -18,12 +18,15 @@ static void smooth(const struct config *c, const float *in, float *out) {
     out[i] = (in[i - 1] + in[i] + in[i + 1]) * 0.25f + out[i] * 0.25f;
 }
 
-static void scale(struct config c, double *x) {
-  /* `c.w` is a double member and the region writes doubles: it stays a member
-     access, so the region stays on the host. */
-#pragma omp target teams distribute parallel for map(tofrom: x[0:c.n]) // expect: host
-  for (int i = 0; i < c.n; i++)
-    x[i] = x[i] * c.w; // expect-remark: [unsupported-expression] member access (the region writes data of its type, which may change it: copy it into a local variable before the region) 'c.w' is not supported
+static void scale(const struct config *c, double *x) {
+  /* `c->w` is a double member reached through a pointer and the region writes
+     doubles: it stays a member access, so the region stays on the host. (A struct
+     no pointer reaches — a by-value parameter, a local whose address is never
+     taken — is read at the directive whatever the region writes:
+     struct_scalars.c.) */
+#pragma omp target teams distribute parallel for map(tofrom: x[0:c->n]) // expect: host
+  for (int i = 0; i < c->n; i++)
+    x[i] = x[i] * c->w; // expect-remark: [unsupported-expression] member access (the region writes data of its type, which may change it: copy it into a local variable before the region) 'c->w' is not supported
 }
 
 static void scale_local(struct config c, double *x) {
@@ -53,7 +56,7 @@ int main(void) {
   smooth(&c, in, out);
   c.r.lo = 7; /* the next call reads the new bound */
   smooth(&c, out, in);
-  scale(c, x);
+  scale(&c, x);
   scale_local(c, x);
   root(c, x);
   print_floats("out", out, c.n);
