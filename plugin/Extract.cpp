@@ -101,6 +101,10 @@ struct VarEntry {
   /// Hoisted is such a member access with an address (not a bit-field, not of a
   /// `register` variable): passed by address (ExtractedRegion::HoistedMember).
   bool Member = false;
+  /// Such a member whose type the region may write (through an array or a
+  /// pointer): its address is checked at launch against everything the region
+  /// writes (ExtractedRegion IR `checked_members`).
+  bool Checked = false;
   std::string Name;
   Shape S;
   json::Array Dims;
@@ -341,6 +345,7 @@ private:
   const VarDecl *structRoot(const MemberExpr *ME) const;
   bool localUnaliased(const VarDecl *VD);
   bool unaliasedRoot(const MemberExpr *ME);
+  bool assignsField(const MemberExpr *ME);
   llvm::DenseMap<const VarDecl *, bool> UnaliasedLocals;
   void structVar(const VarDecl *VD);
   bool bodyMayWrite(QualType T, bool Calls);
@@ -869,6 +874,19 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
   if (!Ty || !Region || !Top || NoMemberHoist || !memberRoot(ME))
     return std::nullopt;
   Aliased = chainMayChange(ME, /*Calls=*/true) && !unaliasedRoot(ME);
+  // Only the member's own type written (not the types of the links before it,
+  // nor anything through a call or a character type): a write could change it
+  // only by landing on its address, which the runtime compares at launch with
+  // everything the region may write (the footprints), reading it at the
+  // directive only when none does (`p->dt` while the region writes doubles).
+  bool Checked = false;
+  if (Aliased && !CallsWrite && !WritesChars && addressable(ME) && !assignsField(ME)) {
+    const auto *Base = dyn_cast<MemberExpr>(ME->getBase()->IgnoreParenImpCasts());
+    bool LinksWritten = bodyMayWrite(ME->getBase()->IgnoreParenImpCasts()->getType(), true) ||
+                        (Base && chainMayChange(Base, /*Calls=*/true));
+    if (!LinksWritten)
+      Aliased = false, Checked = true;
+  }
   if (Aliased)
     return std::nullopt;
   llvm::FoldingSetNodeID ID;
@@ -881,6 +899,7 @@ RegionExtractor::invariantMember(const MemberExpr *ME, bool &Aliased) {
     Name = memberName(ME);
     addHoisted(ME, Name, *Ty, /*Inside=*/true);
     Vars.back().Member = addressable(ME);
+    Vars.back().Checked = Checked;
     HoistedMembers[Key] = Name;
   }
   return json::Value(
@@ -1049,6 +1068,32 @@ bool RegionExtractor::localUnaliased(const VarDecl *VD) {
   bool OK = Body && usesOf(Body, VD) != VarUse::Other;
   UnaliasedLocals[VD] = OK;
   return OK;
+}
+
+/// Whether the region assigns a member of the field \p ME names (`acc->re =
+/// acc->re + …`): then it is data the region computes, not a parameter.
+bool RegionExtractor::assignsField(const MemberExpr *ME) {
+  if (!Top || !Top->hasAssociatedStmt())
+    return true;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const ValueDecl *Field;
+    bool Found = false;
+    bool names(const Expr *E) const {
+      const auto *M = dyn_cast<MemberExpr>(E->IgnoreParenImpCasts());
+      return M && M->getMemberDecl() == Field;
+    }
+    bool VisitBinaryOperator(BinaryOperator *B) {
+      Found |= B->isAssignmentOp() && names(B->getLHS());
+      return !Found;
+    }
+    bool VisitUnaryOperator(UnaryOperator *U) {
+      Found |= U->isIncrementDecrementOp() && names(U->getSubExpr());
+      return !Found;
+    }
+  } F;
+  F.Field = ME->getMemberDecl();
+  F.TraverseStmt(const_cast<Stmt *>(Top->getAssociatedStmt()));
+  return F.Found;
 }
 
 /// Whether the `.` chain \p ME is rooted at a local struct no pointer reaches
@@ -3992,10 +4037,13 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
   applyDefaultmap();
 
   tessera::ExtractedRegion R;
-  json::Array Members;
-  for (const VarEntry &V : Vars)
+  json::Array Members, Checked;
+  for (const VarEntry &V : Vars) {
     if (V.Member)
       Members.push_back(V.Name);
+    if (V.Member && V.Checked)
+      Checked.push_back(V.Name);
+  }
   json::Array VarsJ = varsJson(R);
   R.IR = json::Object{
       {"version", 1},
@@ -4011,6 +4059,7 @@ tessera::ExtractedRegion RegionExtractor::run(const OMPExecutableDirective &D,
       {"array_reductions", std::move(ArrayReductions)},
       {"vars", std::move(VarsJ)},
       {"members", std::move(Members)},
+      {"checked_members", std::move(Checked)},
       {"body", std::move(Body)}};
   R.IfCondition = IfCondition;
   R.DeviceNum = DeviceNum;

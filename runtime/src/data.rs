@@ -349,6 +349,54 @@ pub fn guard_writes(manifest: &Manifest, plan: &Plan) -> Result<Vec<(usize, Vec<
         .collect()
 }
 
+/// Why the region must run as written, on the host, because a write of it may land
+/// on a struct member it reads at the directive (`Manifest::member_checks`; `members`
+/// the members' host addresses, by argument index): the first such member that lies
+/// in the box of a write footprint of an array argument, or any such member when a
+/// written array's footprint is not known. `None`: no write can change them.
+pub fn member_aliased(manifest: &Manifest, plan: &Plan, members: &[(usize, *mut u8)]) -> Option<String> {
+    let checked: Vec<(usize, *mut u8)> = members.iter().copied().filter(|(i, _)| manifest.member_checks.contains(i)).collect();
+    let first = checked.first()?;
+    let env = |name: &str| -> Option<i128> {
+        manifest.args.iter().zip(&plan.args).find(|(a, _)| a.name == name).and_then(|(_, p)| match p {
+            ArgPlan::Scalar(slot) => slot.as_i128(),
+            ArgPlan::Array(_) => None,
+        })
+    };
+    let member = |i: usize| manifest.args.get(i).map_or("?", |a| a.name.as_str()).to_string();
+    for (a, p) in manifest.args.iter().zip(&plan.args) {
+        // A scalar passed as a one-element array is a variable of its own, no member.
+        let (Some(arr), ArgPlan::Array(ap)) = (&a.array, p) else { continue };
+        if a.kind == VarKind::Scalar || arr.untouched {
+            continue;
+        }
+        let writes: Vec<tessera_ir::manifest::Footprint> = arr.footprint.iter().filter(|f| f.write).cloned().collect();
+        let reaches = if arr.footprint.is_empty() { None } else { all_reaches(&writes, &env, false) };
+        let Some(reaches) = reaches else {
+            return Some(format!(
+                "Tessera cannot tell which parts of '{}' the region writes, so it may change the member '{}' the \
+                 region reads (read as written, on the host)",
+                a.name,
+                member(first.0)
+            ));
+        };
+        let elem = ap.shape.elem_size as i128;
+        let lin = |i: &[i128]| i.iter().zip(&ap.shape.dims).skip(1).fold(i.first().copied().unwrap_or(0), |acc, (v, d)| acc * *d as i128 + v);
+        for r in &reaches {
+            let (lo, hi) = (ap.host as i128 + lin(&r.lo) * elem, ap.host as i128 + (lin(&r.hi) + 1) * elem);
+            if let Some(&(i, _)) = checked.iter().find(|(_, addr)| (lo..hi).contains(&(*addr as i128))) {
+                return Some(format!(
+                    "the member '{}' the region reads lies in '{}', which '{}' may write (read as written, on the host)",
+                    member(i),
+                    a.name,
+                    r.access
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Checks that every access of an array lands in the part of it the device has:
 /// its section (`valid` per dimension `(lower, length)`), or, for a `present`
 /// argument, the linear element range `[0, avail)` from its element 0 (`dims` give
@@ -1114,6 +1162,7 @@ mod tests {
     fn manifest(args: Vec<Arg>) -> Manifest {
         Manifest {
             members: Vec::new(),
+            member_checks: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),
@@ -1178,6 +1227,55 @@ mod tests {
         unsafe { *(args[0] as *mut *mut f32) = std::ptr::null_mut() };
         let e = unsafe { plan(&m, &args) }.unwrap_err();
         assert!(e.contains("null pointer"), "{e}");
+    }
+
+    /// A member read at the directive whose type the region writes: found when it
+    /// lies in the box a write footprint covers (reads and other elements do not
+    /// count), and assumed written when a written array's footprint is unknown.
+    #[test]
+    fn members_the_region_may_write_are_found() {
+        let mut a = vec![0f32; 10];
+        let mut pa = a.as_mut_ptr();
+        let mut nv: i32 = 10;
+        let mut w = 0.5f32;
+        let fp = |write: bool| tessera_ir::manifest::Footprint {
+            access: if write { "a[i]".into() } else { "a[i + 1]".into() },
+            write,
+            lo: vec![Expr::int(if write { 1 } else { 0 })],
+            hi: vec![minus(n(), if write { 2 } else { 1 })],
+            nonempty: vec![],
+            may: false,
+            lattice: None,
+        };
+        let mut arr = arg("a", VarKind::Pointer, MapKind::Tofrom, vec![n()], vec![(Expr::int(0), n())]);
+        arr.array.as_mut().unwrap().footprint = vec![fp(true), fp(false)];
+        let member = Arg { name: "c_w".into(), kind: VarKind::Scalar, elem: ScalarType::F32, array: None };
+        let mut m = manifest(vec![arr, scalar("n"), member]);
+        m.members = vec![2];
+        m.member_checks = vec![2];
+        let args = [
+            &mut pa as *mut *mut f32 as *mut c_void,
+            &mut nv as *mut i32 as *mut c_void,
+            &mut w as *mut f32 as *mut c_void,
+        ];
+        let p = unsafe { plan(&m, &args) }.unwrap();
+        let at = |k: usize| unsafe { (a.as_ptr() as *mut u8).add(4 * k) };
+        let found = |addr: *mut u8| member_aliased(&m, &p, &[(2, addr)]);
+        for k in [1, 3, 8] {
+            let why = found(at(k)).unwrap_or_else(|| panic!("element {k} is written"));
+            assert!(why.contains("'c_w'") && why.contains("lies in 'a'") && why.contains("'a[i]'"), "{why}");
+        }
+        for k in [0, 9] {
+            assert_eq!(found(at(k)), None, "element {k} is only read");
+        }
+        assert_eq!(found(&mut w as *mut f32 as *mut u8), None);
+        // Not a checked member: nothing to check.
+        assert_eq!(member_aliased(&m, &p, &[(1, at(3))]), None);
+        // A written array whose footprint is not known.
+        let mut unknown = m.clone();
+        unknown.args[0].array.as_mut().unwrap().footprint.clear();
+        let why = member_aliased(&unknown, &p, &[(2, &mut w as *mut f32 as *mut u8)]).expect("unknown footprint");
+        assert!(why.contains("cannot tell which parts of 'a'"), "{why}");
     }
 
     #[test]

@@ -232,6 +232,7 @@ mod tests {
     fn manifest(rejected: Option<&str>) -> Manifest {
         Manifest {
             members: Vec::new(),
+            member_checks: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:3".into(),
             kernel: Some("k".into()),

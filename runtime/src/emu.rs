@@ -936,6 +936,7 @@ mod tests {
     fn hash_depends_on_every_input() {
         let m = Manifest {
             members: Vec::new(),
+            member_checks: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

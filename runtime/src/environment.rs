@@ -971,6 +971,11 @@ unsafe fn execute(envs: &DataEnvironment, config: &Config, manifest: &Manifest, 
         Ok(p) => p,
         Err(reason) => return fallback(host(reason)),
     };
+    // A member read at the directive whose type the region writes: only when no
+    // write of the region can land on it.
+    if let Some(reason) = data::member_aliased(manifest, &plan, &members) {
+        return fallback(host(reason));
+    }
     let run = |manifest: &Manifest, plan: &mut data::Plan| match kind {
         DeviceKind::Emu => {
             emu::EmuDevice::new(config).map_err(RunError::from).and_then(|dev| run_on(&dev, &envs.emu, manifest, plan))

@@ -58,6 +58,7 @@ fn scalar(name: &str, elem: ScalarType) -> Var {
 fn region(line: u32, vars: Vec<Var>, body: Vec<Stmt>) -> Region {
     Region {
         members: Vec::new(),
+        checked_members: Vec::new(),
         version: IR_VERSION,
         location: Loc { file: "t.c".into(), line, col: 1 },
         source: None,
@@ -218,6 +219,7 @@ fn manifest_for(r: &Region, name: &str) -> Manifest {
         .collect();
     Manifest {
         members: Vec::new(),
+        member_checks: Vec::new(),
         version: MANIFEST_VERSION,
         region: r.location.file_line(),
         kernel: Some(name.into()),

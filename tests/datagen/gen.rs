@@ -15,9 +15,11 @@ pub fn gen_case(id: u64, f: Features) -> Case {
     // From a stream of its own, so that the rest of the case does not change with it.
     let kstruct = if f.has(Feat::KStruct) { Rng::new(id ^ 0x6b73_7472_7563_7400).below(4) as u8 } else { 0 };
     let mut c = Case { id, arrs, ops, kstruct };
-    // `pk->kf` in a region that writes floats: a member a pointer may reach, which
-    // keeps the region on the host with a remark; inside a parallel region such a
-    // host run stops the program (its footprint is unknown), as documented.
+    // `pk->kf`: a member a pointer may reach. In a region that writes floats it is
+    // read at the directive after a launch check, but in one that also calls a
+    // function (which may write anything) it stays a member access that keeps the
+    // region on the host with a remark; inside a parallel region such a host run
+    // stops the program (its footprint is unknown), as documented.
     if c.kstruct == 3 && c.used().has(Feat::Threads) {
         c.kstruct = 2;
     }

@@ -174,8 +174,10 @@ pub enum Feat {
     /// a member where OpenMP says it sees it, the struct's device copy while one is
     /// mapped (the plugin passes the member's address, the runtime reads the copy).
     /// `ks.kf` is read at the directive whatever the region writes (no pointer
-    /// reaches `ks`); `pk->kf` in a region writing floats keeps it on the host, so
-    /// not in cases with a parallel region (where such a host run stops the program).
+    /// reaches `ks`); `pk->kf` in a region writing floats after a launch check that
+    /// no write lands on it, but in a region that calls a function it keeps the
+    /// region on the host, so not in cases with a parallel region (where such a host
+    /// run stops the program).
     KStruct,
 }
 

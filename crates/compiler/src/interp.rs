@@ -45,6 +45,7 @@ pub fn region(arrays: &[&str], scalars: &[&str], body: Vec<Stmt>) -> Region {
     };
     Region {
         members: Vec::new(),
+        checked_members: Vec::new(),
         version: IR_VERSION,
         location: Loc { file: "f.c".into(), line: 1, col: 1 },
         source: None,

@@ -236,6 +236,13 @@ pub fn compile_region(region: &Region, opts: &Options) -> Outcome {
         interleave: None,
         size_params: Vec::new(),
         members: region.vars.iter().enumerate().filter(|(_, v)| region.members.contains(&v.name)).map(|(i, _)| i).collect(),
+        member_checks: region
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| region.checked_members.contains(&v.name))
+            .map(|(i, _)| i)
+            .collect(),
     };
     // Footprints also for regions kept on the host: a host run inside a data region
     // copies only what they cover (not the whole mapping) around the host code. Of a
@@ -731,6 +738,7 @@ mod tests {
         }];
         Region {
             members: Vec::new(),
+            checked_members: Vec::new(),
             version: IR_VERSION,
             location: Loc { file: "p.c".into(), line: 3, col: 1 },
             source: None,

@@ -806,6 +806,7 @@ mod tests {
     pub(crate) fn manifest(kernel: &str, args: Vec<Arg>, source: &str) -> Manifest {
         Manifest {
             members: Vec::new(),
+            member_checks: Vec::new(),
             version: MANIFEST_VERSION,
             region: "k.c:7".into(),
             kernel: Some(kernel.into()),

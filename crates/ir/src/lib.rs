@@ -118,6 +118,12 @@ pub struct Region {
     /// a struct mapped on the device, else host memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// The members of `members` whose type the region may write (through arrays it
+    /// writes): read at the directive only when the runtime finds each outside every
+    /// element the region may write; otherwise the region runs on the host, as
+    /// written ([`manifest::Manifest::member_checks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checked_members: Vec<String>,
     /// The scalar reductions of the region (`reduction(op: s)` on the target construct
     /// or on a construct nested in it whose body is the whole region), one per
     /// variable: inside the region the variable is a private copy that starts at the
@@ -1182,6 +1188,7 @@ impl Region {
             array_reductions: Vec::new(),
             vars,
             members: Vec::new(),
+            checked_members: Vec::new(),
             body,
         }
     }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Version of the manifest schema (2: `hash`; 3: `write_ports`; 4: `interleave`;
-/// 5: `size_params`; 6: `ArrayArg::untouched`, `members`; 7: `Guard::writes`).
+/// 5: `size_params`; 6: `ArrayArg::untouched`, `members`; 7: `Guard::writes`, `member_checks`).
 pub const MANIFEST_VERSION: u32 = 7;
 
 /// Everything the runtime needs to run (or decline to run) one region.
@@ -108,6 +108,13 @@ pub struct Manifest {
     /// else host memory; a host run of the region gets the device copy in place.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<usize>,
+    /// Of `members`, those whose type the region may write (`Region::checked_members`):
+    /// before a launch the runtime checks that each member's address lies outside
+    /// every element the region may write (its write footprints); when one lies
+    /// inside, or a written array's footprint is not known, the region runs on the
+    /// host, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_checks: Vec<usize>,
 }
 
 /// The scalar parameter through which a kernel with [`Manifest::size_params`] learns
@@ -723,7 +730,7 @@ mod tests {
             kernel_source: "void k(int n) {}".into(),
             emu_entry_source: "#include \"kernel.cpp\"".into(),
             xclbin: "tessera_k_0123abcd_l2_r0_89abcdef.xclbin".into(),
-            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![], members: vec![],
+            hash: String::new(), if_clause: false, device_clause: false, always_maps: false, guard: None, write_ports: vec![], interleave: None, size_params: vec![], members: vec![], member_checks: vec![],
         }
         .with_hash()
     }

@@ -459,6 +459,7 @@ mod tests {
     fn manifest(xclbin: &str) -> Manifest {
         Manifest {
             members: Vec::new(),
+            member_checks: Vec::new(),
             version: tessera_ir::manifest::MANIFEST_VERSION,
             region: "t.c:1".into(),
             kernel: Some("k".into()),

@@ -37,6 +37,7 @@ pub fn int_scalar(name: &str) -> Arg {
 pub fn manifest(region: &str, kernel: &str, args: Vec<Arg>, kernel_source: &str, entry: &str) -> Manifest {
     Manifest {
         members: Vec::new(),
+        member_checks: Vec::new(),
         version: MANIFEST_VERSION,
         region: region.into(),
         kernel: Some(kernel.into()),

@@ -242,6 +242,7 @@ pub fn manifest(region: &Region, k: &Kernel, mode: &str) -> Manifest {
         .collect();
     Manifest {
         members: Vec::new(),
+        member_checks: Vec::new(),
         version: MANIFEST_VERSION,
         region: region.location.file_line(),
         kernel: Some(k.name.clone()),
