@@ -90,6 +90,11 @@ pub struct BoxShape {
 }
 
 impl BoxShape {
+    /// The section as `(lower, length)` per dimension ([`Valid::Section`]).
+    pub fn section(&self) -> Vec<(i128, i128)> {
+        self.lower.iter().zip(&self.len).map(|(&l, &n)| (l as i128, n as i128)).collect()
+    }
+
     /// Bytes of the whole index space (`∏ dims × elem_size`): the device buffer size.
     pub fn total_bytes(&self) -> usize {
         self.dims.iter().product::<usize>() * self.elem_size
@@ -332,12 +337,7 @@ fn reach(fp: &tessera_ir::manifest::Footprint, env: &dyn Fn(&str) -> Option<i128
 /// names no array argument: nothing says where it writes.
 pub fn guard_writes(manifest: &Manifest, plan: &Plan) -> Result<Vec<(usize, Vec<Reach>)>, String> {
     let Some(g) = &manifest.guard else { return Ok(Vec::new()) };
-    let env = |name: &str| -> Option<i128> {
-        manifest.args.iter().zip(&plan.args).find(|(a, _)| a.name == name).and_then(|(_, p)| match p {
-            ArgPlan::Scalar(slot) => slot.as_i128(),
-            ArgPlan::Array(_) => None,
-        })
-    };
+    let env = |name: &str| plan.scalar(manifest, name);
     g.writes
         .iter()
         .map(|w| {
@@ -357,12 +357,7 @@ pub fn guard_writes(manifest: &Manifest, plan: &Plan) -> Result<Vec<(usize, Vec<
 pub fn member_aliased(manifest: &Manifest, plan: &Plan, members: &[(usize, *mut u8)]) -> Option<String> {
     let checked: Vec<(usize, *mut u8)> = members.iter().copied().filter(|(i, _)| manifest.member_checks.contains(i)).collect();
     let first = checked.first()?;
-    let env = |name: &str| -> Option<i128> {
-        manifest.args.iter().zip(&plan.args).find(|(a, _)| a.name == name).and_then(|(_, p)| match p {
-            ArgPlan::Scalar(slot) => slot.as_i128(),
-            ArgPlan::Array(_) => None,
-        })
-    };
+    let env = |name: &str| plan.scalar(manifest, name);
     let member = |i: usize| manifest.args.get(i).map_or("?", |a| a.name.as_str()).to_string();
     for (a, p) in manifest.args.iter().zip(&plan.args) {
         // A scalar passed as a one-element array is a variable of its own, no member.
@@ -463,6 +458,15 @@ impl Plan {
         })
     }
 
+    /// The integer value of the scalar argument `name` of `manifest` (whose plan
+    /// this is), for evaluating expressions over the launch's scalars.
+    pub fn scalar(&self, manifest: &Manifest, name: &str) -> Option<i128> {
+        manifest.args.iter().zip(&self.args).find(|(a, _)| a.name == name).and_then(|(_, p)| match p {
+            ArgPlan::Scalar(slot) => slot.as_i128(),
+            ArgPlan::Array(_) => None,
+        })
+    }
+
     /// Per argument, its array plan (`None` for scalars), in argument order.
     pub fn array_slots(&self) -> Vec<Option<&ArrayPlan>> {
         self.args
@@ -543,9 +547,7 @@ pub unsafe fn plan(manifest: &Manifest, args: &[*mut c_void]) -> Result<Plan, St
         });
         let r = reaches(&arr.footprint, &env);
         if arr.map != MapKind::Present {
-            let sec: Vec<(i128, i128)> =
-                p.shape.lower.iter().zip(&p.shape.len).map(|(&l, &n)| (l as i128, n as i128)).collect();
-            check_reaches(&a.name, &r, Valid::Section(&sec))?;
+            check_reaches(&a.name, &r, Valid::Section(&p.shape.section()))?;
         }
         footprints.push(r);
         out.push(ArgPlan::Array(p));

@@ -1123,8 +1123,7 @@ unsafe fn run_on<D: Device>(
     let checked = data::guard_writes(manifest, plan).and_then(|writes| {
         for (i, reaches) in writes {
             let (Some(arr), map) = (arrays[i], &maps[i]) else { continue };
-            let section: Vec<(i128, i128)> =
-                arr.shape.lower.iter().zip(&arr.shape.len).map(|(&l, &n)| (l as i128, n as i128)).collect();
+            let section = arr.shape.section();
             let valid = match map {
                 Some(present::LaunchMap::Present(m)) if arr.map == tessera_ir::MapKind::Present => {
                     data::Valid::Linear { dims: &arr.shape.dims, avail: m.avail / arr.shape.elem_size.max(1) }
